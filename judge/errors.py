@@ -1,0 +1,29 @@
+"""Errors a user can act on. The CLI turns them into one line and exit code 2; nothing else is caught."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class InputError(Exception):
+    """Bad user input: names the file, the line (1-based, when there is one) and what to fix."""
+
+    def __init__(self, message: str, path: str | Path | None = None, line: int | None = None):
+        self.message = message
+        self.path = str(path) if path is not None else None
+        self.line = line
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.path or ""
+        if self.path and self.line is not None:
+            where = f"{self.path}:{self.line}"
+        return f"{where}: {self.message}" if where else self.message
+
+
+class ConfigurationError(Exception):
+    """A setting or installation problem (no model chosen, extra not installed, weights missing ...)."""
+
+
+class BudgetExceeded(Exception):
+    """Raised inside the LLM client when the next call would cross --max-cost."""

@@ -1,0 +1,146 @@
+"""The judgments file: the seam between judging and scoring.
+
+LLM judges and human assessors write the same records; every metric is computed from these alone (plus the
+nugget list each record carries), so scoring never calls a model. One JSON object per line, one line per report.
+
+A human assessor may leave out everything but `outcome` and `earned` per sentence; or give only `decisions`
+and let the flowchart derive the outcome (see `judge.flowchart.outcome_from_decisions`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from judge.errors import InputError
+from judge.labels import Aggregator, Decision, Importance, Outcome, SentenceStatus
+from judge.types import Nugget, NuggetBank
+
+FORMAT_VERSION = "argue-judgments/1"
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EarnedAnswer(_Record):
+    """A nugget answer earned by a sentence. `answer` is None for an absence nugget (earned as a whole)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    nugget_id: str
+    answer: str | None = None
+
+
+class DecisionRecord(_Record):
+    """One diamond of the flowchart as it was decided.
+
+    `verdict` is the diamond's yes/no: supported? answers a nugget? claims absence? confirmed by an absence
+    nugget? needs a citation? repeats an earlier claim? None means the judge could not decide (it said
+    "cannot judge", or every retry failed; then `error` says why).
+    """
+
+    decision: Decision
+    verdict: bool | None
+    doc_ids: list[str] = Field(default_factory=list, description="documents shown to the judge")
+    matches: list[EarnedAnswer] = Field(default_factory=list, description="answers_nugget / absence_nugget")
+    rationale: str = ""
+    evidence: str | None = None
+    judge: str = "human"
+    prompt_hash: str | None = None
+    cached: bool = False
+    error: str | None = None
+
+
+class SentenceJudgment(_Record):
+    index: int
+    text: str
+    citations: list[str] = Field(default_factory=list)
+    status: SentenceStatus = "judged"
+    outcome: Outcome | None = None
+    earned: list[EarnedAnswer] = Field(default_factory=list)
+    decisions: list[DecisionRecord] = Field(default_factory=list)
+
+
+class NuggetSummary(_Record):
+    """What scoring needs of a nugget: identity, aggregation, weight and the answer set (not the doc lists)."""
+
+    nugget_id: str
+    question: str
+    aggregator: Aggregator = "OR"
+    importance: Importance = "okay"
+    absence: bool = False
+    answers: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, nugget: Nugget) -> NuggetSummary:
+        return cls(
+            nugget_id=nugget.nugget_id, question=nugget.question, aggregator=nugget.aggregator,
+            importance=nugget.importance, absence=nugget.absence, answers=[a.text for a in nugget.answers],
+        )
+
+
+class ReportJudgment(_Record):
+    format: str = FORMAT_VERSION
+    run_id: str
+    request_id: str
+    team_id: str | None = None
+    assessor: str = Field(default="human", description="'human', 'human:<name>' or the judge model id")
+    sentences: list[SentenceJudgment] = Field(default_factory=list)
+    nuggets: list[NuggetSummary] | None = Field(
+        default=None, description="the request's nugget bank; None = no bank, recall is undefined")
+    missing_doc_ids: list[str] = Field(default_factory=list)
+    signature: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.run_id, self.request_id)
+
+
+def nugget_summaries(bank: NuggetBank | None) -> list[NuggetSummary] | None:
+    return None if bank is None else [NuggetSummary.of(n) for n in bank.nuggets]
+
+
+def dumps(judgment: ReportJudgment) -> str:
+    # Sorted keys and no floats of our own making keep reruns byte-identical.
+    return json.dumps(judgment.model_dump(mode="json"), ensure_ascii=False, sort_keys=True)
+
+
+def write_judgments(path: Path, judgments: Iterable[ReportJudgment]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as out:
+        for judgment in judgments:
+            out.write(dumps(judgment) + "\n")
+    tmp.replace(path)
+
+
+def iter_judgments(source: str | Path) -> Iterator[ReportJudgment]:
+    """Read a judgments file (path) or literal JSONL text (a str containing a newline or starting with '{')."""
+    if isinstance(source, str) and (source.lstrip().startswith("{") or "\n" in source):
+        lines, name = source.splitlines(), "<string>"
+    else:
+        path = Path(source)
+        if not path.exists():
+            raise InputError("no such judgments file", path)
+        lines, name = path.read_text(encoding="utf-8").splitlines(), str(path)
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})", name, number) from None
+        try:
+            yield ReportJudgment.model_validate(data)
+        except ValidationError as exc:
+            raise InputError(f"not a judgments record: {_first_error(exc)}", name, number) from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "record"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"field '{where}': {err['msg']}{more}"

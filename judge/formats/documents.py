@@ -1,0 +1,215 @@
+"""Document collections behind an on-disk SQLite index, so millions of documents never sit in memory.
+
+Sources are JSONL files (or .jsonl.gz, or directories of them) with one document per line:
+    {"doc_id": str, "title"?: str | null, "text": str}
+Aliases, for collections that spell fields differently: `docid` or `id` for `doc_id` (MS MARCO / Pyserini),
+`contents` (Pyserini) or `segment` (MS MARCO v2.1 segmented, TREC RAG) for `text`. Other keys are ignored.
+
+The index lives in `index_dir` as `<hash>.docstore.sqlite`, the hash taken over the sorted (absolute path,
+size, mtime_ns) of the sources, so a later run reuses it and a changed source gets a fresh one. Old indexes
+are not deleted (another run may still use them); clear the directory to reclaim space. A build writes a
+temporary file and renames it into place, so a killed build leaves a stray `*.tmp` file at worst, never a
+half index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+import uuid
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from judge.errors import InputError
+from judge.formats._jsonl import (
+    Source,
+    Sources,
+    expand_paths,
+    get_id,
+    is_literal,
+    iter_jsonl,
+    source_name,
+    type_name,
+)
+from judge.types import Document
+
+log = logging.getLogger(__name__)
+
+# Bump when the table layout or the parsing rules change, so existing indexes are not reused by mistake.
+_SCHEMA_VERSION = 1
+_BATCH = 5000
+_ID_KEYS = ("doc_id", "docid", "id")
+_TEXT_KEYS = ("text", "contents", "segment")
+
+
+class DocumentStore:
+    """Read-only lookup of documents by id. One SQLite connection; safe for many asyncio tasks in one thread
+    (and, thanks to a lock, for a few threads)."""
+
+    def __init__(self, conn: sqlite3.Connection, index_path: Path, *, built: bool, count: int,
+                 duplicates: int):
+        self._conn = conn
+        self._lock = threading.Lock()
+        self.index_path = index_path
+        self.built = built  # True when this open() had to (re)build the index
+        self.duplicates = duplicates  # lines whose doc_id was already seen; the first copy is kept
+        self._count = count
+
+    @classmethod
+    def open(cls, sources: Sources, index_dir: str | Path) -> DocumentStore:
+        files = expand_paths(sources)
+        if not files:
+            raise InputError("no document collection given; pass at least one JSONL file or directory")
+        index_dir = Path(index_dir)
+        try:
+            index_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create the document index directory: {exc.strerror or exc}",
+                             index_dir) from exc
+        index_path = index_dir / f"{_fingerprint(files)}.docstore.sqlite"
+
+        if index_path.exists():
+            store = cls._try_open(index_path, built=False)
+            if store is not None:
+                return store
+            log.warning("document index %s is unreadable; rebuilding it", index_path)
+        _build(files, index_path)
+        store = cls._try_open(index_path, built=True)
+        if store is None:  # pragma: no cover - we just wrote it
+            raise InputError("the freshly built document index cannot be read", index_path)
+        return store
+
+    @classmethod
+    def _try_open(cls, index_path: Path, *, built: bool) -> DocumentStore | None:
+        uri = index_path.resolve().as_uri() + "?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        try:
+            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+            if int(meta.get("schema_version", -1)) != _SCHEMA_VERSION:
+                conn.close()
+                return None
+            return cls(conn, index_path, built=built, count=int(meta["count"]),
+                       duplicates=int(meta["duplicates"]))
+        except (sqlite3.DatabaseError, KeyError, ValueError):
+            conn.close()
+            return None
+
+    def get(self, doc_id: str) -> Document | None:
+        with self._lock:
+            row = self._conn.execute("SELECT title, text FROM docs WHERE doc_id = ?", (doc_id,)).fetchone()
+        if row is None:
+            return None
+        return Document(doc_id=doc_id, title=row[0], text=row[1])
+
+    def __contains__(self, doc_id: object) -> bool:
+        if not isinstance(doc_id, str):
+            return False
+        with self._lock:
+            return self._conn.execute("SELECT 1 FROM docs WHERE doc_id = ?", (doc_id,)).fetchone() is not None
+
+    def __len__(self) -> int:
+        return self._count
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"DocumentStore({str(self.index_path)!r}, {self._count} documents)"
+
+
+def _fingerprint(files: list[Source]) -> str:
+    """Identity of the source set: changes whenever a file is added, removed, replaced or edited."""
+    parts: list[list[Any]] = []
+    for source in files:
+        if is_literal(source):
+            parts.append(["<string>", hashlib.sha256(str(source).encode("utf-8")).hexdigest()])
+        else:
+            path = Path(source).resolve()
+            st = path.stat()
+            parts.append([str(path), st.st_size, st.st_mtime_ns])
+    parts.sort()
+    blob = json.dumps({"schema": _SCHEMA_VERSION, "sources": parts}, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
+
+
+def _build(files: list[Source], index_path: Path) -> None:
+    # Unique temp name in the same directory: rename is atomic only within one filesystem, and two processes
+    # building at once must not write the same file.
+    tmp = index_path.with_name(f".{index_path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    log.info("building document index %s from %d file(s)", index_path, len(files))
+    conn = sqlite3.connect(tmp)
+    try:
+        # The temp file is thrown away on any failure, so durability pragmas would only slow the build.
+        conn.execute("PRAGMA journal_mode = OFF")
+        conn.execute("PRAGMA synchronous = OFF")
+        conn.execute("CREATE TABLE docs (doc_id TEXT PRIMARY KEY, title TEXT, text TEXT NOT NULL)")
+        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        count = duplicates = 0
+        for source in files:
+            name = source_name(source)
+            batch: list[tuple[str, str | None, str]] = []
+            for line, record in iter_jsonl(source):
+                batch.append(_parse_document(record, name, line))
+                if len(batch) >= _BATCH:
+                    added = _insert(conn, batch)
+                    count, duplicates = count + added, duplicates + len(batch) - added
+                    batch = []
+            if batch:
+                added = _insert(conn, batch)
+                count, duplicates = count + added, duplicates + len(batch) - added
+        meta = {"schema_version": _SCHEMA_VERSION, "count": count, "duplicates": duplicates,
+                "sources": json.dumps([source_name(s) for s in files], ensure_ascii=False)}
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", [(k, str(v)) for k, v in meta.items()])
+        conn.commit()
+        conn.close()
+        os.replace(tmp, index_path)
+    except BaseException:
+        conn.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    if duplicates:
+        log.warning("%d duplicate doc_id line(s) in the collection; kept the first copy of each", duplicates)
+
+
+def _insert(conn: sqlite3.Connection, batch: list[tuple[str, str | None, str]]) -> int:
+    """Insert a batch, first copy wins; returns how many rows were new."""
+    before = conn.total_changes
+    conn.executemany("INSERT OR IGNORE INTO docs VALUES (?, ?, ?)", batch)
+    return conn.total_changes - before
+
+
+def _parse_document(record: dict[str, Any], name: str, line: int) -> tuple[str, str | None, str]:
+    doc_id = None
+    for key in _ID_KEYS:
+        doc_id = get_id(record, key, key, name, line)
+        if doc_id is not None:
+            break
+    if doc_id is None:
+        raise InputError("missing field 'doc_id' (or 'docid' / 'id')", name, line)
+
+    text_key = next((k for k in _TEXT_KEYS if k in record), None)
+    if text_key is None:
+        raise InputError(f"document {doc_id!r}: missing field 'text' (or 'contents' / 'segment')", name, line)
+    text = record[text_key]
+    if not isinstance(text, str):
+        raise InputError(f"document {doc_id!r}: field '{text_key}' must be a string, found {type_name(text)}",
+                         name, line)
+
+    title = record.get("title")
+    if title is not None and not isinstance(title, str):
+        raise InputError(f"document {doc_id!r}: field 'title' must be a string or null, found "
+                         f"{type_name(title)}", name, line)
+    return doc_id, title, text

@@ -1,0 +1,158 @@
+"""Report runs (JSONL, one report per line) in the TREC NeuCLIR 2024 and TREC RAG 2024 formats.
+
+NeuCLIR 2024:
+    {"metadata": {"run_id", "topic_id", "team_id"?, ...},
+     "responses": [{"text", "citations": [doc_id, ...] | {doc_id: score, ...}}, ...], "references"?: [...]}
+TREC RAG 2024:
+    {"metadata": {"run_id", "narrative_id" | "topic_id", "team_id"?, ...},
+     "answer": [{"text", "citations": [int, ...]}, ...], "references": [doc_id, ...]}
+
+Either variant may mix the citation forms: a string is a document id, an integer is a 0-based index into the
+report's top-level `references` list. Score dictionaries keep their JSON key order (scores are ignored).
+Each response entry is one sentence, exactly as the writer segmented it; its index is its 0-based position.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judge.errors import InputError
+from judge.formats._jsonl import Sources, expand_paths, get_id, iter_jsonl, source_name, type_name
+from judge.types import Report, Sentence
+
+# Where each variant keeps the request id, in order of preference. `request_id` is accepted too because some
+# tools normalise to it.
+_REQUEST_ID_KEYS = ("topic_id", "narrative_id", "request_id")
+
+
+def read_reports(sources: Sources) -> list[Report]:
+    """Every report in `sources` (files, directories of *.jsonl, or literal JSONL text), in input order.
+
+    A report with zero sentences is returned as is; deciding whether to warn is the caller's business.
+    """
+    reports: list[Report] = []
+    seen: dict[tuple[str, str], str] = {}
+    for source in expand_paths(sources):
+        name = source_name(source)
+        for line, record in iter_jsonl(source):
+            report = _parse_report(record, name, line)
+            if report.key in seen:
+                raise InputError(
+                    f"duplicate report for run_id {report.run_id!r} and request {report.request_id!r} "
+                    f"(first at {seen[report.key]}); each run may answer a request only once — remove one",
+                    name, line)
+            seen[report.key] = report.source or ""
+            reports.append(report)
+    return reports
+
+
+def _parse_report(record: dict[str, Any], name: str, line: int) -> Report:
+    metadata = record.get("metadata")
+    if metadata is None:
+        raise InputError("missing field 'metadata' (an object with run_id and topic_id)", name, line)
+    if not isinstance(metadata, dict):
+        raise InputError(f"field 'metadata' must be an object, found {type_name(metadata)}", name, line)
+
+    run_id = get_id(metadata, "run_id", "metadata.run_id", name, line)
+    if run_id is None:
+        raise InputError("missing field 'metadata.run_id'; name the run that produced this report",
+                         name, line)
+
+    request_id = None
+    for key in _REQUEST_ID_KEYS:
+        request_id = get_id(metadata, key, f"metadata.{key}", name, line)
+        if request_id is not None:
+            break
+    if request_id is None:
+        raise InputError("missing field 'metadata.topic_id' (or 'narrative_id' for TREC RAG); "
+                         "name the request this report answers", name, line)
+
+    team_id = metadata.get("team_id")
+    if team_id is not None and not isinstance(team_id, str):
+        raise InputError(f"metadata.team_id must be a string, found {type_name(team_id)}", name, line)
+
+    entries_key = _entries_key(record, name, line)
+    entries = record[entries_key]
+    if not isinstance(entries, list):
+        raise InputError(f"field '{entries_key}' must be a list of sentences, found {type_name(entries)}",
+                         name, line)
+
+    references = record.get("references")
+    if references is not None and not isinstance(references, list):
+        raise InputError(f"field 'references' must be a list of document ids, found {type_name(references)}",
+                         name, line)
+
+    sentences = tuple(
+        _parse_sentence(entry, i, f"{entries_key}[{i}]", references, name, line)
+        for i, entry in enumerate(entries)
+    )
+    return Report(run_id=run_id, request_id=request_id, team_id=team_id, sentences=sentences,
+                  source=f"{name}:{line}")
+
+
+def _entries_key(record: dict[str, Any], name: str, line: int) -> str:
+    has_responses, has_answer = "responses" in record, "answer" in record
+    if has_responses and has_answer:
+        raise InputError("report has both 'responses' and 'answer'; keep one list of sentences", name, line)
+    if has_responses:
+        return "responses"
+    if has_answer:
+        return "answer"
+    raise InputError("missing field 'responses' (NeuCLIR) or 'answer' (TREC RAG): the list of sentences",
+                     name, line)
+
+
+def _parse_sentence(entry: Any, index: int, label: str, references: list[Any] | None,
+                    name: str, line: int) -> Sentence:
+    if not isinstance(entry, dict):
+        raise InputError(f"{label} must be an object with 'text' and 'citations', found {type_name(entry)}",
+                         name, line)
+    if "text" not in entry:
+        raise InputError(f"missing field '{label}.text'; every sentence needs its text", name, line)
+    text = entry["text"]
+    if not isinstance(text, str):
+        raise InputError(f"{label}.text must be a string, found {type_name(text)}", name, line)
+    citations = _parse_citations(entry.get("citations"), f"{label}.citations", references, name, line)
+    return Sentence(index=index, text=text, citations=citations)
+
+
+def _parse_citations(raw: Any, label: str, references: list[Any] | None,
+                     name: str, line: int) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if isinstance(raw, dict):
+        items: list[Any] = list(raw)  # keys in JSON order; the scores carry no meaning here
+    elif isinstance(raw, list):
+        items = raw
+    else:
+        raise InputError(f"{label} must be a list of document ids or indexes, or an object "
+                         f"{{doc_id: score}}, found {type_name(raw)}", name, line)
+
+    doc_ids: dict[str, None] = {}  # an ordered set: duplicates keep their first position
+    for item in items:
+        doc_id = _resolve_citation(item, label, references, name, line)
+        doc_ids.setdefault(doc_id, None)
+    return tuple(doc_ids)
+
+
+def _resolve_citation(item: Any, label: str, references: list[Any] | None, name: str, line: int) -> str:
+    if isinstance(item, str):
+        if not item.strip():
+            raise InputError(f"{label} contains an empty document id; remove it", name, line)
+        return item
+    if isinstance(item, int) and not isinstance(item, bool):
+        if references is None:
+            raise InputError(f"{label} cites index {item}, but the report has no 'references' list to index "
+                             "into; add 'references' or cite document ids", name, line)
+        if not 0 <= item < len(references):
+            n = len(references)
+            raise InputError(f"{label} cites index {item}, out of range of 'references' ({n} "
+                             f"{'entry' if n == 1 else 'entries'}, indexes start at 0); fix the index",
+                             name, line)
+        doc_id = references[item]
+        if not isinstance(doc_id, str) or not doc_id.strip():
+            raise InputError(f"references[{item}] (cited by {label}) must be a document id string, "
+                             f"found {type_name(doc_id)}", name, line)
+        return doc_id
+    raise InputError(f"{label} entries must be document ids (strings) or indexes into 'references' "
+                     f"(integers), found {type_name(item)}", name, line)

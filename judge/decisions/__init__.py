@@ -1,0 +1,25 @@
+"""One module per decision diamond: its response model (the output contract) and how its prompt is filled."""
+
+from __future__ import annotations
+
+from judge.decisions import (
+    absence_nugget,
+    answers_nugget,
+    claims_absence,
+    needs_citation,
+    repeated_claim,
+    supports_citation,
+)
+from judge.decisions.base import DecisionResponse, Prepared
+from judge.labels import Decision
+
+RESPONSE_MODELS: dict[Decision, type[DecisionResponse]] = {
+    "supports_citation": supports_citation.SupportsCitation,
+    "answers_nugget": answers_nugget.AnswersNugget,
+    "claims_absence": claims_absence.ClaimsAbsence,
+    "absence_nugget": absence_nugget.AbsenceNugget,
+    "needs_citation": needs_citation.NeedsCitation,
+    "repeated_claim": repeated_claim.RepeatedClaim,
+}
+
+__all__ = ["RESPONSE_MODELS", "DecisionResponse", "Prepared"]

@@ -1,0 +1,48 @@
+"""Is a claimed absence one the assessors recorded as an absence nugget? (outcome #8 versus #7)"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from judge.decisions.base import DecisionResponse, Prepared, render_request
+from judge.judgments import EarnedAnswer
+from judge.types import Nugget, Request
+
+NONE = "none"
+
+
+class AbsenceNugget(DecisionResponse):
+    """Which recorded absence (if any) the sentence states."""
+
+    label: str = Field(description='Label (N1, N2, ...) of the recorded absence the sentence states, or "none".')
+
+    @field_validator("label")
+    @classmethod
+    def _label_exists(cls, label: str, info: ValidationInfo) -> str:
+        known: dict[str, str] = (info.context or {}).get("absences", {})
+        cleaned = label.strip()
+        cleaned = NONE if cleaned.lower() == NONE else cleaned.upper()
+        if known and cleaned != NONE and cleaned not in known:
+            raise ValueError(f"Unknown label {label!r}. Answer one of: {', '.join(known)} or \"none\".")
+        return cleaned
+
+    def decided(self) -> bool | None:
+        return self.label != NONE
+
+    def earned(self, context: dict[str, Any]) -> list[EarnedAnswer]:
+        return [] if self.label == NONE else [EarnedAnswer(nugget_id=context["absences"][self.label])]
+
+
+def prepare(request: Request, sentence: str, absence_nuggets: list[Nugget]) -> Prepared:
+    labels = {f"N{i}": n.nugget_id for i, n in enumerate(absence_nuggets, start=1)}
+    lines = []
+    for label, nugget in zip(labels, absence_nuggets, strict=True):
+        stated = "; ".join(a.text for a in nugget.answers)
+        lines.append(f"{label}. {nugget.question}" + (f" (recorded: {stated})" if stated else ""))
+    return Prepared(
+        decision="absence_nugget",
+        values={"request": render_request(request), "absences": "\n".join(lines), "sentence": sentence},
+        context={"absences": labels},
+    )

@@ -1,0 +1,70 @@
+"""Which candidate nugget answers does a supported, cited sentence state?
+
+Only answers attested by a supporting cited document are candidates (chosen deterministically, no model call
+when there are none). All candidate questions go into one call. Answers get short labels (A1, A2, ...) because
+copying long question ids is where small models go wrong.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from judge.decisions.base import DecisionResponse, Prepared, render_request
+from judge.judgments import EarnedAnswer
+from judge.types import Nugget, Request
+
+
+class AnswersNugget(DecisionResponse):
+    """Which of the listed answers the report sentence states."""
+
+    answer_labels: list[str] = Field(
+        description="Labels (A1, A2, ...) of every listed answer the sentence states; empty if it states none.")
+
+    @field_validator("answer_labels")
+    @classmethod
+    def _labels_exist(cls, labels: list[str], info: ValidationInfo) -> list[str]:
+        known: dict[str, Any] = (info.context or {}).get("answers", {})
+        cleaned = list(dict.fromkeys(label.strip().upper() for label in labels))
+        unknown = [label for label in cleaned if known and label not in known]
+        if unknown:
+            raise ValueError(f"Unknown labels {unknown}. Use only these labels: {', '.join(known)}.")
+        return cleaned
+
+    def decided(self) -> bool | None:
+        return bool(self.answer_labels)
+
+    def earned(self, context: dict[str, Any]) -> list[EarnedAnswer]:
+        answers: dict[str, tuple[str, str]] = context["answers"]
+        return [EarnedAnswer(nugget_id=answers[label][0], answer=answers[label][1]) for label in self.answer_labels]
+
+
+def candidates(nuggets: tuple[Nugget, ...], supporting_doc_ids: set[str]) -> list[tuple[Nugget, list[str]]]:
+    """Non-absence nuggets with at least one answer attested by a supporting cited document."""
+    found = []
+    for nugget in nuggets:
+        if nugget.absence:
+            continue
+        attested = [a.text for a in nugget.answers_attested_by(supporting_doc_ids)]
+        if attested:
+            found.append((nugget, attested))
+    return found
+
+
+def prepare(request: Request, sentence: str, candidate_nuggets: list[tuple[Nugget, list[str]]],
+            doc_ids: tuple[str, ...]) -> Prepared:
+    lines: list[str] = []
+    answers: dict[str, tuple[str, str]] = {}
+    for q, (nugget, attested) in enumerate(candidate_nuggets, start=1):
+        lines.append(f"Q{q}. {nugget.question}")
+        for text in attested:
+            label = f"A{len(answers) + 1}"
+            answers[label] = (nugget.nugget_id, text)
+            lines.append(f"  {label}: {text}")
+    return Prepared(
+        decision="answers_nugget",
+        values={"request": render_request(request), "questions": "\n".join(lines), "sentence": sentence},
+        context={"answers": answers},
+        doc_ids=doc_ids,
+    )

@@ -1,0 +1,59 @@
+"""What every decision shares: the response base class, request rendering and the prepared-question type."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from judge.judgments import EarnedAnswer
+from judge.labels import Decision
+from judge.types import Request
+
+
+class DecisionResponse(BaseModel):
+    """Base of every response model. Reasoning comes first so the model thinks before it commits."""
+
+    model_config = ConfigDict(extra="forbid")
+    rationale: str = Field(description="One sentence explaining the verdict.")
+
+    def decided(self) -> bool | None:  # pragma: no cover - every subclass overrides
+        """The diamond's yes/no; None when the judge said it cannot judge."""
+        raise NotImplementedError
+
+    def earned(self, context: dict[str, Any]) -> list[EarnedAnswer]:
+        return []
+
+    def evidence_text(self) -> str | None:
+        return None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A decision ready to ask: template values, validation context and the documents shown."""
+
+    decision: Decision
+    values: dict[str, str]
+    context: dict[str, Any] = field(default_factory=dict)
+    doc_ids: tuple[str, ...] = ()
+
+
+def render_request(request: Request) -> str:
+    lines = []
+    if request.title:
+        lines.append(f"Title: {request.title}")
+    if request.background:
+        lines.append(f"Background: {request.background}")
+    lines.append(f"Problem statement: {request.problem_statement}")
+    return "\n".join(lines)
+
+
+_SPACE = re.compile(r"\s+")
+_QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "«": '"', "»": '"'})
+
+
+def normalise(text: str) -> str:
+    """Case, quote style and white space do not matter when we check that a quote occurs in a document."""
+    return _SPACE.sub(" ", text.translate(_QUOTES)).strip().casefold()

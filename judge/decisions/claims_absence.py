@@ -1,0 +1,23 @@
+"""Does an uncited sentence claim that some information is absent? (first diamond on the uncited branch)"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from judge.decisions.base import DecisionResponse, Prepared, render_request
+from judge.types import Request
+
+
+class ClaimsAbsence(DecisionResponse):
+    """Whether the sentence claims that some information is absent, unreported or unavailable."""
+
+    claims_absence: bool = Field(
+        description="true if the sentence says some information is not reported, not published, not found, "
+        "unknown or unavailable; false otherwise.")
+
+    def decided(self) -> bool | None:
+        return self.claims_absence
+
+
+def prepare(request: Request, sentence: str) -> Prepared:
+    return Prepared("claims_absence", {"request": render_request(request), "sentence": sentence})

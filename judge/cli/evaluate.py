@@ -1,0 +1,100 @@
+"""`argue-judge eval` and `argue-judge score`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from judge.cli import options
+from judge.cli.errors import user_errors
+from judge.cli.render import console, print_argue_leaderboard, print_usage, print_warnings
+from judge.evaluate import EvalConfig, Inputs, evaluate, score, write_outputs, write_score_files
+from judge.evaluate import Progress as Hooks
+from judge.judgments import iter_judgments
+from judge.labels import CITATION_POLICIES
+from judge.llm.client import ModelSettings
+from judge.llm.embedded import EMBEDDED_MODEL
+from judge.passages import PassagePolicy
+from judge.walker import JudgeSettings
+
+Policy = Annotated[str, typer.Option(
+    "--citation-policy", help=f"How several citations must support a sentence: {', '.join(CITATION_POLICIES)}.")]
+
+
+def eval_command(
+    reports: Annotated[list[Path], typer.Argument(help="Report files or directories of *.jsonl files.")],
+    requests: Annotated[Path, typer.Option("--requests", "-r", help="Report requests (JSONL).")],
+    docs: Annotated[list[Path], typer.Option("--docs", "-d", help="Documents (JSONL), one or more files.")],
+    nuggets: Annotated[list[Path] | None, typer.Option(
+        "--nuggets", "-n", help="v3 nugget banks: files or a directory. Without one, recall is undefined.")] = None,
+    model: options.Model = EMBEDDED_MODEL,
+    api_base: options.ApiBase = None,
+    api_key: options.ApiKey = None,
+    temperature: options.Temperature = 0.0,
+    seed: options.Seed = 0,
+    max_tokens: options.MaxTokens = 512,
+    citation_policy: Policy = "all",
+    truncate: Annotated[bool, typer.Option(
+        "--truncate/--no-truncate", help="Judge only the sentences within the request's length limit.")] = True,
+    max_doc_chars: Annotated[int, typer.Option(
+        "--max-doc-chars", help="Longer documents are cut into the passages closest to the sentence.")] = 6000,
+    concurrency: options.Concurrency = 4,
+    max_cost: Annotated[float | None, typer.Option("--max-cost", help="Stop before spending more (USD).")] = None,
+    cache_dir: options.CacheDir = options.DEFAULT_CACHE,
+    no_cache: options.NoCache = False,
+    prompts: options.Prompts = None,
+    out: options.Out = Path("argue-out"),
+    debug: options.Debug = False,
+) -> None:
+    """Judge reports sentence by sentence (ARGUE) and write judgments, scores and a leaderboard."""
+    if citation_policy not in CITATION_POLICIES:
+        raise typer.BadParameter(f"choose one of {', '.join(CITATION_POLICIES)}", param_hint="--citation-policy")
+    with user_errors(debug):
+        inputs = Inputs.load(reports, requests, nuggets, docs, index_dir=cache_dir / "docstore")
+        config = EvalConfig(
+            model=ModelSettings(model, api_base, api_key, temperature, seed, max_tokens),
+            judge=JudgeSettings(citation_policy, truncate, PassagePolicy(max_chars=max_doc_chars), prompts),  # type: ignore[arg-type]
+            concurrency=concurrency, cache_dir=None if no_cache else cache_dir, max_cost=max_cost)
+        console.print(f"Judging {len(inputs.reports)} reports of {len({r.run_id for r in inputs.reports})} runs "
+                      f"with {model}", highlight=False)
+        with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TextColumn("sentences"), TimeElapsedColumn(), console=console, transient=False) as bar:
+            task = bar.add_task("judging", total=None)
+            counts = {"decisions": 0, "cached": 0}
+
+            def decision_done(cached: bool) -> None:
+                counts["decisions"] += 1
+                counts["cached"] += cached
+                bar.update(task, description=f"{counts['decisions']} decisions ({counts['cached']} cached)")
+
+            evaluation = evaluate(inputs, config, Hooks(
+                start=lambda total: bar.update(task, total=total),
+                sentence_done=lambda: bar.advance(task), decision_done=decision_done))
+        paths = write_outputs(evaluation, out)
+    print_argue_leaderboard(evaluation.scores.rows())
+    print_usage(evaluation.usage, evaluation.seconds)
+    print_warnings(evaluation.warnings)
+    console.print(f"signature: {evaluation.score_signature.short()}", highlight=False, soft_wrap=True)
+    console.print(f"wrote {', '.join(str(p) for p in paths.values())}", highlight=False, soft_wrap=True)
+
+
+def score_command(
+    judgments: Annotated[list[Path], typer.Argument(help="Judgments files (LLM judge or human assessors).")],
+    citation_policy: Policy = "all",
+    out: options.Out = Path("argue-out"),
+    debug: options.Debug = False,
+) -> None:
+    """Recompute every metric from judgments alone (no model calls): LLM judgments and human labels alike."""
+    with user_errors(debug):
+        records = [j for path in judgments for j in iter_judgments(path)]
+        label = next((j.signature for j in records if j.signature), None) or \
+            ",".join(sorted({j.assessor for j in records})) or "unknown"
+        scores, signature, warnings = score(records, label, citation_policy)  # type: ignore[arg-type]
+        write_score_files(scores, signature, out / "scores.tsv", out / "leaderboard.tsv")
+    print_argue_leaderboard(scores.rows())
+    print_warnings(warnings)
+    console.print(f"signature: {signature.short()}", highlight=False, soft_wrap=True)
+    console.print(f"wrote {out / 'scores.tsv'}, {out / 'leaderboard.tsv'}", highlight=False)

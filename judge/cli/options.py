@@ -1,0 +1,30 @@
+"""Options shared by several commands, defined once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from judge.llm.cache import DEFAULT_CACHE_DIR
+from judge.llm.embedded import EMBEDDED_MODEL
+
+Model = Annotated[str, typer.Option(
+    "--model", "-m", help="Any litellm model id (openai/gpt-4o-mini, anthropic/..., ollama/..., hosted_vllm/...). "
+    f"Default: the embedded offline judge {EMBEDDED_MODEL}.")]
+ApiBase = Annotated[str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible or other server.")]
+ApiKey = Annotated[str | None, typer.Option("--api-key", envvar="ARGUE_JUDGE_API_KEY", show_envvar=True,
+                                            help="Key for the provider (litellm also reads e.g. OPENAI_API_KEY).")]
+Temperature = Annotated[float, typer.Option("--temperature", help="Sampling temperature (recorded in the signature).")]
+Seed = Annotated[int, typer.Option("--seed", help="Sampling seed passed to the model (recorded in the signature).")]
+MaxTokens = Annotated[int, typer.Option("--max-tokens", help="Maximum tokens per judgment.")]
+Concurrency = Annotated[int, typer.Option("--concurrency", "-j", min=1, help="Decisions in flight at once.")]
+CacheDir = Annotated[Path, typer.Option("--cache-dir", help="Decision cache directory.")]
+NoCache = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the decision cache.")]
+Prompts = Annotated[Path | None, typer.Option("--prompts", help="Directory of prompt templates (default: prompts/).",
+                                              exists=True, file_okay=False)]
+Out = Annotated[Path, typer.Option("--out", "-o", help="Output directory.")]
+Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
+
+DEFAULT_CACHE = DEFAULT_CACHE_DIR

@@ -1,0 +1,62 @@
+"""Printing results: leaderboards as rich tables, signatures, usage. Formatting only."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from judge.llm.client import Usage
+from judge.scores import ScoreRow, leaderboard
+
+console = Console()
+
+SHORT_NAMES = {
+    "SentencePrecision": "P", "NuggetRecall": "R", "NuggetRecall(weighted=True)": "wR", "F1": "F1",
+    **{f"OutcomeCount(outcome={n})": f"#{n}" for n in range(1, 9)}, "Truncated": "cut", "Failed": "fail",
+}
+
+
+SCORE_COLUMNS = ("SentencePrecision", "NuggetRecall", "NuggetRecall(weighted=True)", "F1", "Truncated", "Failed")
+OUTCOME_COLUMNS = tuple(f"OutcomeCount(outcome={n})" for n in range(1, 9))
+
+
+def print_argue_leaderboard(rows: list[ScoreRow]) -> None:
+    """Scores first, then why: the outcome histogram (+ #3 #8, - #1 #5 #7, 0 #2 #4 #6) per run."""
+    print_leaderboard(rows, SCORE_COLUMNS, "ARGUE leaderboard (macro over requests, best F1 first)", sort_by="F1")
+    print_leaderboard(rows, OUTCOME_COLUMNS, "Outcomes per run (+: #3 #8   -: #1 #5 #7   0: #2 #4 #6)", sort_by="F1")
+
+
+def print_leaderboard(rows: list[ScoreRow], measures: tuple[str, ...] | list[str], title: str,
+                      sort_by: str | None = None) -> None:
+    header, body = leaderboard(rows, list(measures), sort_by=sort_by)
+    table = Table(title=title, title_justify="left")
+    for name in header:
+        if name == "run_id":
+            table.add_column(name, no_wrap=True)
+        else:
+            table.add_column(SHORT_NAMES.get(name, name), justify="right")
+    for row in body:
+        table.add_row(*(_tidy(v) for v in row))
+    console.print(table)
+
+
+def _tidy(value: str) -> str:
+    # Counts print as integers; rates keep four decimals.
+    if value.endswith(".0000"):
+        return value[:-5]
+    return value
+
+
+def print_usage(usage: Usage, seconds: float) -> None:
+    cost = f"${usage.cost:.4f}" + ("" if usage.cost_known else " (some prices unknown)")
+    console.print(
+        f"decisions: {usage.decisions} ({usage.cache_hits} from cache, {usage.model_calls} model calls, "
+        f"{usage.transport_retries} retries, {usage.failures} failed)  tokens: {usage.prompt_tokens} in / "
+        f"{usage.completion_tokens} out  cost: {cost}  time: {seconds:.1f}s", highlight=False)
+
+
+def print_warnings(warnings: list[str], limit: int = 20) -> None:
+    for note in warnings[:limit]:
+        console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
+    if len(warnings) > limit:
+        console.print(f"[yellow]... and {len(warnings) - limit} more warnings (see run-summary.json)[/]")

@@ -1,0 +1,176 @@
+"""The library path behind `argue-judge eval` and `argue-judge score`: load → judge → judgments → metrics → files.
+
+The CLI only parses options, calls these and prints; scripts and notebooks call the same functions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from judge.errors import InputError
+from judge.flowchart import complete_from_decisions
+from judge.formats import DocumentStore, read_nugget_banks, read_reports, read_requests
+from judge.judgments import ReportJudgment, write_judgments
+from judge.labels import CitationPolicy
+from judge.llm.cache import DEFAULT_CACHE_DIR, DecisionCache
+from judge.llm.client import DecisionClient, ModelSettings, RetryPolicy, Usage
+from judge.metrics import Scores, score_judgments
+from judge.scores import leaderboard, write_leaderboard, write_scores
+from judge.signature import JudgeSignature, ScoreSignature
+from judge.types import NuggetBank, Report, Request
+from judge.walker import Judge, JudgeSettings, within_limit
+
+LEADERBOARD_MEASURES = (
+    "F1", "SentencePrecision", "NuggetRecall", "NuggetRecall(weighted=True)",
+    *(f"OutcomeCount(outcome={n})" for n in range(1, 9)), "Truncated", "Failed",
+)
+
+
+@dataclass
+class Inputs:
+    reports: list[Report]
+    requests: dict[str, Request]
+    banks: dict[str, NuggetBank]
+    documents: DocumentStore
+
+    @classmethod
+    def load(cls, reports: Sequence[str | Path], requests: str | Path, nuggets: Sequence[str | Path] | None,
+             documents: Sequence[str | Path], index_dir: Path) -> Inputs:
+        loaded = cls(read_reports(list(reports)), read_requests(requests),
+                     read_nugget_banks(list(nuggets)) if nuggets else {},
+                     DocumentStore.open(list(documents), index_dir))
+        loaded.check()
+        return loaded
+
+    def check(self) -> None:
+        """Fail before any model call: every report must answer a known request."""
+        for report in self.reports:
+            if report.request_id not in self.requests:
+                known = ", ".join(sorted(self.requests)[:10])
+                raise InputError(f"report of run '{report.run_id}' answers unknown request '{report.request_id}'; "
+                                 f"add it to the requests file (known: {known})", report.source)
+
+    def warnings(self) -> list[str]:
+        notes = []
+        for report in self.reports:
+            if not report.sentences:
+                notes.append(f"{report.source}: report of run '{report.run_id}' for request '{report.request_id}' "
+                             "is empty; its precision is undefined (scored 0, flagged)")
+        for request_id in sorted({r.request_id for r in self.reports} - self.banks.keys()):
+            notes.append(f"request '{request_id}' has no nugget bank: nugget recall is undefined (not zero) "
+                         "for its reports")
+        return notes
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    model: ModelSettings
+    judge: JudgeSettings = JudgeSettings()
+    retry: RetryPolicy = RetryPolicy()
+    concurrency: int = 4
+    cache_dir: Path | None = DEFAULT_CACHE_DIR
+    max_cost: float | None = None
+
+
+@dataclass
+class Progress:
+    """Callbacks the CLI hands in (a rich progress bar); the library never prints."""
+
+    start: Callable[[int], None] = lambda total: None
+    sentence_done: Callable[[], None] = lambda: None
+    decision_done: Callable[[bool], None] = lambda cached: None
+
+
+@dataclass
+class Evaluation:
+    judgments: list[ReportJudgment]
+    scores: Scores
+    usage: Usage
+    judge_signature: JudgeSignature
+    score_signature: ScoreSignature
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def evaluate(inputs: Inputs, config: EvalConfig, progress: Progress | None = None) -> Evaluation:
+    progress = progress or Progress()
+    started = time.perf_counter()
+    signature = JudgeSignature.of(config.model, config.retry, config.judge)
+    cache = DecisionCache(config.cache_dir) if config.cache_dir else None
+    try:
+        judgments, usage = asyncio.run(_judge_all(inputs, config, signature, cache, progress))
+    finally:
+        if cache:
+            cache.close()
+    scores, score_signature, notes = score(judgments, signature.short())
+    return Evaluation(judgments, scores, usage, signature, score_signature,
+                      inputs.warnings() + notes, time.perf_counter() - started)
+
+
+async def _judge_all(inputs: Inputs, config: EvalConfig, signature: JudgeSignature, cache: DecisionCache | None,
+                     progress: Progress) -> tuple[list[ReportJudgment], Usage]:
+    client = DecisionClient(config.model, cache, concurrency=config.concurrency, retry=config.retry,
+                            max_cost=config.max_cost, on_decision=progress.decision_done)
+    judge = Judge(client, inputs.documents, config.judge, on_sentence=progress.sentence_done)
+    ordered = sorted(inputs.reports, key=lambda r: r.key)
+    progress.start(sum(len(within_limit(r, inputs.requests[r.request_id].limit, config.judge.truncate)[0])
+                       for r in ordered))
+    judgments = await asyncio.gather(*(
+        judge.judge_report(r, inputs.requests[r.request_id], inputs.banks.get(r.request_id), signature.short())
+        for r in ordered))
+    return list(judgments), client.usage
+
+
+def score(judgments: Iterable[ReportJudgment], judge_label: str, policy: CitationPolicy = "all"
+          ) -> tuple[Scores, ScoreSignature, list[str]]:
+    """Metrics from judgments alone: the same path for LLM judgments and human labels. Never calls a model."""
+    completed = [
+        j.model_copy(update={"sentences": [complete_from_decisions(s, policy) for s in j.sentences]})
+        for j in judgments
+    ]
+    scores = score_judgments(completed)
+    sentences = [s for j in completed for s in j.sentences]
+    signature = ScoreSignature(
+        judge=judge_label, requests=len({j.request_id for j in completed}), reports=len(completed),
+        failed=sum(s.status == "failed" for s in sentences),
+        undetermined=sum(s.status == "undetermined" or (s.status == "judged" and s.outcome is None)
+                         for s in sentences))
+    return scores, signature, list(scores.warnings)
+
+
+def write_outputs(evaluation: Evaluation, out_dir: Path) -> dict[str, Path]:
+    """Judgments, scores and leaderboard are byte-identical on a rerun; run-summary.json and cache-log.jsonl
+    hold the per-run facts (timing, usage, what came from the cache)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {name: out_dir / name for name in
+             ("judgments.jsonl", "scores.tsv", "leaderboard.tsv", "run-summary.json", "cache-log.jsonl")}
+    write_judgments(paths["judgments.jsonl"], evaluation.judgments)
+    write_score_files(evaluation.scores, evaluation.score_signature, paths["scores.tsv"], paths["leaderboard.tsv"])
+    summary = {
+        "judge_signature": evaluation.judge_signature.as_dict(),
+        "score_signature": evaluation.score_signature.short(),
+        "usage": asdict(evaluation.usage),
+        "seconds": round(evaluation.seconds, 3),
+        "warnings": evaluation.warnings,
+    }
+    paths["run-summary.json"].write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    with paths["cache-log.jsonl"].open("w", encoding="utf-8") as log:
+        for j in evaluation.judgments:
+            for s in j.sentences:
+                for d in s.decisions:
+                    log.write(json.dumps({"run_id": j.run_id, "request_id": j.request_id, "sentence": s.index,
+                                          "decision": d.decision, "doc_ids": d.doc_ids, "cached": d.cached},
+                                         sort_keys=True) + "\n")
+    return paths
+
+
+def write_score_files(scores: Scores, signature: ScoreSignature, scores_path: Path, board_path: Path) -> None:
+    rows = scores.rows()
+    write_scores(scores_path, rows, signature.short())
+    header, body = leaderboard(rows, LEADERBOARD_MEASURES, sort_by="F1")
+    write_leaderboard(board_path, header, body, signature.short())

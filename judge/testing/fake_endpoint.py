@@ -417,6 +417,7 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, like real servers (httpx pools connections)
+    disable_nagle_algorithm = True  # TCP_NODELAY: headers and body go out in two writes (Nagle: +40 ms)
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:  # silence stderr access log

@@ -562,12 +562,12 @@ def cli(monkeypatch):
     monkeypatch.setattr(cli_mod, "_read_reports",
                         lambda paths: [r for p in paths for r in store[Path(p).name]])
     monkeypatch.setattr(cli_mod, "_read_banks", lambda paths: BANKS)
-    monkeypatch.setattr("judge.baselines.qa.load_qa", lambda spec, **kw: READER)
     runner = CliRunner()
     return lambda *args: runner.invoke(cli_mod.app, [str(a) for a in args])
 
 
-def test_cli_exam_writes_scores_and_prints_leaderboard(cli, tmp_path):
+def test_cli_exam_writes_scores_and_prints_leaderboard(cli, tmp_path, monkeypatch):
+    monkeypatch.setattr("judge.baselines.qa.load_qa", lambda spec, **kw: READER)
     result = cli("exam", "runs.jsonl", "--nuggets", "banks", "--gold", "gold.jsonl", "--out", tmp_path)
     assert result.exit_code == 0, result.output
     assert "EXAM" in result.stdout and "n-EXAM" in result.stdout
@@ -592,9 +592,13 @@ def test_cli_reference_metrics(cli, tmp_path, command, name, words):
 
 def test_cli_errors_and_warnings(cli, tmp_path):
     result = cli("pa-bleu", "runs.jsonl", "--gold", "other.jsonl", "--out", tmp_path)
-    assert result.exit_code == 2
-    assert result.stderr.startswith("error: ") and "'q1'" in result.stderr
+    assert result.exit_code == 2                                  # InputError
+    assert "input error" in result.stderr and "'q1'" in result.stderr
     assert len(result.stderr.splitlines()) == 1
+    result = cli("exam", "runs.jsonl", "--nuggets", "banks", "--qa", "squad", "--out", tmp_path)
+    assert result.exit_code == 3 and "unknown QA system" in result.stderr   # ConfigurationError
+    result = cli("exam", "runs.jsonl", "--nuggets", "banks", "--f1-threshold", "0", "--out", tmp_path)
+    assert result.exit_code == 2 and "--f1-threshold" in result.stderr
     result = cli("pa-meteor", "runs.jsonl", "--gold", "gold.jsonl", "--out", tmp_path)
     assert result.exit_code == 0
     assert "warning: request 'q2' has 1 reference report" in result.stderr

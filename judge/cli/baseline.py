@@ -3,7 +3,8 @@ pa-METEOR).
 
 Each command reads the inputs, calls one library function in judge.baselines, writes DIR/<name>.scores.tsv
 (with a signature line listing every setting) and prints the leaderboard. Bad input or a missing model /
-extra: one line on stderr and exit code 2. Undefined values (NaN) come with a warning on stderr.
+extra: one line on stderr and exit code 2 (input) or 3 (configuration), as in every argue-judge command.
+Undefined values (NaN) come with a warning on stderr.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from typing import Annotated, TypeVar
 
 import typer
 
-from judge.errors import ConfigurationError, InputError
+from judge.cli.errors import user_errors
+from judge.errors import InputError
 from judge.scores import ScoreRow, leaderboard, write_scores
 
 app = typer.Typer(
@@ -34,6 +36,7 @@ Gold = Annotated[list[Path], typer.Option("--gold", "-g", help="Gold (reference)
                                           "directories; repeat the option for several.", show_default=False)]
 Out = Annotated[Path, typer.Option("--out", "-o", help="Output directory for <name>.scores.tsv.",
                                    show_default=False)]
+Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
 
 
 class MultiRef(str, Enum):
@@ -53,17 +56,13 @@ class Smoothing(str, Enum):
     none = "none"
 
 
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
-
-
 @contextmanager
-def _known_errors() -> Iterator[None]:
-    """InputError / ConfigurationError -> one line on stderr, exit 2; BaselineWarnings -> `warning:` lines."""
+def _known_errors(debug: bool) -> Iterator[None]:
+    """Known errors through the core CLI's rule (judge.cli.errors: InputError -> one line on stderr, exit 2;
+    ConfigurationError -> exit 3); BaselineWarnings -> `warning: ...` lines on stderr as they happen."""
     from judge.baselines import BaselineWarning
 
-    with warnings.catch_warnings():
+    with user_errors(debug), warnings.catch_warnings():
         warnings.simplefilter("always", BaselineWarning)
         default_show = warnings.showwarning
 
@@ -74,10 +73,7 @@ def _known_errors() -> Iterator[None]:
                 default_show(message, category, filename, lineno, file, line)
 
         warnings.showwarning = show
-        try:
-            yield
-        except (InputError, ConfigurationError) as exc:
-            raise _fail(str(exc)) from None
+        yield
 
 
 def _read_reports(paths: list[Path]) -> list:
@@ -109,8 +105,8 @@ def _finish(rows: list[ScoreRow], out: Path, name: str, signature: str, metrics:
     console.print(f"wrote {path}", highlight=False)
 
 
-def _run(work: Callable[[], T]) -> T:
-    with _known_errors():
+def _run(debug: bool, work: Callable[[], T]) -> T:
+    with _known_errors(debug):
         return work()
 
 
@@ -132,6 +128,7 @@ def exam(
     f1_threshold: Annotated[float, typer.Option(min=0.0, max=1.0, help="Token F1 needed in f1 mode.")] = 0.5,
     null_threshold: Annotated[float, typer.Option(help="Extractive reader: answer when best span score - "
                                                   "null score >= -THRESHOLD.")] = 0.0,
+    debug: Debug = False,
 ) -> None:
     """EXAM: the share of nugget questions a QA reader answers correctly from the report text alone."""
 
@@ -151,7 +148,7 @@ def exam(
         metrics = ["EXAM"] + ([N_EXAM] if gold_reports is not None else [])
         _finish(rows, out, "exam", exam_signature(reader, matcher, gold=gold_reports is not None), metrics)
 
-    _run(work)
+    _run(debug, work)
 
 
 @app.command()
@@ -163,6 +160,7 @@ def rouge(
                                             )] = MultiRef.max,
     stem: Annotated[bool, typer.Option(help="Porter-stem tokens longer than 3 characters.")] = True,
     stopwords: Annotated[bool, typer.Option(help="Remove the shipped English stop-word list first.")] = True,
+    debug: Debug = False,
 ) -> None:
     """ROUGE-1, ROUGE-2 (rouge-score) and ROUGE-SU4 precision, recall and F1 against the gold reports."""
 
@@ -174,7 +172,7 @@ def rouge(
         metrics = ["ROUGE-1-F", "ROUGE-2-F", "ROUGE-SU4-F"]  # P and R are in the TSV
         _finish(rows, out, "rouge", rouge_signature(stem, stopwords, multi.value), metrics)
 
-    _run(work)
+    _run(debug, work)
 
 
 @app.command("pa-bleu")
@@ -185,6 +183,7 @@ def pa_bleu(
     smooth: Annotated[Smoothing, typer.Option(help="sacrebleu sentence-BLEU smoothing.")] = Smoothing.exp,
     smooth_value: Annotated[float | None, typer.Option(help="k for add-k, epsilon for floor (sacrebleu "
                                                        "defaults when omitted).", show_default=False)] = None,
+    debug: Debug = False,
 ) -> None:
     """pa-BLEU (consensus-weighted over the gold reports) and BLEU (max over them)."""
 
@@ -194,11 +193,11 @@ def pa_bleu(
         rows = pa_bleu_scores(_read_reports(reports), _read_reports(gold), smooth.value, smooth_value)
         _finish(rows, out, "pa-bleu", pa_bleu_signature(smooth.value, smooth_value), ["pa-BLEU", "BLEU"])
 
-    _run(work)
+    _run(debug, work)
 
 
 @app.command("pa-meteor")
-def pa_meteor(reports: Reports, gold: Gold, out: Out) -> None:
+def pa_meteor(reports: Reports, gold: Gold, out: Out, debug: Debug = False) -> None:
     """pa-METEOR (consensus-weighted over the gold reports) and METEOR (max over them); exact matches only."""
 
     def work() -> None:
@@ -207,7 +206,7 @@ def pa_meteor(reports: Reports, gold: Gold, out: Out) -> None:
         rows = pa_meteor_scores(_read_reports(reports), _read_reports(gold))
         _finish(rows, out, "pa-meteor", pa_meteor_signature(), ["pa-METEOR", "METEOR"])
 
-    _run(work)
+    _run(debug, work)
 
 
 def main() -> None:  # `python -m judge.cli.baseline` until the core CLI mounts the sub-app

@@ -58,9 +58,17 @@ def test_supported_needs_evidence_that_occurs_in_the_document():
         with pytest.raises(ValidationError, match="evidence"):
             SupportsCitation.model_validate({"rationale": "r", "evidence": evidence, "verdict": "supported"},
                                             context={"document": document})
-    unsure = SupportsCitation.model_validate({"rationale": "r", "evidence": "", "verdict": "cannot_judge"},
-                                             context={"document": document})
-    assert unsure.decided() is None
+    # Our own fencing around a real quote is not held against the model.
+    wrapped = "<document>[d1] Barrier\nThe barrier cost 40 million euros.</document>"
+    assert SupportsCitation.model_validate({"rationale": "r", "evidence": wrapped, "verdict": "supported"},
+                                           context={"document": document}).decided() is True
+
+
+def test_cannot_judge_is_only_for_documents_that_cannot_be_read():
+    unsure = {"rationale": "r", "evidence": "", "verdict": "cannot_judge"}
+    assert SupportsCitation.model_validate(unsure, context={"document": "[d1]\n"}).decided() is None
+    with pytest.raises(ValidationError, match="The document is readable"):
+        SupportsCitation.model_validate(unsure, context={"document": "The barrier cost 40 million euros. " * 2})
 
 
 def test_nugget_labels_are_checked_and_mapped_back_to_answers():

@@ -8,6 +8,7 @@ from typing import TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from judge.errors import BudgetExceeded, ConfigurationError, InputError
 
@@ -29,7 +30,7 @@ def user_errors(debug: bool = False) -> Iterator[None]:
         code, label = {InputError: (EXIT_INPUT, "input error"),
                        ConfigurationError: (EXIT_CONFIGURATION, "configuration error"),
                        BudgetExceeded: (EXIT_BUDGET, "budget reached")}[type(exc)]
-        stderr.print(f"[bold red]argue-judge: {label}:[/] {exc}", highlight=False, soft_wrap=True)
+        stderr.print(f"[bold red]argue-judge: {label}:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         if isinstance(exc, BudgetExceeded):
             stderr.print("Every decision made so far is in the cache: rerun with a higher --max-cost to go on.")
         raise typer.Exit(code) from None

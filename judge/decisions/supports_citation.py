@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import Field, ValidationInfo, model_validator
 
 from judge.decisions.base import DecisionResponse, Prepared, normalise, render_request
 from judge.labels import SupportVerdict
 from judge.passages import PassagePolicy, select_passages
 from judge.types import Document, Request
+
+MIN_READABLE_CHARS = 40
+# Small models often quote with our own fencing around the text ("<document>[d1] Title ..."); those pieces are
+# not evidence, the words between them are.
+_DEBRIS = re.compile(r"<[^>]{0,40}>|\[[^\]]{0,80}\]|\.\.\.|…|\n+")
+
+
+def quoted_fragments(evidence: str) -> list[str]:
+    """The pieces of a quote that must each occur in the document (at least three words each)."""
+    pieces = (normalise(p).strip("\"'“”‘’ ") for p in _DEBRIS.split(evidence))
+    return [p for p in pieces if len(p.split()) >= 3]
 
 
 class SupportsCitation(DecisionResponse):
@@ -23,14 +36,19 @@ class SupportsCitation(DecisionResponse):
     @model_validator(mode="after")
     def _evidence_occurs_in_document(self, info: ValidationInfo) -> SupportsCitation:
         document = (info.context or {}).get("document")
-        if document is None or self.verdict != "supported":
+        if document is None:
             return self
-        if not self.evidence.strip():
+        if self.verdict == "cannot_judge" and len(document.strip()) >= MIN_READABLE_CHARS:
+            raise ValueError("The document is readable, so decide: 'supported' if it states everything the "
+                             "sentence says, otherwise 'not_supported'.")
+        if self.verdict != "supported":
+            return self
+        fragments = quoted_fragments(self.evidence)
+        if not fragments:
             raise ValueError("You answered 'supported' but gave no evidence. Copy the passage of the document "
                              "that shows it, word for word, or answer 'not_supported'.")
         haystack = normalise(document)
-        pieces = [p for p in (normalise(x) for x in self.evidence.replace("…", "...").split("...")) if p]
-        if not all(p.strip("\"' ") in haystack for p in pieces):
+        if not all(f in haystack for f in fragments):
             raise ValueError("The evidence you quoted does not occur in the document. Copy a passage word for "
                              "word from the document, or answer 'not_supported'.")
         return self

@@ -15,7 +15,7 @@ from judge import __version__
 from judge.decisions import RESPONSE_MODELS
 from judge.labels import DECISIONS
 from judge.llm.cache import canonical_json
-from judge.llm.client import ModelSettings, RetryPolicy
+from judge.llm.client import ModelSettings, RetryPolicy, contract_hash
 from judge.prompts import load_template
 from judge.walker import JudgeSettings
 
@@ -24,8 +24,9 @@ ABBREVIATIONS = {"supports_citation": "sc", "answers_nugget": "an", "claims_abse
 
 
 def schema_hash() -> str:
-    schemas = {d: RESPONSE_MODELS[d].model_json_schema() for d in DECISIONS}
-    return hashlib.sha256(canonical_json(schemas).encode()).hexdigest()[:8]
+    """Response schemas and the validators behind them (the modules' source), in one short hash."""
+    contracts = {d: [RESPONSE_MODELS[d].model_json_schema(), contract_hash(RESPONSE_MODELS[d])] for d in DECISIONS}
+    return hashlib.sha256(canonical_json(contracts).encode()).hexdigest()[:8]
 
 
 @dataclass(frozen=True)

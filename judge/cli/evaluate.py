@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from judge.cli import options
 from judge.cli.errors import user_errors
-from judge.cli.render import console, print_argue_leaderboard, print_usage, print_warnings
+from judge.cli.render import console, print_argue_leaderboard, print_leaderboard, print_usage, print_warnings
 from judge.evaluate import EvalConfig, Inputs, evaluate, score, write_outputs, write_score_files
 from judge.evaluate import Progress as Hooks
 from judge.judgments import iter_judgments
@@ -46,6 +46,11 @@ def eval_command(
     cache_dir: options.CacheDir = options.DEFAULT_CACHE,
     no_cache: options.NoCache = False,
     prompts: options.Prompts = None,
+    with_baselines: Annotated[bool, typer.Option(
+        "--with-baselines", help="Also score the reports with EXAM (and ROUGE, pa-BLEU, pa-METEOR with --gold).")
+    ] = False,
+    gold: Annotated[list[Path] | None, typer.Option(
+        "--gold", help="Gold reports for the reference-based baselines.")] = None,
     out: options.Out = Path("argue-out"),
     debug: options.Debug = False,
 ) -> None:
@@ -74,11 +79,29 @@ def eval_command(
                 start=lambda total: bar.update(task, total=total),
                 sentence_done=lambda: bar.advance(task), decision_done=decision_done))
         paths = write_outputs(evaluation, out)
+        baseline_rows, headlines, notes = _baselines(inputs, gold, out) if with_baselines else ([], [], [])
     print_argue_leaderboard(evaluation.scores.rows())
+    if with_baselines:
+        print_leaderboard(evaluation.scores.rows() + baseline_rows, ["F1", *headlines],
+                          "The judge beside the baselines (run level)", sort_by="F1")
+        print_warnings(notes)
     print_usage(evaluation.usage, evaluation.seconds)
     print_warnings(evaluation.warnings)
     console.print(f"signature: {evaluation.score_signature.short()}", highlight=False, soft_wrap=True)
     console.print(f"wrote {', '.join(str(p) for p in paths.values())}", highlight=False, soft_wrap=True)
+
+
+def _baselines(inputs: Inputs, gold: list[Path] | None, out: Path) -> tuple[list, list[str], list[str]]:
+    from judge.baselines.suite import run_baselines
+    from judge.formats import read_reports
+    from judge.scores import write_scores
+
+    results, notes = run_baselines(inputs.reports, inputs.banks, read_reports(list(gold)) if gold else None)
+    rows = []
+    for result in results:
+        write_scores(out / f"{result.name}.scores.tsv", result.rows, result.signature)
+        rows.extend(result.rows)
+    return rows, [r.headline for r in results], notes
 
 
 def score_command(

@@ -1,7 +1,7 @@
 """Deterministic decision cache on disk (diskcache).
 
 The key is a hash of everything that can change an answer: model id, rendered messages, response schema,
-sampling parameters and the re-ask budget. Values are canonical JSON strings, so a cached answer replays
+the source of the response model's module (its validators), sampling parameters and the re-ask budget. Values are canonical JSON strings, so a cached answer replays
 byte-for-byte. Only answers and deterministic failures (invalid output after every re-ask) are stored;
 transport failures are not, so a rerun tries them again.
 """
@@ -24,8 +24,9 @@ def canonical_json(value: Any) -> str:
 
 
 def cache_key(*, model: str, messages: list[dict[str, str]], schema: dict[str, Any],
-              sampling: dict[str, Any], reasks: int) -> str:
-    material = {"model": model, "messages": messages, "schema": schema, "sampling": sampling, "reasks": reasks}
+              sampling: dict[str, Any], reasks: int, contract: str = "") -> str:
+    material = {"model": model, "messages": messages, "schema": schema, "sampling": sampling, "reasks": reasks,
+                "contract": contract}
     return hashlib.sha256(canonical_json(material).encode("utf-8")).hexdigest()
 
 

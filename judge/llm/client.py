@@ -9,14 +9,19 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import inspect
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import judge.llm  # noqa: F401  (sets LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported)
 import instructor
 import litellm
 from instructor.core.exceptions import InstructorRetryException
+from pydantic import ValidationError
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
 from judge.decisions.base import DecisionResponse
@@ -108,7 +113,8 @@ class DecisionClient:
     async def ask(self, messages: list[dict[str, str]], response_model: type[DecisionResponse],
                   context: dict[str, Any]) -> Answered:
         key = cache_key(model=self.settings.model, messages=messages, schema=response_model.model_json_schema(),
-                        sampling=self.settings.sampling(), reasks=self.retry.reasks)
+                        sampling=self.settings.sampling(), reasks=self.retry.reasks,
+                        contract=contract_hash(response_model))
         answered = self._from_cache(key, response_model, context)
         if answered is None:
             async with self._slots:
@@ -122,11 +128,16 @@ class DecisionClient:
         cached = self.cache.get(key) if self.cache else None
         if cached is None:
             return None
-        self.usage.cache_hits += 1
         if cached.response is None:
+            self.usage.cache_hits += 1
             self.usage.failures += 1
             return Answered(None, cached.error, cached=True)
-        return Answered(response_model.model_validate(cached.response, context=context), None, cached=True)
+        try:
+            response = response_model.model_validate(cached.response, context=context)
+        except ValidationError:
+            return None  # the contract tightened since this answer was cached: ask again
+        self.usage.cache_hits += 1
+        return Answered(response, None, cached=True)
 
     async def _call(self, key: str, messages: list[dict[str, str]], response_model: type[DecisionResponse],
                     context: dict[str, Any]) -> Answered:
@@ -212,6 +223,13 @@ class DecisionClient:
         self.usage.completion_tokens += tokens_out
         self.usage.cost += cost
         return tokens_in, tokens_out, cost
+
+
+@cache
+def contract_hash(response_model: type[DecisionResponse]) -> str:
+    """The source of the module defining a response model: validators change answers without changing the schema."""
+    source = inspect.getsource(sys.modules[response_model.__module__])
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
 
 
 def _estimate_cost(settings: ModelSettings, messages: list[dict[str, str]]) -> float:

@@ -17,7 +17,8 @@ class DecisionResponse(BaseModel):
     """Base of every response model. Reasoning comes first so the model thinks before it commits."""
 
     model_config = ConfigDict(extra="forbid")
-    rationale: str = Field(description="One sentence explaining the verdict.")
+    # Bounded so a grammar-constrained local model cannot ramble (llama.cpp enforces maxLength while decoding).
+    rationale: str = Field(max_length=300, description="One short sentence explaining the verdict.")
 
     def decided(self) -> bool | None:  # pragma: no cover - every subclass overrides
         """The diamond's yes/no; None when the judge said it cannot judge."""

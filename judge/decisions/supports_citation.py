@@ -27,6 +27,7 @@ class SupportsCitation(DecisionResponse):
     """Whether the document supports everything the report sentence states."""
 
     evidence: str = Field(
+        max_length=500,
         description="The shortest passage of the document, copied word for word, that shows the sentence is "
         "supported; empty when it is not supported.")
     verdict: SupportVerdict = Field(

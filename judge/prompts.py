@@ -22,6 +22,7 @@ _SECTION = re.compile(r"^## (System|User)\s*$", re.MULTILINE)
 _FENCE_TAGS = re.compile(r"</?\s*(sentence|document|request|questions|absences|report)\b[^>]*>", re.IGNORECASE)
 
 
+@cache
 def default_prompts_dir() -> Path:
     """The wheel ships prompts as judge/_prompts; a source checkout has them at the top level."""
     here = Path(__file__).resolve().parent

@@ -10,8 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from judge.decisions import RESPONSE_MODELS, Prepared
 from judge.decisions import (
+    RESPONSE_MODELS,
+    Prepared,
     absence_nugget,
     answers_nugget,
     claims_absence,

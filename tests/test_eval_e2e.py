@@ -233,9 +233,6 @@ def test_transport_failure_after_every_attempt_is_reported_and_not_cached(tmp_pa
     assert not [s for j in again.judgments for s in j.sentences if s.status == "failed"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "library bug: DecisionClient counts usage.model_calls per transport attempt (inside the tenacity loop), "
-    "so Usage.decisions = model_calls + cache_hits overcounts by the number of transport retries"))
 def test_usage_counts_decisions_not_attempts(tmp_path):
     with FakeEndpoint(smart_responder) as ep:
         config = EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=5.0),
@@ -372,9 +369,6 @@ def test_bad_input_message_with_brackets_is_printed_verbatim(endpoint, tmp_path)
     assert result.exit_code == 2 and "'[/ex-999]'" in result.output, result.output
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "library bug: judge/cli/render.py passes run ids (leaderboard table cells) and warnings to rich as "
-    "markup, so a run id like '[/odd]' raises MarkupError (and '[name]' parts vanish)"))
 def test_run_id_with_brackets_is_printed_verbatim(endpoint, tmp_path):
     path = tmp_path / "empty.jsonl"
     report = {"metadata": {"run_id": "[/odd]", "topic_id": "ex-101"}, "responses": []}

@@ -41,7 +41,12 @@ def run_baselines(reports: Sequence[Report], banks: Mapping[str, NuggetBank], go
     else:
         notes.append("EXAM skipped: no nugget banks")
     if gold:
-        from judge.baselines.consensus import pa_bleu_scores, pa_bleu_signature, pa_meteor_scores, pa_meteor_signature
+        from judge.baselines.consensus import (
+            pa_bleu_scores,
+            pa_bleu_signature,
+            pa_meteor_scores,
+            pa_meteor_signature,
+        )
         from judge.baselines.rouge import rouge_scores, rouge_signature
 
         with_gold = {g.request_id for g in gold}

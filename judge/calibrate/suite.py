@@ -12,8 +12,7 @@ from judge.calibrate.runner import compare_judgments, predict
 from judge.calibrate.stats import agreement_by_decision, compare_prompts_on_items
 from judge.judgments import ReportJudgment
 from judge.llm.cache import DecisionCache
-from judge.llm.client import DecisionClient, RetryPolicy
-from judge.llm.client import ModelSettings
+from judge.llm.client import DecisionClient, ModelSettings, RetryPolicy
 from judge.signature import JudgeSignature
 from judge.walker import Judge, JudgeSettings
 

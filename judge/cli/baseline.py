@@ -20,7 +20,7 @@ import typer
 
 from judge.cli.errors import user_errors
 from judge.errors import InputError
-from judge.scores import ScoreRow, leaderboard, write_scores
+from judge.scores import ScoreRow, write_scores
 
 app = typer.Typer(
     help="Automatic baselines (EXAM, ROUGE, pa-BLEU, pa-METEOR) that score the same reports and write the "
@@ -89,19 +89,11 @@ def _read_banks(paths: list[Path]) -> dict:
 
 
 def _finish(rows: list[ScoreRow], out: Path, name: str, signature: str, metrics: list[str]) -> None:
+    from judge.cli.render import console, print_leaderboard
+
     path = out / f"{name}.scores.tsv"
     write_scores(path, rows, signature)
-    header, body = leaderboard(rows, metrics)
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=f"{name} leaderboard")
-    for i, column in enumerate(header):
-        table.add_column(column, justify="left" if i == 0 else "right", no_wrap=True)
-    for line in body:
-        table.add_row(*line)
-    console = Console()
-    console.print(table)
+    print_leaderboard(rows, metrics, f"{name} leaderboard")
     console.print(f"wrote {path}", highlight=False)
 
 

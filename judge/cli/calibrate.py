@@ -82,9 +82,12 @@ def calibrate_command(
         for name, imported in sources:
             chosen = stratified_sample(imported.items, sample, seed) if sample else list(imported.items)
             items.extend(chosen)
-            skipped = ", ".join(f"{k}: {v}" for k, v in sorted(imported.skipped.items()))
-            notes.append(f"{name}: {len(chosen)} of {len(imported.items)} items"
-                         + (f" (stratified sample, seed {seed})" if sample else "") + (f"; skipped {skipped}" if skipped else ""))
+            note = f"{name}: {len(chosen)} of {len(imported.items)} items"
+            if sample:
+                note += f" (stratified sample, seed {seed})"
+            if imported.skipped:
+                note += "; skipped " + ", ".join(f"{k}: {v}" for k, v in sorted(imported.skipped.items()))
+            notes.append(note)
         human_records = [j for p in human or [] for j in iter_judgments(p)]
         judged_records = [j for p in judged or [] for j in iter_judgments(p)]
         if not items and not human_records:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from judge.llm.client import Usage
 from judge.scores import ScoreRow, leaderboard
 
-console = Console()
+# Markup off: run ids, paths and warnings are user text and may contain [brackets].
+console = Console(markup=False)
 
 SHORT_NAMES = {
     "SentencePrecision": "P", "NuggetRecall": "R", "NuggetRecall(weighted=True)": "wR", "F1": "F1",
@@ -57,6 +59,6 @@ def print_usage(usage: Usage, seconds: float) -> None:
 
 def print_warnings(warnings: list[str], limit: int = 20) -> None:
     for note in warnings[:limit]:
-        console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
+        console.print(Text.assemble(("warning: ", "yellow"), note), highlight=False, soft_wrap=True)
     if len(warnings) > limit:
-        console.print(f"[yellow]... and {len(warnings) - limit} more warnings (see run-summary.json)[/]")
+        console.print(Text(f"... and {len(warnings) - limit} more warnings (see run-summary.json)", style="yellow"))

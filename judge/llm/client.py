@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-import judge.llm  # noqa: F401  (sets LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported)
 import instructor
 import litellm
 from instructor.core.exceptions import InstructorRetryException
 from pydantic import ValidationError
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
+import judge.llm  # noqa: F401  (sets LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported)
 from judge.decisions.base import DecisionResponse
 from judge.errors import BudgetExceeded, ConfigurationError
 from judge.llm.cache import CachedAnswer, DecisionCache, cache_key
@@ -112,7 +112,7 @@ class DecisionClient:
 
     async def ask(self, messages: list[dict[str, str]], response_model: type[DecisionResponse],
                   context: dict[str, Any]) -> Answered:
-        key = cache_key(model=self.settings.model, messages=messages, schema=response_model.model_json_schema(),
+        key = cache_key(model=self.settings.model, messages=messages, schema=json_schema(response_model),
                         sampling=self.settings.sampling(), reasks=self.retry.reasks,
                         contract=contract_hash(response_model))
         answered = self._from_cache(key, response_model, context)
@@ -175,9 +175,9 @@ class DecisionClient:
             before_sleep=count_retry,
             reraise=True,
         )
+        self.usage.model_calls += 1  # one decision sent; its transport retries are counted separately
         async for attempt in retrying:
             with attempt:
-                self.usage.model_calls += 1
                 try:
                     # num_retries=0: litellm hands it to the OpenAI SDK as max_retries, so the SDK does not
                     # retry behind our back; instructor's max_retries is its re-ask budget, not HTTP retries.
@@ -223,6 +223,12 @@ class DecisionClient:
         self.usage.completion_tokens += tokens_out
         self.usage.cost += cost
         return tokens_in, tokens_out, cost
+
+
+@cache
+def json_schema(response_model: type[DecisionResponse]) -> dict[str, Any]:
+    """Built once per model: pydantic rebuilds it on every call, which dominated fully cached reruns."""
+    return response_model.model_json_schema()
 
 
 @cache

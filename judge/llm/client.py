@@ -104,6 +104,10 @@ class DecisionClient:
         self.max_cost = max_cost
         self.on_decision = on_decision
         self.usage = Usage()
+        if settings.model.startswith(EMBEDDED_PREFIX):
+            # llama.cpp judges one prompt at a time and reuses the KV cache of the previous prompt's prefix;
+            # interleaving sentences would only defeat that reuse.
+            concurrency = 1
         self._slots = asyncio.Semaphore(concurrency)
         self._reserved = 0.0
         if settings.model.startswith(EMBEDDED_PREFIX):

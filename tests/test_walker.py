@@ -140,3 +140,25 @@ def test_joint_policy_shows_every_cited_document_in_one_call(store):
     assert len(client.prompts) == 1
     content = client.prompts[0][1][1]["content"]
     assert "[d1] Barrier" in content and "[d2] Park" in content
+
+
+def test_identical_questions_in_flight_are_asked_once(tmp_path):
+    """Two runs citing the same document for the same sentence must get one answer, in the first run too."""
+    import asyncio as aio
+
+    from judge.decisions.claims_absence import ClaimsAbsence
+    from judge.llm.client import DecisionClient
+    from judge.testing.fake_endpoint import FakeEndpoint
+
+    answers = iter([True, False])
+    with FakeEndpoint(lambda request: {"rationale": "", "claims_absence": next(answers)}, latency=0.2) as endpoint:
+        client = DecisionClient(ModelSettings("openai/fake", endpoint.api_base, "x"), None, concurrency=4)
+        messages = [{"role": "user", "content": "same question"}]
+
+        async def both():
+            return await aio.gather(client.ask(messages, ClaimsAbsence, {}), client.ask(messages, ClaimsAbsence, {}))
+
+        first, second = aio.run(both())
+        assert endpoint.calls == 1
+    assert first.response.model_dump() == second.response.model_dump()
+    assert (first.cached, second.cached) == (False, True)

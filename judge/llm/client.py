@@ -110,6 +110,7 @@ class DecisionClient:
             concurrency = 1
         self._slots = asyncio.Semaphore(concurrency)
         self._reserved = 0.0
+        self._in_flight: dict[str, asyncio.Future[Answered]] = {}
         if settings.model.startswith(EMBEDDED_PREFIX):
             _register_embedded()
         self._instructor = instructor.from_litellm(litellm.acompletion, mode=instructor.Mode.JSON_SCHEMA)
@@ -121,11 +122,36 @@ class DecisionClient:
                         contract=contract_hash(response_model))
         answered = self._from_cache(key, response_model, context)
         if answered is None:
-            async with self._slots:
-                answered = await self._call(key, messages, response_model, context)
+            answered = await self._ask_once(key, messages, response_model, context)
         if self.on_decision:
             self.on_decision(answered.cached)
         return answered
+
+    async def _ask_once(self, key: str, messages: list[dict[str, str]], response_model: type[DecisionResponse],
+                        context: dict[str, Any]) -> Answered:
+        """Identical questions in flight share one answer: a rerun replays one cached answer per key, so the
+        first run must not record two (a local model's output can depend on its KV-cache state)."""
+        pending = self._in_flight.get(key)
+        if pending is not None:
+            shared = await asyncio.shield(pending)
+            self.usage.cache_hits += 1
+            if shared.response is None:
+                return Answered(None, shared.error, cached=True)
+            return Answered(response_model.model_validate(shared.response.model_dump(mode="json"), context=context),
+                            None, cached=True)
+        future: asyncio.Future[Answered] = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = future
+        try:
+            async with self._slots:
+                answered = await self._call(key, messages, response_model, context)
+            future.set_result(answered)
+            return answered
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: waiters re-raise it, and nobody else needs to
+            raise
+        finally:
+            del self._in_flight[key]
 
     def _from_cache(self, key: str, response_model: type[DecisionResponse], context: dict[str, Any]
                     ) -> Answered | None:

@@ -1,0 +1,125 @@
+"""`argue-judge calibrate` end to end on the fake endpoint: item data sets, prompt A/B, judgments files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from conftest import smart_responder
+from typer.testing import CliRunner
+
+from judge.calibrate.runner import compare_judgments
+from judge.cli.app import app
+from judge.evaluate import score
+from judge.judgments import DecisionRecord, ReportJudgment, SentenceJudgment
+from judge.labels import Outcome
+from judge.prompts import default_prompts_dir
+from judge.testing.fake_endpoint import FakeEndpoint
+
+runner = CliRunner()
+
+CLAIMS = [  # (claim, reference, human label): the smart responder supports claims whose words the text contains
+    ("The bridge opened in 1932.", "The bridge opened to traffic in 1932 after four years of work.", "attributable"),
+    ("The bridge is painted red.", "The bridge opened to traffic in 1932 after four years of work.",
+     "not attributable"),
+    ("The lake freezes every winter.", "Every winter the lake freezes over completely.", "attributable"),
+    ("The lake is 40 metres deep.", "Every winter the lake freezes over completely.", "not attributable"),
+    ("The museum has 300 paintings.", "The museum owns 300 paintings and 40 sculptures.", "attributable"),
+    ("The museum opened in 1890.", "The museum owns 300 paintings and 40 sculptures.", "attributable"),
+]
+
+
+def write_attributionbench(path):
+    lines = [json.dumps({"id": f"item-{i}", "claim": claim, "references": [ref], "attribution_label": label,
+                         "src_dataset": "toy" if i % 2 else "other"})
+             for i, (claim, ref, label) in enumerate(CLAIMS)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def calibrate_args(endpoint, tmp_path, *extra):
+    return ["calibrate", "--model", "openai/fake", "--api-base", endpoint.api_base, "--api-key", "x",
+            "--cache-dir", str(tmp_path / "cache"), "--n-boot", "200", "--no-plots", *extra]
+
+
+def test_calibrate_items_writes_a_report_with_agreement(tmp_path):
+    data = tmp_path / "ab.jsonl"
+    write_attributionbench(data)
+    with FakeEndpoint(smart_responder) as endpoint:
+        result = runner.invoke(app, calibrate_args(endpoint, tmp_path, "--attributionbench", str(data),
+                                                   "--nuggets", "examples/nuggets", "--docs", "examples/docs.jsonl",
+                                                   "--out", str(tmp_path / "report")))
+        assert result.exit_code == 0, result.output
+        calls = endpoint.calls
+        again = runner.invoke(app, calibrate_args(endpoint, tmp_path, "--attributionbench", str(data),
+                                                  "--nuggets", "examples/nuggets", "--docs", "examples/docs.jsonl",
+                                                  "--out", str(tmp_path / "report2")))
+        assert again.exit_code == 0 and endpoint.calls == calls  # resumed entirely from the cache
+    report = json.loads((tmp_path / "report" / "calibration.json").read_text())
+    support = report["decisions"]["supports_citation"]
+    assert support["n"] == len(CLAIMS) and support["failed"] == 0
+    # the responder gets every item right but the last (a claim its reference does not state)
+    assert support["accuracy"] == pytest.approx(5 / 6, abs=1e-6)
+    assert set(support["by_group"]) == {"toy", "other"}
+    assert report["decisions"]["answers_nugget"]["n"] > 0
+    markdown = (tmp_path / "report" / "calibration.md").read_text()
+    assert "supports_citation" in markdown and report["signature"] in markdown
+    assert (tmp_path / "report" / "calibration.md").read_bytes() == (tmp_path / "report2" / "calibration.md").read_bytes()
+
+
+def test_prompt_ab_asks_only_the_edited_prompt_and_reports_flips(tmp_path):
+    data = tmp_path / "ab.jsonl"
+    write_attributionbench(data)
+    old, new = tmp_path / "old", tmp_path / "new"
+    shutil.copytree(default_prompts_dir(), old)
+    shutil.copytree(default_prompts_dir(), new)
+    (new / "supports_citation.md").write_text((new / "supports_citation.md").read_text() + "\nBe lenient.\n")
+
+    def lenient(request):  # the new prompt makes the judge call everything supported
+        answer = smart_responder(request)
+        if "Be lenient." in json.dumps(request["messages"]):
+            document = request["messages"][1]["content"].split("<document>")[1].split("</document>")[0]
+            words = document.split("\n", 2)[-1].split()[:4]
+            answer = {"rationale": "lenient", "evidence": " ".join(words), "verdict": "supported"}
+        return answer
+
+    with FakeEndpoint(lenient) as endpoint:
+        first = runner.invoke(app, calibrate_args(endpoint, tmp_path, "--attributionbench", str(data), "--prompts",
+                                                  str(old), "--out", str(tmp_path / "r1")))
+        assert first.exit_code == 0, first.output
+        calls = endpoint.calls
+        result = runner.invoke(app, calibrate_args(endpoint, tmp_path, "--attributionbench", str(data), "--prompts",
+                                                   str(new), "--against", str(old), "--out", str(tmp_path / "r2")))
+        assert result.exit_code == 0, result.output
+        assert endpoint.calls - calls == len(CLAIMS)  # the old prompt's answers came from the cache
+    report = json.loads((tmp_path / "r2" / "calibration.json").read_text())
+    [comparison] = report["prompt_ab"]
+    flipped_to_wrong = comparison["right_to_wrong"]
+    assert sorted(flipped_to_wrong) == ["item-1", "item-3"]  # two unsupported claims now called supported
+    assert "the comparison cannot show a difference" in (tmp_path / "r2" / "calibration.md").read_text()
+
+
+def _judgments(run_id, outcomes, support_verdicts):
+    sentences = [
+        SentenceJudgment(index=i, text=f"s{i}", citations=["d1"], outcome=Outcome(o),
+                         decisions=[DecisionRecord(decision="supports_citation", verdict=v, doc_ids=["d1"])])
+        for i, (o, v) in enumerate(zip(outcomes, support_verdicts, strict=True))]
+    return ReportJudgment(run_id=run_id, request_id="q1", sentences=sentences, nuggets=[], assessor="human")
+
+
+def test_human_and_judge_judgments_are_compared_decision_outcome_report_and_run():
+    human = [_judgments("a", [3, 3, 1], [True, True, False]), _judgments("b", [1, 1, 3], [False, False, True]),
+             _judgments("c", [3, 1, 1], [True, False, False])]
+    judged = [_judgments("a", [3, 2, 1], [True, True, False]), _judgments("b", [1, 1, 1], [False, False, False]),
+              _judgments("c", [3, 1, 1], [True, False, False])]
+    comparison = compare_judgments(human, judged, lambda js: score(js, "test")[0].rows(), n_boot=100,
+                                   repetitions=50)
+    support = comparison.decisions["supports_citation"]
+    assert (support.n, support.accuracy) == (9, 8 / 9)
+    outcome = comparison.decisions["sentence_outcome"]
+    assert outcome.accuracy == 7 / 9
+    precision = comparison.report_level["SentencePrecision"]
+    assert precision.n == 3
+    board = comparison.run_level["SentencePrecision"]
+    assert board.n_runs == 3
+    assert "SentencePrecision" in comparison.pairwise

@@ -64,7 +64,8 @@ def test_calibrate_items_writes_a_report_with_agreement(tmp_path):
     assert report["decisions"]["answers_nugget"]["n"] > 0
     markdown = (tmp_path / "report" / "calibration.md").read_text()
     assert "supports_citation" in markdown and report["signature"] in markdown
-    assert (tmp_path / "report" / "calibration.md").read_bytes() == (tmp_path / "report2" / "calibration.md").read_bytes()
+    rerun = (tmp_path / "report2" / "calibration.md").read_bytes()
+    assert (tmp_path / "report" / "calibration.md").read_bytes() == rerun
 
 
 def test_prompt_ab_asks_only_the_edited_prompt_and_reports_flips(tmp_path):

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge.errors import InputError
+from judge.formats._jsonl import iter_jsonl, source_name
 from judge.labels import Aggregator, Decision, Importance, Outcome, SentenceStatus
 from judge.types import Nugget, NuggetBank
 
@@ -120,21 +121,9 @@ def write_judgments(path: Path, judgments: Iterable[ReportJudgment]) -> None:
 
 
 def iter_judgments(source: str | Path) -> Iterator[ReportJudgment]:
-    """Read a judgments file (path) or literal JSONL text (a str containing a newline or starting with '{')."""
-    if isinstance(source, str) and (source.lstrip().startswith("{") or "\n" in source):
-        lines, name = source.splitlines(), "<string>"
-    else:
-        path = Path(source)
-        if not path.exists():
-            raise InputError("no such judgments file", path)
-        lines, name = path.read_text(encoding="utf-8").splitlines(), str(path)
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})", name, number) from None
+    """Read a judgments file (path, .gz too) or literal JSONL text (a str containing a newline or starting with '{')."""
+    name = source_name(source)
+    for number, data in iter_jsonl(source):
         try:
             yield ReportJudgment.model_validate(data)
         except ValidationError as exc:

@@ -58,7 +58,7 @@ def test_attributionbench_inline():
 
 
 @pytest.mark.parametrize("line, message", [
-    ("{not json", "not valid JSON"),
+    ("{not json", "malformed JSON at column 2"),
     ("[1, 2]", "expected a JSON object"),
     ({"claim": "c", "references": ["d"], "attribution_label": "attributable", "src_dataset": "s"}, "'id'"),
     ({"id": "x", "references": ["d"], "attribution_label": "attributable", "src_dataset": "s"}, "'claim'"),

@@ -13,8 +13,6 @@ on a malformed line or a missing / ill-typed field. Items come out in input orde
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -25,6 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from judge.calibrate.items import DECISION_LABELS, PARTIALLY_SUPPORTED, CalibrationItem, label_for
 from judge.errors import InputError
+from judge.formats._jsonl import iter_jsonl, source_name
 from judge.judgments import ReportJudgment
 from judge.types import Document, NuggetBank
 
@@ -68,39 +67,10 @@ class ImportResult(BaseModel):
 # Plumbing
 # ---------------------------------------------------------------------------------------------------------------
 
-def _is_literal(source: str | Path) -> bool:
-    return isinstance(source, str) and ("\n" in source or source.lstrip().startswith("{"))
-
-
-def _lines(source: str | Path) -> tuple[str, list[str]]:
-    if _is_literal(source):
-        return "<string>", str(source).splitlines()
-    path = Path(source)
-    if not path.is_file():
-        raise InputError("no such file", path)
-    try:
-        if path.suffix == ".gz":
-            with gzip.open(path, "rt", encoding="utf-8-sig") as fh:
-                text = fh.read()
-        else:
-            text = path.read_text(encoding="utf-8-sig")
-    except (UnicodeDecodeError, OSError) as exc:
-        raise InputError(f"cannot read as UTF-8 text ({exc})", path) from None
-    return str(path), text.splitlines()
-
-
 def _iter_objects(source: str | Path) -> Iterator[tuple[str, int, dict[str, Any]]]:
-    """(file name, 1-based line number, object) per non-blank JSONL line."""
-    name, lines = _lines(source)
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})", name, number) from None
-        if not isinstance(obj, dict):
-            raise InputError(f"expected a JSON object, found {_type(obj)}", name, number)
+    """(file name, 1-based line number, object) per non-blank JSONL line; the one JSONL reader of the project."""
+    name = source_name(source)
+    for number, obj in iter_jsonl(source):
         yield name, number, obj
 
 

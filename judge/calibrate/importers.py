@@ -220,6 +220,16 @@ def _lookup(get_doc: Callable[[str], Document | None], doc_id: str) -> Document 
         return None
 
 
+def _cached_document(get_doc: Callable[[str], Document | None], doc_id: str,
+                     cache: dict[str, Document | None], result: ImportResult) -> Document | None:
+    """Look each document up once per import; a missing one is recorded once in `result.missing_doc_ids`."""
+    if doc_id not in cache:
+        cache[doc_id] = _lookup(get_doc, doc_id)
+        if cache[doc_id] is None:
+            result.missing_doc_ids.append(doc_id)
+    return cache[doc_id]
+
+
 def items_from_nugget_banks(
     banks: Mapping[str, NuggetBank],
     get_doc: Callable[[str], Document | None],
@@ -253,11 +263,7 @@ def items_from_nugget_banks(
                 continue
             answers = [a.text for a in nugget.answers]
             for doc_id in doc_ids:
-                if doc_id not in cache:
-                    cache[doc_id] = _lookup(get_doc, doc_id)
-                    if cache[doc_id] is None:
-                        result.missing_doc_ids.append(doc_id)
-                doc = cache[doc_id]
+                doc = _cached_document(get_doc, doc_id, cache, result)
                 if doc is None:
                     result.skip("missing_document")
                     continue
@@ -348,11 +354,7 @@ def items_from_judgments(
                 if get_doc is not None:
                     missing = False
                     for doc_id in dec.doc_ids:
-                        if doc_id not in cache:
-                            cache[doc_id] = _lookup(get_doc, doc_id)
-                            if cache[doc_id] is None:
-                                result.missing_doc_ids.append(doc_id)
-                        doc = cache[doc_id]
+                        doc = _cached_document(get_doc, doc_id, cache, result)
                         if doc is None:
                             missing = True
                             break

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TypeVar
 
 import typer
 from rich.console import Console
@@ -12,7 +11,6 @@ from rich.markup import escape
 
 from judge.errors import BudgetExceeded, ConfigurationError, InputError
 
-T = TypeVar("T")
 stderr = Console(stderr=True)
 
 EXIT_INPUT = 2
@@ -38,7 +36,3 @@ def user_errors(debug: bool = False) -> Iterator[None]:
         stderr.print("argue-judge: interrupted; decisions made so far are in the cache.")
         raise typer.Exit(130) from None
 
-
-def guarded(debug: bool, work: Callable[[], T]) -> T:
-    with user_errors(debug):
-        return work()

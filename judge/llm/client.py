@@ -13,7 +13,7 @@ import hashlib
 import inspect
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
@@ -135,10 +135,7 @@ class DecisionClient:
         if pending is not None:
             shared = await asyncio.shield(pending)
             self.usage.cache_hits += 1
-            if shared.response is None:
-                return Answered(None, shared.error, cached=True)
-            return Answered(response_model.model_validate(shared.response.model_dump(mode="json"), context=context),
-                            None, cached=True)
+            return replace(shared, cached=True)
         future: asyncio.Future[Answered] = asyncio.get_running_loop().create_future()
         self._in_flight[key] = future
         try:

@@ -41,6 +41,9 @@ class ModelSettings:
     # provider known to return them; hosted providers opt in (not every one accepts the parameter).
     # `judge.llm.logprob.asks_logprobs` resolves it. Not in `sampling()`: the answer does not depend on it.
     logprobs: bool | None = None
+    # llama.cpp threads of the embedded judge (--threads). None: as many as the cores free when the model loads.
+    # Not keyed: each thread computes its own rows of every product, so the count changes speed, not answers.
+    threads: int | None = None
 
     @property
     def routed(self) -> bool:

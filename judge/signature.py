@@ -149,7 +149,8 @@ class CalibrationSignature(_Forms):
     items: int
     n_boot: int
     resample_seed: int
-    sample: int | None = None               # stratified sample size per data set (None: every item)
+    sample: str | None = None               # stratified sample size(s) per data set (None: every item)
+    exclude: str | None = None              # items left out before sampling: 'count@hash of their ids'
     wice_partial: str | None = None         # how WiCE's partially_supported was labelled (None: no WiCE items)
     against: tuple[tuple[str, str], ...] | None = None   # prompt hashes of the old set of an A/B comparison
     attacks: tuple[str, ...] | None = None   # red-team attack kinds (None: no red team)
@@ -160,6 +161,8 @@ class CalibrationSignature(_Forms):
         out = [("", self.judge.short() if short else self.judge.long().replace("\n", "; ")),
                ("items", str(self.items)), ("sample", "all" if self.sample is None else str(self.sample)),
                ("boot", str(self.n_boot)), ("resample_seed", str(self.resample_seed))]
+        if self.exclude is not None:
+            out.append(("exclude", self.exclude))
         if self.wice_partial is not None:
             out.append(("wice_partial", self.wice_partial))
         if self.against is not None:

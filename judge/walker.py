@@ -10,7 +10,8 @@ request, then the document, then the sentence, so those calls share a long prefi
 share at least the request): a local llama.cpp model (one call at a time) reuses the KV state of that prefix,
 hosted providers serve it from their prompt cache. (Measured on the prompts alone: the characters a call
 shares with the previous call's prompt rise from 26% in the older layout, report by report, to 35% on the
-NeuCLIR example run, 84 documents for 108 support questions; from 45% to 55% on the bundled example.) The walk then takes these records instead of asking again; since a
+NeuCLIR example run, 84 documents for 108 support questions; from 45% to 55% on the bundled example.) The walk
+then takes these records instead of asking again; since a
 record depends only on its prompt (temperature 0, one answer per cache key), the judgments are the same as in
 report-by-report order, and so is their order in the file.
 """

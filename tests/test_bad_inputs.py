@@ -113,7 +113,8 @@ def hostile_line_cases(kind: str, good: dict, text_field: str) -> list[Case]:
 
 
 def record_cases(kind: str, good: dict, table: list[tuple[str, Callable[[dict], Any], str]]) -> list[Case]:
-    return [Case(f"{kind}-{name}", kind, lines(good, mutate(good, change)), fragment) for name, change, fragment in table]
+    return [Case(f"{kind}-{name}", kind, lines(good, mutate(good, change)), fragment)
+            for name, change, fragment in table]
 
 
 REPORT_TABLE = [

@@ -161,3 +161,57 @@ def test_human_and_judge_judgments_are_compared_decision_outcome_report_and_run(
     assert pairwise.ttest.n_pairs == pairwise.wilcoxon.n_pairs == 3
     assert pairwise.ttest.agreement == pairwise.wilcoxon.agreement == 1.0
     assert pairwise.ttest.table == [[0, 0, 0], [0, 0, 0], [0, 0, 3]]
+
+
+def test_items_jsonl_lists_every_item_and_exclude_leaves_them_out_before_sampling(tmp_path):
+    data = tmp_path / "ab.jsonl"
+    write_attributionbench(data)
+    with FakeEndpoint(smart_responder) as endpoint:
+        tuned = runner.invoke(app, calibrate_args(endpoint, tmp_path, "--attributionbench", str(data),
+                                                  "--sample", "attributionbench=3", "--seed", "1",
+                                                  "--out", str(tmp_path / "tuning")))
+        assert tuned.exit_code == 0, tuned.output
+        per_item = [json.loads(line) for line in (tmp_path / "tuning" / "items.jsonl").read_text().splitlines()]
+        assert len(per_item) == 3
+        # the responder is right on every item but item-5 (its reference does not state the claim)
+        for row in per_item:
+            assert row["decision"] == "supports_citation" and row["error"] is None
+            human = dict((f"item-{i}", label) for i, (_, _, label) in enumerate(CLAIMS))[row["item_id"]]
+            assert row["human"] == ("supported" if human == "attributable" else "not_supported")
+            assert (row["judge"] == row["human"]) is (row["item_id"] != "item-5")
+        held_out = runner.invoke(app, calibrate_args(endpoint, tmp_path, "--attributionbench", str(data),
+                                                     "--exclude", str(tmp_path / "tuning" / "items.jsonl"),
+                                                     "--out", str(tmp_path / "held-out")))
+        assert held_out.exit_code == 0, held_out.output
+    tuning_ids = {row["item_id"] for row in per_item}
+    rest = [json.loads(line)["item_id"] for line in (tmp_path / "held-out" / "items.jsonl").read_text().splitlines()]
+    assert sorted(rest) == sorted({f"item-{i}" for i in range(len(CLAIMS))} - tuning_ids)
+    report = json.loads((tmp_path / "held-out" / "calibration.json").read_text())
+    assert report["decisions"]["supports_citation"]["n"] == 3
+    assert "|exclude:3@" in report["signature"] and "(3 excluded by items.jsonl)" in " ".join(report["notes"])
+    assert "items" not in report  # per-item rows live in items.jsonl only
+    first = json.loads((tmp_path / "tuning" / "calibration.json").read_text())
+    assert "|sample:attributionbench=3|" in first["signature"]
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    ("ab=3", "NAME one of attributionbench, wice, nuggets"),
+    ("wice=0", "at least 1"),
+    ("0", "at least 1"),
+])
+def test_a_bad_sample_option_is_one_line_naming_the_fix(tmp_path, option, message):
+    data = tmp_path / "ab.jsonl"
+    write_attributionbench(data)
+    result = runner.invoke(app, ["calibrate", "--attributionbench", str(data), "--sample", option,
+                                 "--out", str(tmp_path / "out")])
+    assert result.exit_code != 0 and message in result.output and "Traceback" not in result.output
+
+
+def test_an_exclude_file_with_a_bad_line_names_the_file_and_line(tmp_path):
+    data = tmp_path / "ab.jsonl"
+    write_attributionbench(data)
+    bad = tmp_path / "items.jsonl"
+    bad.write_text('{"item_id": "item-1"}\n{"id": 3}\n')
+    result = runner.invoke(app, ["calibrate", "--attributionbench", str(data), "--exclude", str(bad),
+                                 "--out", str(tmp_path / "out")])
+    assert result.exit_code != 0 and f"{bad}:2:" in result.output.replace("\n", "")

@@ -380,3 +380,31 @@ def test_real_model_gives_a_clear_verdict_a_high_probability():
     assert first.top_logprobs and all(
         any(value.startswith(alternative.token) for value in ("supported", "not_supported"))
         for alternative in first.top_logprobs)
+
+
+@pytest.mark.embedded
+@pytest.mark.skipif(_UNAVAILABLE is not None, reason=str(_UNAVAILABLE))
+def test_the_thread_count_changes_speed_not_answers():
+    """Why --threads is not in the judge signature: the same prompt gives the same tokens and log-probabilities
+    on one thread and on two."""
+    from judge.llm.llama_runtime import LlamaRuntime
+
+    schema = {"type": "object", "properties": {
+        "verdict": {"type": "string", "enum": ["supported", "not_supported"]},
+        "rationale": {"type": "string", "maxLength": 120}}, "required": ["verdict", "rationale"]}
+    messages = [{"role": "system", "content": "You check whether a document supports a sentence. Reply in JSON."},
+                {"role": "user", "content": "Document:\nThe Hoover Dam was dedicated on September 30, 1935, by "
+                 "President Franklin D. Roosevelt.\n\nSentence: The dam was dedicated in 1936 by Hoover."}]
+    answers = []
+    for threads in (1, 2):
+        runtime = LlamaRuntime(n_threads=threads, state_slots=0)
+        try:
+            done = runtime.complete(messages=messages, max_tokens=60, top_logprobs=3,
+                                    response_format={"type": "json_object", "schema": schema})
+            assert runtime.n_threads == threads
+            answers.append((done.result["choices"][0]["message"]["content"],
+                            [(c.token, round(c.logprob, 4)) for c in done.choices or []]))
+        finally:
+            runtime.close()
+    assert answers[0][1], "no log-probabilities were recorded"
+    assert answers[0] == answers[1]

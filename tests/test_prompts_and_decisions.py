@@ -195,7 +195,8 @@ def test_each_call_allows_only_the_numbers_and_labels_it_shows():
     assert contract == contract_hash(SupportsCitation)
     # Built once per set of choices: the client's per-class schema cache stays bounded and the key deterministic.
     assert question(prepared)[1] is model
-    assert json_schema(model) == tailored(SupportsCitation, "first", (("evidence", (1, 2)),)).model_json_schema()
+    assert json_schema(model) == tailored(SupportsCitation, "omit", (
+        ("evidence", (1, 2)), ("verdict", ("supported", "not_supported")))).model_json_schema()
     # Without a call's context (as a grammar would enforce it), another number cannot even be represented.
     with pytest.raises(ValidationError, match="Input should be 1 or 2"):
         model.model_validate({"rationale": "r", "evidence": [3], "verdict": "supported"})
@@ -275,7 +276,7 @@ def test_a_long_document_is_cut_to_numbered_passages_with_gaps(tmp_path):
         supports_citation.prepare(REQUEST, "s", [document], PassagePolicy(max_doc_bytes=1000))
 
 
-@pytest.mark.parametrize("position", ["last", "omit"])
+@pytest.mark.parametrize("position", ["first", "last", "omit"])
 def test_the_rationale_option_of_a_prompt_set_moves_or_drops_the_rationale(tmp_path, position):
     import shutil
 
@@ -284,17 +285,41 @@ def test_the_rationale_option_of_a_prompt_set_moves_or_drops_the_rationale(tmp_p
     edited = tmp_path / "prompts"
     shutil.copytree(default_prompts_dir(), edited)
     path = edited / "supports_citation.md"
-    path.write_text(f"rationale: {position}\n\n" + path.read_text())
+    body = path.read_text()
+    body = body[body.index("## System"):]  # the shipped set's own option lines go
+    path.write_text(f"rationale: {position}\n\n" + body)
     prepared = supports_citation.prepare(REQUEST, "It opened in May 2024.", [BARRIER], PassagePolicy())
     model = question(prepared, edited)[1]
     properties = list(model.model_json_schema()["properties"])
-    assert properties == (["evidence", "verdict", "rationale"] if position == "last" else ["evidence", "verdict"])
-    assert list(question(prepared)[1].model_json_schema()["properties"]) == ["rationale", "evidence", "verdict"]
+    # Rationale first: the model reasons, then commits. Otherwise the verdict comes first, so its token is the
+    # model's first decision (a real confidence) and little is generated after it.
+    assert properties == {"first": ["rationale", "evidence", "verdict"], "last": ["verdict", "evidence", "rationale"],
+                          "omit": ["verdict", "evidence"]}[position]
+    assert model.model_json_schema()["required"] == properties
     answer = model.model_validate({"evidence": [2], "verdict": "supported"} | (
-        {"rationale": "Stated."} if position == "last" else {}), context=prepared.context)
+        {"rationale": "Stated."} if position != "omit" else {}), context=prepared.context)
     assert answer.decided() is True
-    # The option is part of the prompt file, so of the prompt hash the signature and the cache key carry.
-    assert load_template("supports_citation", edited).short_hash != load_template("supports_citation").short_hash
+    # The option is part of the prompt file, so of the prompt hash the signature and the cache key carry (the
+    # shipped set says 'rationale: omit', so that edit gives back the shipped file).
+    same = load_template("supports_citation", edited).short_hash == load_template("supports_citation").short_hash
+    assert same is (position == "omit")
+
+
+def test_the_shipped_support_prompt_asks_for_the_verdict_first_without_a_rationale():
+    prepared = supports_citation.prepare(REQUEST, "It opened in May 2024.", [BARRIER], PassagePolicy())
+    assert list(question(prepared)[1].model_json_schema()["properties"]) == ["verdict", "evidence"]
+
+
+def test_cannot_judge_is_offered_only_for_a_document_without_readable_text():
+    readable = supports_citation.prepare(REQUEST, "It opened in May 2024.", [BARRIER], PassagePolicy())
+    schema = question(readable)[1].model_json_schema()
+    assert schema["properties"]["verdict"]["enum"] == ["supported", "not_supported"]
+    empty = supports_citation.prepare(REQUEST, "It opened.", [Document(doc_id="e", text="[ ]")], PassagePolicy())
+    schema = question(empty)[1].model_json_schema()
+    assert schema["properties"]["verdict"]["enum"] == ["supported", "not_supported", "cannot_judge"]
+    model = question(readable)[1]
+    with pytest.raises(ValidationError):
+        model.model_validate({"evidence": [], "verdict": "cannot_judge"}, context=readable.context)
 
 
 def test_a_bad_prompt_option_names_the_file_and_line(tmp_path):

@@ -28,7 +28,8 @@ RESULT_CHANGING: dict[str, dict[str, str]] = {
              "thresholds": "thresholds"},
     "score": {"citation_policy": "citation_policy"},
     "merge": {},   # its numbers are those the shards' judgments give; every shard must carry one judge signature
-    "calibrate": {"wice_partial": "wice_partial", "sample": "sample", "seed": "resample_seed", "n_boot": "n_boot",
+    "calibrate": {"wice_partial": "wice_partial", "sample": "sample", "exclude": "exclude", "seed": "resample_seed",
+                  "n_boot": "n_boot",
                   "model": "judge.model", "max_tokens": "judge.max_tokens", "max_doc_chars": "judge.passages",
                   "prompts": "judge.prompts", "against": "against", "attack": "attacks",
                   "attacks_file": "attacks_hash", "logprobs": "judge.logprobs", "fit_threshold": "fit",
@@ -45,14 +46,15 @@ NEUTRAL: dict[str, set[str]] = {
     # max_doc_bytes refuses a run, never changes its numbers; price_per_1k only prices the budget;
     # max_failed_fraction only decides the exit code; router and timeout pick servers and wait times, never an
     # answer; shard and resume choose which reports are judged now (the score signature counts the reports);
-    # cache holds answers, it does not make them
+    # cache holds answers, it does not make them; threads changes llama.cpp's speed, not its answers (each output
+    # row is computed by one thread in the same order: tests/test_embedded_llm.py checks 1 vs 2 threads)
     "eval": {"reports", "requests", "docs", "nuggets", "api_base", "router", "api_key", "timeout", "concurrency",
              "max_cost", "cache", "no_cache", "shard", "resume", "with_baselines", "gold", "out", "debug",
-             "max_doc_bytes", "price_per_1k", "max_failed_fraction", "view"},
+             "max_doc_bytes", "price_per_1k", "max_failed_fraction", "view", "threads"},
     "score": {"judgments", "nuggets", "out", "debug"},
     "merge": {"shards", "out", "debug"},
     "calibrate": {"attributionbench", "wice", "nuggets", "docs", "human", "judged", "api_base", "api_key",
-                  "concurrency", "cache_dir", "out", "plots", "debug"},
+                  "concurrency", "threads", "cache_dir", "out", "plots", "debug"},
     "baseline exam": {"reports", "out", "nuggets", "gold", "debug"},
     "baseline rouge": {"reports", "gold", "out", "debug"},
     "baseline pa-bleu": {"reports", "gold", "out", "debug"},

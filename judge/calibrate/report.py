@@ -34,7 +34,7 @@ from judge.calibrate.document import number as _f
 from judge.calibrate.figures import new_figure as _figure
 from judge.calibrate.figures import save_png as _save
 from judge.calibrate.report_confidence import confidence_blocks, plot_reliability, threshold_blocks
-from judge.calibrate.results import CalibrationResults, load_calibration_json, results_json
+from judge.calibrate.results import CalibrationResults, items_jsonl, load_calibration_json, results_json
 from judge.calibrate.stats import VERDICTS, AgreementResult, LeaderboardCorrelation, Rate
 from judge.formats.atomic import write_text_atomic
 
@@ -44,6 +44,7 @@ __all__ = ["HTML_NAME", "JSON_NAME", "MARKDOWN_NAME", "CalibrationResults", "loa
 MARKDOWN_NAME = "calibration.md"
 HTML_NAME = "calibration.html"
 JSON_NAME = "calibration.json"
+ITEMS_NAME = "items.jsonl"
 TITLE = "Calibration report"
 
 
@@ -327,8 +328,9 @@ def plot_leaderboard(lc: LeaderboardCorrelation, metric: str, path: Path) -> boo
 # ---------------------------------------------------------------------------------------------------------------
 
 def write_calibration_report(results: CalibrationResults, out: str | Path, *, plots: bool = True) -> list[Path]:
-    """Write calibration.md, calibration.html (figures inline), calibration.json and (if `plots`) PNGs into
-    `out`; return the paths written.
+    """Write calibration.md, calibration.html (figures inline), calibration.json, items.jsonl (one line per
+    labelled item: human and judge label, confidence, error; what `calibrate --exclude` reads) and (if `plots`)
+    PNGs into `out`; return the paths written.
 
     PNGs: confusion_<decision>.png per decision, reliability_<decision>.png per decision with confidences,
     kappa.png (κ with CI error bars), leaderboard_<metric>.png per run-level metric (judge vs human mean with SE
@@ -361,4 +363,8 @@ def write_calibration_report(results: CalibrationResults, out: str | Path, *, pl
     write_text_atomic(page, render_html(results, {key: (out / name).read_bytes() for key, name in figures.items()}))
     js = out / JSON_NAME
     write_text_atomic(js, results_json(results))
-    return [md, page, js, *written]
+    if not results.items:
+        return [md, page, js, *written]
+    per_item = out / ITEMS_NAME
+    write_text_atomic(per_item, items_jsonl(results))
+    return [md, page, js, per_item, *written]

@@ -30,6 +30,18 @@ JSON_DECIMALS = 6
 FORMAT_VERSION = "argue-calibration/1"
 
 
+class ItemOutcome(BaseModel):
+    """One labelled item as the judge saw it: what `--exclude` reads back and what a user checks by hand."""
+
+    item_id: str
+    decision: str
+    group: str | None = None
+    human: str
+    judge: str | None = Field(description="the judge's label; null when the decision failed or was undecided")
+    confidence: float | None = None
+    error: str | None = None
+
+
 class CalibrationResults(BaseModel):
     """Everything one calibration run computed. Keys of the dicts: decision name / score metric name."""
 
@@ -46,6 +58,8 @@ class CalibrationResults(BaseModel):
     thresholds: dict[str, ThresholdFit] = Field(
         default_factory=dict, description="per decision, with --fit-threshold: the fitted threshold, cross-validated")
     notes: list[str] = Field(default_factory=list, description="free-text lines, e.g. importer skip counts")
+    items: list[ItemOutcome] = Field(default_factory=list, exclude=True,
+                                     description="per item (written to items.jsonl, not to calibration.json)")
 
 
 def _canonical(value: Any) -> Any:
@@ -67,6 +81,12 @@ def results_json(results: CalibrationResults) -> str:
     """The canonical JSON text of the results (sorted keys, rounded floats, trailing newline)."""
     data = _canonical(results.model_dump(mode="python"))
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def items_jsonl(results: CalibrationResults) -> str:
+    """One canonical JSON line per item, in the items' order."""
+    return "".join(json.dumps(_canonical(i.model_dump(mode="python")), sort_keys=True, ensure_ascii=False) + "\n"
+                   for i in results.items)
 
 
 def load_calibration_json(path: str | Path) -> CalibrationResults:

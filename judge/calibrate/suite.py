@@ -13,8 +13,9 @@ from pathlib import Path
 from judge.calibrate.confidence import confidence_by_decision, fit_thresholds, thresholds_file
 from judge.calibrate.items import CalibrationItem
 from judge.calibrate.redteam import red_team
-from judge.calibrate.results import CalibrationResults
+from judge.calibrate.results import CalibrationResults, ItemOutcome
 from judge.calibrate.runner import ask_items, compare_judgments, labels_of, predict
+from judge.calibrate.sources import Exclusion, SampleSize
 from judge.calibrate.stats import AttackResult, FitMetric, agreement_by_decision, compare_prompts_on_items
 from judge.calibrate.stats.confidence import DEFAULT_FOLDS
 from judge.decisions.asker import Decider
@@ -38,7 +39,8 @@ class CalibrationConfig:
     cache: DecisionCache | None = None
     n_boot: int = 1000
     seed: int = 0                          # of the stratified sample and the bootstrap, not of the model
-    sample: int | None = None              # items were a stratified sample of this many per data set
+    sample: SampleSize | None = None       # items were a stratified sample of this many per data set
+    exclude: Exclusion | None = None       # items left out before sampling (tuned on elsewhere)
     wice_partial: str | None = None        # how WiCE's partially_supported was labelled (None: no WiCE items)
     attacks: tuple[Attack, ...] = ()       # red team: each item is asked again under each of these attacks
     fit_metric: FitMetric | None = None    # --fit-threshold: fit decision thresholds maximising this metric
@@ -46,7 +48,10 @@ class CalibrationConfig:
     def signature(self, items: int) -> CalibrationSignature:
         against = prompt_hashes(self.against.prompts_dir) if self.against is not None else None
         return CalibrationSignature(JudgeSignature.of(self.model, self.retry, self.judge), items=items,
-                                    n_boot=self.n_boot, resample_seed=self.seed, sample=self.sample,
+                                    n_boot=self.n_boot, resample_seed=self.seed,
+                                    sample=None if self.sample is None else str(self.sample),
+                                    exclude=None if self.exclude is None else
+                                    f"{len(self.exclude.item_ids)}@{self.exclude.digest}",
                                     wice_partial=self.wice_partial, against=against,
                                     attacks=tuple(a.kind for a in self.attacks) if self.attacks else None,
                                     attacks_hash=attacks_hash(self.attacks) if self.attacks else None,
@@ -69,6 +74,10 @@ def calibrate(items: list[CalibrationItem], config: CalibrationConfig, *,
     if items:
         records, old_labels, attacked = asyncio.run(_predict_all(items, config, on_item))
         labels = labels_of(items, records)
+        results.items.extend(
+            ItemOutcome(item_id=i.item_id, decision=i.decision, group=i.group, human=i.human_label,
+                        judge=labels[i.item_id], confidence=records[i.item_id].confidence,
+                        error=records[i.item_id].error) for i in items)
         results.decisions.update(agreement_by_decision(items, labels, n_boot=config.n_boot, seed=config.seed))
         results.confidence.update(confidence_by_decision(items, records))
         if config.fit_metric is not None:
@@ -120,7 +129,8 @@ def write_thresholds(results: CalibrationResults, config: CalibrationConfig, ite
     for item in items:
         counts[item.decision] = counts.get(item.decision, 0) + 1
     signature = config.signature(len(items))
-    fitted_on = {"items": len(items), "items_per_decision": counts, "sample": config.sample,
+    fitted_on = {"items": len(items), "items_per_decision": counts,
+                 "sample": None if config.sample is None else str(config.sample),
                  "seed": config.seed, "wice_partial": config.wice_partial,
                  "groups": sorted({i.group for i in items if i.group is not None})}
     data = thresholds_file(results.thresholds, signature.judge.short(), signature.short(), config.fit_metric,

@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from judge.calibrate.redteam import attacked_count
 from judge.calibrate.report import write_calibration_report
 from judge.calibrate.report_confidence import THRESHOLDS_NAME
-from judge.calibrate.sources import WICE_PARTIAL_POLICIES, ItemSources, load_items
+from judge.calibrate.sources import WICE_PARTIAL_POLICIES, Exclusion, ItemSources, SampleSize, load_items
 from judge.calibrate.stats import FIT_METRICS, Rate
 from judge.calibrate.suite import CalibrationConfig, calibrate, write_thresholds
 from judge.cli import options
@@ -41,7 +41,12 @@ def calibrate_command(
         "--human", help="Human assessors' judgments files (the judgments format).")] = None,
     judged: Annotated[list[Path] | None, typer.Option(
         "--judged", help="The judge's judgments of the same reports (from argue-judge eval).")] = None,
-    sample: Annotated[int | None, typer.Option("--sample", help="Stratified sample of N items per data set.")] = None,
+    sample: Annotated[str | None, typer.Option(
+        "--sample", help="Stratified sample: N items per data set, or per data set "
+        "(attributionbench=200,wice=150; a data set not named is used whole).")] = None,
+    exclude: Annotated[Path | None, typer.Option(
+        "--exclude", help="Leave out these items before sampling: an items.jsonl of an earlier calibration (e.g. "
+        "the items a prompt was tuned on) or one item id per line.", exists=True, dir_okay=False)] = None,
     seed: Annotated[int, typer.Option(
         "--seed", help="Seed of the stratified sample and the bootstrap (recorded in the signature).")] = 0,
     n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples for kappa intervals.")] = 1000,
@@ -67,6 +72,7 @@ def calibrate_command(
     fit_metric: Annotated[str, typer.Option(
         "--fit-metric", help=f"What --fit-threshold maximises: {', '.join(FIT_METRICS)}.")] = "kappa",
     concurrency: options.Concurrency = 4,
+    threads: options.Threads = None,
     cache_dir: options.Cache = options.DEFAULT_CACHE_TARGET,
     out: options.Out = Path("calibration/latest"),
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write PNG figures.")] = True,
@@ -85,7 +91,9 @@ def calibrate_command(
                               tuple(nuggets or ()), tuple(docs or ()),
                               index_dir=local_directory(cache_dir) / "docstore")
         attacks = chosen_attacks(attack, attacks_file)
-        items = load_items(sources, sample, seed, diagnostics)
+        sample_size = SampleSize.parse(sample) if sample is not None else None
+        exclusion = Exclusion.read(exclude) if exclude is not None else None
+        items = load_items(sources, sample_size, seed, diagnostics, exclusion)
         human_records = [j for p in human or [] for j in iter_judgments(p)]
         judged_records = [j for p in judged or [] for j in iter_judgments(p)]
         if not items and not human_records:
@@ -94,9 +102,11 @@ def calibrate_command(
         settings = JudgeSettings(prompts_dir=prompts, passages=PassagePolicy(max_chars=max_doc_chars))
         cache = open_decision_cache(cache_dir)
         config = CalibrationConfig(
-            model=ModelSettings(model, api_base, api_key, max_tokens=max_tokens, logprobs=logprobs), judge=settings,
+            model=ModelSettings(model, api_base, api_key, max_tokens=max_tokens, logprobs=logprobs, threads=threads),
+            judge=settings,
             against=JudgeSettings(prompts_dir=against) if against else None, concurrency=concurrency, cache=cache,
-            n_boot=n_boot, seed=seed, sample=sample, wice_partial=wice_partial if wice else None, attacks=attacks,
+            n_boot=n_boot, seed=seed, sample=sample_size, exclude=exclusion,
+            wice_partial=wice_partial if wice else None, attacks=attacks,
             fit_metric=fit_metric if fit_threshold else None)  # type: ignore[arg-type]  (checked above)
         total = len(items) * (2 if against else 1) + attacked_count(items, attacks)
         with Progress(TextColumn("calibrating"), BarColumn(), MofNCompleteColumn(), TextColumn("items"),

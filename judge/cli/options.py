@@ -36,6 +36,9 @@ Temperature = Annotated[float, typer.Option("--temperature", callback=non_negati
 Seed = Annotated[int, typer.Option("--seed", help="Sampling seed passed to the model (recorded in the signature).")]
 MaxTokens = Annotated[int, typer.Option("--max-tokens", min=1, help="Maximum tokens per judgment.")]
 Concurrency = Annotated[int, typer.Option("--concurrency", "-j", min=1, help="Decisions in flight at once.")]
+Threads = Annotated[int | None, typer.Option(
+    "--threads", min=1, help="CPU threads of the embedded judge. Default: the cores free when the model loads "
+    "(one more thread than free cores can make it several times slower).")]
 CacheDir = Annotated[Path, typer.Option("--cache-dir", help="Decision cache directory.")]
 # --cache-dir stays as an alias: the same option, now also taking a URL.
 Cache = Annotated[str, typer.Option(

@@ -30,11 +30,7 @@ from judge.settings import ModelSettings, Thresholds
 # (a list of labels) and absence_nugget (one of several labels, any but "none" meaning yes) have none: the
 # probability of the labels written is not the probability of the verdict, so their confidence stays None.
 VERDICT_FIELDS: dict[Decision, str] = {
-    "supports_citation": "verdict",
-    "claims_absence": "claims_absence",
-    "needs_citation": "needs_citation",
-    "repeated_claim": "repeated",
-}
+    decision: model.verdict_field for decision, model in RESPONSE_MODELS.items() if model.verdict_field}
 CONFIDENCE_DECIMALS = 6
 
 

@@ -32,6 +32,10 @@ class DecisionResponse(BaseModel):
     rationale: str = Field(max_length=RATIONALE_CHARS, description="One short sentence explaining the verdict.")
     # Module-level helpers (functions, patterns, constants) the validators call: part of the contract hash.
     contract_helpers: ClassVar[tuple[object, ...]] = ()
+    # The field holding the diamond's answer (None: the answer is a set of labels). A prompt set that moves the
+    # rationale after the verdict or leaves it out gets this field first: the verdict's token is then the
+    # model's first decision, so its probability is a real confidence and generation can stop soon after it.
+    verdict_field: ClassVar[str | None] = None
 
     def decided(self) -> bool | None:  # pragma: no cover - every subclass overrides
         """The diamond's yes/no; None when the judge said it cannot judge."""
@@ -87,15 +91,24 @@ def _narrowed(info: FieldInfo, allowed: tuple[Any, ...]) -> tuple[Any, FieldInfo
     return (list[choice] if is_list else choice), narrowed  # type: ignore[valid-type]
 
 
-def _rationale_last(schema: dict[str, Any], _cls: type) -> None:
+def _rationale_last(schema: dict[str, Any], cls: type) -> None:
     properties = schema["properties"]
     properties["rationale"] = properties.pop("rationale")
     schema["required"] = [n for n in schema["required"] if n != "rationale"] + ["rationale"]
+    _verdict_first(schema, cls)
 
 
-def _rationale_omitted(schema: dict[str, Any], _cls: type) -> None:
+def _rationale_omitted(schema: dict[str, Any], cls: type) -> None:
     schema["properties"].pop("rationale", None)
     schema["required"] = [n for n in schema.get("required", []) if n != "rationale"]
+    _verdict_first(schema, cls)
+
+
+def _verdict_first(schema: dict[str, Any], cls: type) -> None:
+    verdict = getattr(cls, "verdict_field", None)
+    if verdict in schema["properties"]:
+        schema["properties"] = {verdict: schema["properties"][verdict]} | schema["properties"]
+        schema["required"] = [verdict] + [n for n in schema["required"] if n != verdict]
 
 
 _RATIONALE_LAYOUT = {"last": _rationale_last, "omit": _rationale_omitted}
@@ -110,7 +123,7 @@ def contract_hash(response_model: type[DecisionResponse]) -> str:
     classes = [c for c in response_model.__mro__ if isinstance(c, type) and issubclass(c, DecisionResponse)]
     parts = [inspect.getsource(c) for c in classes]
     parts += [inspect.getsource(h) if callable(h) else repr(h) for h in response_model.contract_helpers]
-    parts += [inspect.getsource(f) for f in (tailored, _narrowed, _rationale_last, _rationale_omitted)]
+    parts += [inspect.getsource(f) for f in (tailored, _narrowed, _rationale_last, _rationale_omitted, _verdict_first)]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:16]
 
 

@@ -14,6 +14,7 @@ class ClaimsAbsence(DecisionResponse):
     claims_absence: bool = Field(
         description="true if the sentence says some information is not reported, not published, not found, "
         "unknown or unavailable; false otherwise.")
+    verdict_field = "claims_absence"
 
     def decided(self) -> bool | None:
         return self.claims_absence

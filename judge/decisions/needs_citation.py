@@ -14,6 +14,7 @@ class NeedsCitation(DecisionResponse):
     needs_citation: bool = Field(
         description="true if the sentence states a verifiable fact (event, number, name, cause, quotation); "
         "false for introductions, transitions, restating the request or the report's own structure.")
+    verdict_field = "needs_citation"
 
     def decided(self) -> bool | None:
         return self.needs_citation

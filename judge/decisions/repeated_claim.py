@@ -22,6 +22,7 @@ class RepeatedClaim(DecisionResponse):
         description="Numbers of the earlier sentences, or cited sentences anywhere, that state the same claim.")
     repeated: bool = Field(description="true if the claim is stated there; false if it is made here first.")
     contract_helpers = (as_number,)
+    verdict_field = "repeated"
 
     @field_validator("related_sentences", mode="before")
     @classmethod

@@ -56,6 +56,7 @@ class SupportsCitation(DecisionResponse):
         description="supported: the document alone supports everything the sentence states; not_supported: it "
         "does not; cannot_judge: the document is unreadable or empty.")
     contract_helpers = (passage_count, as_number, MIN_READABLE_CHARS, MAX_EVIDENCE)
+    verdict_field = "verdict"
 
     @field_validator("evidence", mode="before")
     @classmethod
@@ -156,5 +157,13 @@ def prepare(request: Request, sentence: str, documents: list[Document], passages
         values={"document": body, "request": render_request(request), "sentence": sentence},
         context={"document": body, "passages": numbered},
         doc_ids=tuple(d.doc_id for d in documents),
-        choices=(("evidence", tuple(range(1, len(numbered) + 1))),),
+        choices=(("evidence", tuple(range(1, len(numbered) + 1))), ("verdict", allowed_verdicts(numbered))),
     )
+
+
+def allowed_verdicts(passages: list[str]) -> tuple[SupportVerdict, ...]:
+    """'cannot_judge' only where the validator accepts it (a document with almost no readable text): a small model
+    offered the outlet on a readable document takes it often, and each time costs a re-ask."""
+    if sum(len(p) for p in passages) >= MIN_READABLE_CHARS:
+        return ("supported", "not_supported")
+    return ("supported", "not_supported", "cannot_judge")

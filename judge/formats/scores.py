@@ -87,7 +87,8 @@ def leaderboard(rows: Iterable[ScoreRow], metrics: Sequence[str], sort_by: str |
         value = table[run].get(key, math.nan)
         return (-value if not math.isnan(value) else math.inf, run)
 
-    body = [[run] + [format_value(table[run].get(m, math.nan), digits) for m in metrics] for run in sorted(table, key=rank_key)]
+    body = [[run] + [format_value(table[run].get(m, math.nan), digits) for m in metrics]
+            for run in sorted(table, key=rank_key)]
     return ["run_id", *metrics], body
 
 

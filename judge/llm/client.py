@@ -96,7 +96,7 @@ class DecisionClient:
         self._unpriced = not price_known(settings.model)
         self._in_flight: dict[str, asyncio.Future[Answered]] = {}
         if settings.model.startswith(EMBEDDED_PREFIX):
-            _register_embedded()
+            _register_embedded(settings.threads)
         if settings.routed:
             # Several servers: litellm's Router picks one per call and fails over; instructor wraps its acompletion
             # exactly as it wraps litellm's, so re-asks and validation are unchanged.
@@ -340,14 +340,14 @@ def _estimate_cost(settings: ModelSettings, messages: list[dict[str, str]], pric
         return 0.0
 
 
-def _register_embedded() -> None:
+def _register_embedded(threads: int | None = None) -> None:
     try:
         from judge.llm.llama_provider import register_embedded_provider
     except ImportError as exc:
         raise ConfigurationError(
             "the embedded judge needs the [local] extra: run  pip install -e '.[local]'  "
             "(or choose a hosted model with --model, e.g. --model openai/gpt-4o-mini)") from exc
-    register_embedded_provider()
+    register_embedded_provider(threads=threads)
 
 
 def _api_error_behind(exc: BaseException) -> BaseException | None:

@@ -28,6 +28,9 @@ from judge.labels import DECISION_LABELS
 from judge.settings import DecisionThreshold, Thresholds
 
 FORMAT = "argue-thresholds/1"
+# Fitted for the embedded judge on AttributionBench and WiCE dev items (calibration/embedded-dev); `eval` applies
+# it by default to that judge with the shipped prompts (`--thresholds none` switches it off).
+SHIPPED_THRESHOLDS = Path(__file__).parent / "data" / "embedded-thresholds.json"
 # The decisions a threshold can flip: their verdict is one value of one field (judge.decisions.asker) and
 # flipping it needs nothing the judge did not say (no nugget label to invent).
 THRESHOLD_DECISIONS = ("supports_citation", "claims_absence", "needs_citation", "repeated_claim")
@@ -90,6 +93,26 @@ def read_thresholds(path: str | Path) -> tuple[Thresholds, ThresholdsFile]:
         where = ".".join(str(p) for p in err["loc"]) or "file"
         raise InputError(f"field '{where}': {err['msg']}", path) from None
     return to_thresholds(data, str(path)), data
+
+
+def fitted_for(judge_signature: str, data: ThresholdsFile) -> bool:
+    """Whether `data` was fitted for this judge: same model, same prompts, same response schemas (what the
+    confidence depends on; the passage budget, the citation policy and the rest of the signature may differ)."""
+    def parts(signature: str) -> dict[str, str]:
+        return {k: v for k, _, v in (p.partition(":") for p in signature.split("|")) if k in _FITTED_FOR}
+    return parts(judge_signature) == parts(data.judge) and len(parts(data.judge)) == len(_FITTED_FOR)
+
+
+_FITTED_FOR = ("judge", "prompts", "schema")
+
+
+def shipped_thresholds(judge_signature: str) -> tuple[Thresholds, Path] | None:
+    """The rules shipped for the embedded judge (fitted on the dev data, see the file's `fitted_on`), when the
+    judge is the one they were fitted for; None otherwise (another model, edited prompts or schemas)."""
+    if not SHIPPED_THRESHOLDS.is_file():
+        return None
+    rules, data = read_thresholds(SHIPPED_THRESHOLDS)
+    return (rules, SHIPPED_THRESHOLDS) if fitted_for(judge_signature, data) else None
 
 
 def thresholds_json(data: ThresholdsFile) -> str:

@@ -322,3 +322,55 @@ def test_eval_thresholds_flip_verdicts_in_the_judgments(tmp_path):
     assert not any(s.outcome in (2, 3) for j in judgments for s in j.sentences)
     text = (tmp_path / "out" / "judgments.jsonl").read_text()
     assert '"model_verdict":true' in text.replace(" ", "") and '"threshold":0.95' in text.replace(" ", "")
+
+
+def test_a_thresholds_file_fits_a_judge_by_model_prompts_and_schemas_only():
+    from judge.thresholds import fitted_for
+
+    judge = JudgeSignature.of(ModelSettings("openai/fake", logprobs=True), RetryPolicy(), JudgeSettings()).short()
+    fitted = judge.replace("doc:passages(max=6000", "doc:passages(max=1500")
+    data = thresholds_data().model_copy(update={"judge": fitted})
+    assert fitted_for(judge, data)  # the passage budget does not change what a confidence means
+    assert not fitted_for(judge.replace("judge:openai/fake", "judge:openai/other"), data)
+    edited = judge.replace("prompts:sc=", "prompts:sc=0")
+    assert edited != judge and not fitted_for(edited, data)
+    assert not fitted_for(judge, thresholds_data())  # a file that names the model only is not enough
+
+
+def test_eval_applies_the_shipped_thresholds_to_the_judge_they_were_fitted_for(tmp_path, monkeypatch):
+    import shutil
+
+    import judge.thresholds
+    from judge.prompts import default_prompts_dir
+
+    judge_signature = JudgeSignature.of(ModelSettings("openai/fake", logprobs=True), RetryPolicy(),
+                                        JudgeSettings()).short()
+    shipped = tmp_path / "embedded-thresholds.json"
+    shipped.write_text(thresholds_json(thresholds_data(0.95).model_copy(update={"judge": judge_signature})))
+    monkeypatch.setattr(judge.thresholds, "SHIPPED_THRESHOLDS", shipped)
+    digest = read_thresholds(shipped)[0].digest
+    base = ["eval", str(EXAMPLES / "reports"), "--requests", str(EXAMPLES / "requests.jsonl"), "--docs",
+            str(EXAMPLES / "docs.jsonl"), "--nuggets", str(EXAMPLES / "nuggets"), "--model", "openai/fake",
+            "--api-key", "x", "--cache-dir", str(tmp_path / "cache")]
+    with FakeEndpoint(smart_responder, logprobs=unsure_when_marked) as ep:
+        args = [*base, "--api-base", ep.api_base]
+        default = runner.invoke(app, [*args, "--logprobs", "--out", str(tmp_path / "default")])
+        off = runner.invoke(app, [*args, "--logprobs", "--thresholds", "none", "--out", str(tmp_path / "off")])
+        no_logprobs = runner.invoke(app, [*args, "--out", str(tmp_path / "no-logprobs")])
+        edited = tmp_path / "prompts"
+        shutil.copytree(default_prompts_dir(), edited)
+        (edited / "supports_citation.md").write_text((edited / "supports_citation.md").read_text() + "\nBe strict.\n")
+        other_prompts = runner.invoke(app, [*args, "--logprobs", "--prompts", str(edited),
+                                            "--out", str(tmp_path / "edited")])
+    for result in (default, off, no_logprobs, other_prompts):
+        assert result.exit_code == 0, result.output
+
+    def signature(name):
+        return next(iter_judgments(tmp_path / name / "judgments.jsonl")).signature
+
+    assert signature("default").endswith(f"|thr:{digest}") and "embedded-thresholds.json" in default.output
+    assert "|thr:" not in signature("off") and "|thr:" not in signature("no-logprobs")
+    assert "|thr:" not in signature("edited")  # fitted for other prompts: not applied
+    flipped = [d for j in iter_judgments(tmp_path / "default" / "judgments.jsonl") for s in j.sentences
+               for d in s.decisions if d.model_verdict is not None]
+    assert flipped and all(d.threshold == 0.95 for d in flipped)

@@ -31,9 +31,10 @@ from judge.llm.client import price_known
 from judge.llm.embedded import EMBEDDED_MODEL
 from judge.llm.logprob import asks_logprobs
 from judge.llm.router import resolve_model, servers
-from judge.settings import INJECTION_POLICIES, JudgeSettings, ModelSettings, PassagePolicy, Thresholds
+from judge.settings import INJECTION_POLICIES, JudgeSettings, ModelSettings, PassagePolicy, RetryPolicy, Thresholds
 from judge.shards import Shard
-from judge.thresholds import read_thresholds
+from judge.signature import JudgeSignature
+from judge.thresholds import fitted_for, read_thresholds, shipped_thresholds
 
 NUGGET_FORMATS = ("files or directories of *.json / *.jsonl (.gz too) holding v3 banks (Auto-ARGUE, AutoJudge, "
                   "RAGTIME), v1/v2 'items' banks or castorini nuggetizer records; one bank per request")
@@ -56,10 +57,11 @@ def eval_command(
     seed: options.Seed = 0,
     max_tokens: options.MaxTokens = 512,
     logprobs: options.Logprobs = None,
-    thresholds: Annotated[Path | None, typer.Option(
-        "--thresholds", help="Decision thresholds from calibrate --fit-threshold: a verdict held with less "
-        "confidence flips (both verdicts are kept in the judgments; the signature names the file).",
-        exists=True, dir_okay=False)] = None,
+    thresholds: Annotated[str | None, typer.Option(
+        "--thresholds", help="Decision thresholds from calibrate --fit-threshold (a FILE), or 'none': a verdict "
+        "held with less confidence flips (both verdicts are kept in the judgments; the signature names the rules). "
+        "Default: the embedded judge with the shipped prompts uses the thresholds fitted for it on dev data "
+        "(judge/data/embedded-thresholds.json); other judges use none.")] = None,
     citation_policy: Policy = "all",
     truncate: Annotated[bool, typer.Option(
         "--truncate/--no-truncate", help="Judge only the sentences within the request's length limit.")] = True,
@@ -118,7 +120,7 @@ def eval_command(
     passages = PassagePolicy(max_chars=max_doc_chars, max_doc_bytes=max_doc_bytes)
     settings = replace(settings, logprobs=logprobs, threads=threads)
     with user_errors(debug):  # a bad thresholds file stops the run before any input is read
-        rules = _thresholds(thresholds, settings.model)
+        rules = _thresholds(thresholds, settings, prompts)
     if rules is not None and not asks_logprobs(settings):
         raise typer.BadParameter("thresholds compare each decision's confidence, which needs log-probabilities: "
                                  "add --logprobs (the provider must return them)", param_hint="--thresholds")
@@ -170,14 +172,24 @@ def eval_command(
         run_failed(evaluation.failure)
 
 
-def _thresholds(path: Path | None, model: str) -> Thresholds | None:
-    """The rules of --thresholds; a warning when they were fitted for another model (they then say little)."""
-    if path is None:
+def _thresholds(option: str | None, settings: ModelSettings, prompts: Path | None) -> Thresholds | None:
+    """The rules of --thresholds FILE ('none': no rules); without the option, the shipped rules when they were
+    fitted for this judge and it gives log-probabilities. A warning when a file was fitted for another judge (its
+    rules then say little)."""
+    if option is not None and option.strip().lower() == "none":
         return None
-    rules, data = read_thresholds(path)
-    fitted_for = next((part.split(":", 1)[1] for part in data.judge.split("|") if part.startswith("judge:")), None)
-    if fitted_for is not None and fitted_for != model:
-        console.print(f"warning: {path} was fitted for {fitted_for}, not {model}", highlight=False, soft_wrap=True)
+    judge = JudgeSignature.of(settings, RetryPolicy(), JudgeSettings(prompts_dir=prompts)).short()
+    if option is None:
+        shipped = shipped_thresholds(judge) if asks_logprobs(settings) else None
+        if shipped is None:
+            return None
+        console.print(f"thresholds: {shipped[1].name}, fitted for this judge on dev data (--thresholds none: "
+                      "the model's own verdicts)", highlight=False, soft_wrap=True)
+        return shipped[0]
+    rules, data = read_thresholds(Path(option))
+    if not fitted_for(judge, data):
+        console.print(f"warning: {option} was fitted for another judge (model, prompts or response schemas "
+                      f"differ): {data.judge}", highlight=False, soft_wrap=True)
     return rules
 
 

@@ -13,7 +13,9 @@ from judge.llm.cache import DecisionCache
 from judge.llm.client import DecisionClient
 from judge.llm.embedded import EMBEDDED_MODEL, embedded_available
 from judge.passages import PassagePolicy
-from judge.settings import ModelSettings
+from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
+from judge.signature import JudgeSignature
+from judge.thresholds import shipped_thresholds
 from judge.types import Answer, Document, Nugget, Request
 
 pytestmark = [pytest.mark.embedded,
@@ -32,9 +34,12 @@ PUBLISHED = Nugget(nugget_id="q-plans", question="Have the maintenance plans bee
 
 @pytest.fixture(scope="module")
 def judge(tmp_path_factory):
+    """The embedded judge as `eval` runs it by default: with the thresholds shipped for it, when they fit."""
     cache = DecisionCache(tmp_path_factory.mktemp("embedded-cache"))
-    client = DecisionClient(ModelSettings(EMBEDDED_MODEL), cache, concurrency=1)
-    yield Decider(client)  # documents are passed in with each prepared decision
+    settings = ModelSettings(EMBEDDED_MODEL)
+    client = DecisionClient(settings, cache, concurrency=1)
+    shipped = shipped_thresholds(JudgeSignature.of(settings, RetryPolicy(), JudgeSettings()).short())
+    yield Decider(client, thresholds=shipped[0] if shipped else None)  # documents come with each decision
     cache.close()
 
 

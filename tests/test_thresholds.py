@@ -374,3 +374,31 @@ def test_eval_applies_the_shipped_thresholds_to_the_judge_they_were_fitted_for(t
     flipped = [d for j in iter_judgments(tmp_path / "default" / "judgments.jsonl") for s in j.sentences
                for d in s.decisions if d.model_verdict is not None]
     assert flipped and all(d.threshold == 0.95 for d in flipped)
+
+
+def test_calibrate_measures_the_judge_with_thresholds_applied(tmp_path):
+    data = tmp_path / "ab.jsonl"
+    data.write_text("".join(json.dumps({"id": f"item-{i}", "claim": c, "references": [r], "attribution_label": lab,
+                                        "src_dataset": "toy"})
+                            + "\n" for i, (c, r, lab) in enumerate(claims())))
+    rules = tmp_path / "t.json"
+    rules.write_text(thresholds_data(0.95).model_dump_json())  # keep "supported" only at >= 0.95: never here
+    base = ["calibrate", "--attributionbench", str(data), "--model", "openai/fake", "--api-key", "x",
+            "--cache-dir", str(tmp_path / "cache"), "--n-boot", "50", "--logprobs", "--no-plots"]
+    with FakeEndpoint(smart_responder, logprobs=unsure_when_marked) as ep:
+        plain = runner.invoke(app, [*base, "--api-base", ep.api_base, "--out", str(tmp_path / "plain")])
+        calls = ep.calls
+        held = runner.invoke(app, [*base, "--api-base", ep.api_base, "--thresholds", str(rules),
+                                   "--out", str(tmp_path / "held")])
+        assert ep.calls == calls  # the same answers, from the cache: only the rules differ
+        both = runner.invoke(app, [*base, "--api-base", ep.api_base, "--thresholds", str(rules), "--fit-threshold",
+                                   "--out", str(tmp_path / "both")])
+    assert plain.exit_code == 0 and held.exit_code == 0, plain.output + held.output
+    assert both.exit_code == 2 and "drop --thresholds" in both.output
+
+    def judged(name):
+        return [json.loads(line)["judge"] for line in (tmp_path / name / "items.jsonl").read_text().splitlines()]
+
+    assert "supported" in judged("plain") and set(judged("held")) == {"not_supported"}
+    signature = json.loads((tmp_path / "held" / "calibration.json").read_text())["signature"]
+    assert f"|thr:{read_thresholds(rules)[0].digest}|" in signature

@@ -106,13 +106,16 @@ def calibrate(items: list[CalibrationItem], config: CalibrationConfig, *,
 async def _predict_all(items: list[CalibrationItem], config: CalibrationConfig, on_item: Callable[[], None]
                        ) -> tuple[dict[str, DecisionRecord], dict[str, str | None] | None, list[AttackResult]]:
     client = DecisionClient(config.model, config.cache, concurrency=config.concurrency, retry=config.retry)
-    decider = Decider(client, config.judge.prompts_dir)
+    # With --thresholds the judge is measured as eval runs it with those rules: every verdict (clean, attacked,
+    # old prompts) passes the same rules before it is compared.
+    decider = Decider(client, config.judge.prompts_dir, config.judge.thresholds)
     records = await ask_items(items, decider, config.judge.passages, on_item)
     labels = labels_of(items, records)
     old = None
     if config.against is not None:
         # Same client and cache: prompts that did not change are answered from the cache for free.
-        old = await predict(items, Decider(client, config.against.prompts_dir), config.judge.passages, on_item)
+        old_judge = Decider(client, config.against.prompts_dir, config.judge.thresholds)
+        old = await predict(items, old_judge, config.judge.passages, on_item)
     # The attacked twins go through the same Decider, so the clean side is the run above (or the cache).
     attacked = await red_team(items, labels, config.attacks, decider, config.judge.passages, on_item) \
         if config.attacks else []

@@ -25,6 +25,7 @@ from judge.judgments import iter_judgments
 from judge.llm.cache_backends import local_directory, open_decision_cache
 from judge.llm.embedded import EMBEDDED_MODEL
 from judge.settings import JudgeSettings, ModelSettings, PassagePolicy
+from judge.thresholds import read_thresholds
 
 
 def calibrate_command(
@@ -69,6 +70,10 @@ def calibrate_command(
     fit_threshold: Annotated[bool, typer.Option(
         "--fit-threshold", help="Fit a confidence threshold per decision on the items (k-fold cross-validated) and "
         f"write OUT/{THRESHOLDS_NAME} for eval --thresholds.")] = False,
+    thresholds: Annotated[Path | None, typer.Option(
+        "--thresholds", help="Apply these decision thresholds (from calibrate --fit-threshold, e.g. the shipped "
+        "judge/data/embedded-thresholds.json) to every verdict before it is compared: the judge as eval runs it. "
+        "Measure them on items they were not fitted on (--exclude).", exists=True, dir_okay=False)] = None,
     fit_metric: Annotated[str, typer.Option(
         "--fit-metric", help=f"What --fit-threshold maximises: {', '.join(FIT_METRICS)}.")] = "kappa",
     concurrency: options.Concurrency = 4,
@@ -83,6 +88,9 @@ def calibrate_command(
         raise typer.BadParameter(f"choose {', '.join(WICE_PARTIAL_POLICIES)}", param_hint="--wice-partial")
     if fit_metric not in FIT_METRICS:
         raise typer.BadParameter(f"choose {', '.join(FIT_METRICS)}", param_hint="--fit-metric")
+    if fit_threshold and thresholds is not None:
+        raise typer.BadParameter("fit thresholds on the model's own verdicts: drop --thresholds",
+                                 param_hint="--fit-threshold/--thresholds")
     if bool(human) != bool(judged):
         raise typer.BadParameter("--human and --judged go together", param_hint="--human/--judged")
     with user_errors(debug):
@@ -99,7 +107,9 @@ def calibrate_command(
         if not items and not human_records:
             raise InputError("nothing to calibrate: give --attributionbench, --wice, --nuggets/--docs "
                              "or --human with --judged")
-        settings = JudgeSettings(prompts_dir=prompts, passages=PassagePolicy(max_chars=max_doc_chars))
+        rules = read_thresholds(thresholds)[0] if thresholds is not None else None
+        settings = JudgeSettings(prompts_dir=prompts, passages=PassagePolicy(max_chars=max_doc_chars),
+                                 thresholds=rules)
         cache = open_decision_cache(cache_dir)
         config = CalibrationConfig(
             model=ModelSettings(model, api_base, api_key, max_tokens=max_tokens, logprobs=logprobs, threads=threads),

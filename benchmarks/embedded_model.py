@@ -1,18 +1,21 @@
-"""How fast is the embedded offline judge, old runtime versus new, on real support decisions?
+"""How fast is the embedded offline judge, the old judge (runtime and prompt layout) against today's, on real
+support decisions?
 
     python benchmarks/embedded_model.py [--per-source 6] [--order document|input] [--threads N]
-                                        [--layout current] [--skip-assembly]
+                                        [--old-layout legacy|new] [--skip-assembly]
 
 Builds supports_citation decisions (sentence + cited document) from the bundled example (examples/) and from the
-NeuCLIR example run (../shared/data/neuclir24/example-run), renders them with a prompt builder (``--layout``;
-``PROMPT_BUILDERS`` is where an "old vs new prompt layout" comparison plugs in), orders them document-major (all
-sentences citing one document back to back) or in report order, and asks each one through instructor ->
-litellm -> argue-local twice, interleaved: once on the *old* runtime (llama-cpp-python's sampler chain, which
-runs the grammar over the whole vocabulary; no saved prompt states; one thread per usable CPU, as before) and
-once on the *new* one (greedy-first grammar sampling, saved prompt states, threads from the free cores). Each
-runtime has its own llama.cpp context, so interleaving does not disturb either one's prefix reuse.
+NeuCLIR example run (../shared/data/neuclir24/example-run), orders them document-major (all sentences citing one
+document back to back) or in report order, and asks each one through instructor -> litellm -> argue-local twice,
+interleaved: once by the *old* judge (llama-cpp-python's sampler chain, which runs the grammar over the whole
+vocabulary; no saved prompt states; one thread per usable CPU; and, by default, the legacy prompt layout: evidence
+copied word for word after a rationale, re-asked when the quote is not in the document) and once by the *new* one
+(greedy-first grammar sampling, saved prompt states, threads from the free cores, today's prompt: numbered
+passages, verdict first, evidence by number). `--old-layout new` gives the old arm today's prompt, to separate the
+runtime's share of the gain from the prompt's. Each runtime has its own llama.cpp context, so interleaving does
+not disturb either one's prefix reuse.
 
-Prints per source and runtime: decisions per minute, failed decisions, prompt tokens per decision and the share
+Prints per source and arm: decisions per minute, failed decisions, prompt tokens per decision and the share
 reused from the KV cache, and generation speed (completion tokens per second of generation, i.e. wall time
 minus prompt evaluation) with the share of generation time spent outside the forward pass (sampling). Also the
 first assembly of the weights (unless ``--skip-assembly``) and model load times. Absolute times depend on the
@@ -44,14 +47,13 @@ import instructor  # noqa: E402
 import litellm  # noqa: E402
 from instructor.core import InstructorRetryException  # noqa: E402
 
-from judge.decisions import RESPONSE_MODELS, supports_citation  # noqa: E402
+from judge.decisions.legacy_support import SupportLayout, support_question  # noqa: E402
 from judge.formats.reports import read_reports  # noqa: E402
 from judge.formats.requests import read_requests  # noqa: E402
 from judge.llm import llama_provider  # noqa: E402
 from judge.llm.embedded import EMBEDDED_MODEL, embedded_available, ensure_model_file  # noqa: E402
 from judge.llm.llama_runtime import Completion, LlamaRuntime, choose_threads, usable_cpus  # noqa: E402
 from judge.passages import PassagePolicy  # noqa: E402
-from judge.prompts import load_template  # noqa: E402
 from judge.types import Document, Request  # noqa: E402
 
 SOURCES = {
@@ -73,14 +75,15 @@ class Question:
 PromptBuilder = Callable[[Question], tuple[list[dict[str, str]], type, dict[str, Any]]]
 
 
-def current_layout(question: Question) -> tuple[list[dict[str, str]], type, dict[str, Any]]:
-    """Today's supports_citation prompt, exactly as the walker renders it."""
-    prepared = supports_citation.prepare(question.request, question.sentence, [question.document], PassagePolicy())
-    messages = load_template(prepared.decision).render(**prepared.values)
-    return messages, RESPONSE_MODELS[prepared.decision], prepared.context
-
-
-PROMPT_BUILDERS: dict[str, PromptBuilder] = {"current": current_layout}
+def layout(name: SupportLayout) -> PromptBuilder:
+    """The support question as judge.decisions.legacy_support builds it: 'new' is exactly what eval asks (numbered
+    passages, the response model tailored to the call: verdict first, only the numbers shown); 'legacy' is the
+    layout of the judge before evidence by number (copied evidence, rationale first, re-asked when the quote is
+    not in the document)."""
+    def build(question: Question) -> tuple[list[dict[str, str]], type, dict[str, Any]]:
+        asked = support_question(name, question.request, question.sentence, [question.document], PassagePolicy())
+        return asked.messages, asked.response_model, asked.context
+    return build
 
 
 # ------------------------------------------------------------------------------------------------ questions
@@ -207,7 +210,9 @@ def main() -> int:
     ap.add_argument("--per-source", type=int, default=6, help="decisions per source (default 6)")
     ap.add_argument("--order", choices=("document", "input"), default="document",
                     help="document-major (default) or report order")
-    ap.add_argument("--layout", choices=sorted(PROMPT_BUILDERS), default="current", help="prompt builder")
+    ap.add_argument("--old-layout", choices=("legacy", "new"), default="legacy",
+                    help="prompt layout of the old arm (default legacy: the judge before evidence by number; "
+                    "'new' isolates the runtime's share of the gain); the new arm always asks today's")
     ap.add_argument("--threads", type=int, default=None,
                     help="the same llama.cpp thread count for both runtimes (default: each its own policy)")
     ap.add_argument("--skip-assembly", action="store_true", help="do not time a fresh assembly of the weights")
@@ -239,7 +244,7 @@ def main() -> int:
     if args.threads is None:
         print(f"(new runtime's choice now: {choose_threads()} threads at load average {loadavg()})")
 
-    build = PROMPT_BUILDERS[args.layout]
+    builds = {"old": layout(args.old_layout), "new": layout("new")}
     totals = {name: Tally() for name in runtimes}
     for source, directory in SOURCES.items():
         if not directory.is_dir():
@@ -251,10 +256,10 @@ def main() -> int:
         tallies = {name: Tally() for name in runtimes}
         for question in questions:
             for name, runtime in runtimes.items():  # interleaved: both see the same load
-                decide(runtime, tallies[name], question, build)
+                decide(runtime, tallies[name], question, builds[name])
         docs = len({q.document.doc_id for q in questions})
         print(f"\n{source}: {len(questions)} supports_citation decisions over {docs} documents, "
-              f"{args.order} order, layout {args.layout!r}; load average {loadavg()}")
+              f"{args.order} order, old arm layout {args.old_layout!r}, new arm 'new'; load average {loadavg()}")
         for name, tally in tallies.items():
             print("  " + describe(name, tally))
             total = totals[name]

@@ -583,3 +583,22 @@ def test_html_report_escapes_hostile_labels_and_text():
     assert page.tables[0][1][0] == hostile and any(row[0] == hostile for t in page.tables for row in t[1:])
     assert "&lt;/code&gt;&lt;img src=x onerror=alert(1)&gt;" in text
     assert page.all("img")[0]["src"] == "data:image/png;base64," + base64.b64encode(b"\x89PNG fake").decode()
+
+
+def test_failures_counted_as_disagreements_by_hand():
+    from judge.calibrate.stats import decision_agreement
+
+    human = ["yes", "yes", "no", "no", "yes", "no"]
+    judge = ["yes", "no", "no", None, None, "no"]
+    r = decision_agreement(human, judge, labels=["yes", "no"], n_boot=0)
+    assert (r.n, r.failed, r.accuracy) == (4, 2, pytest.approx(3 / 4))
+    # compared items only: [[1, 1], [0, 2]] -> p_o = 3/4, p_e = (2*1 + 2*3) / 16 = 1/2, kappa = 1/2
+    assert r.kappa == pytest.approx(0.5)
+    # all six, a failure being a judge column of its own: rows yes (1, 1, 1), no (0, 2, 1)
+    # p_o = 3/6; p_e = (3*1 + 3*3 + 0*2) / 36 = 1/3; kappa = (1/2 - 1/3) / (2/3) = 1/4
+    assert r.accuracy_failed_wrong == pytest.approx(3 / 6)
+    assert r.kappa_failed_wrong == pytest.approx(0.25)
+    # no failures: both views agree
+    clean = decision_agreement(human, ["yes", "no", "no", "no", "yes", "no"], labels=["yes", "no"], n_boot=0)
+    assert clean.kappa_failed_wrong == pytest.approx(clean.kappa)
+    assert clean.accuracy_failed_wrong == pytest.approx(clean.accuracy)

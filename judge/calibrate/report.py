@@ -81,7 +81,11 @@ def _id_list(ids: list[str], limit: int = 50) -> Span:
 
 def _agreement_row(name: str, r: AgreementResult) -> list[object]:
     return [name, r.n, r.failed, _f(r.accuracy), _f(r.balanced_accuracy), _f(r.kappa),
-            _ci(r.kappa_ci_low, r.kappa_ci_high)]
+            _ci(r.kappa_ci_low, r.kappa_ci_high), _f(r.accuracy_failed_wrong), _f(r.kappa_failed_wrong)]
+
+
+# Both views of failures: left out (the columns before), and counted as disagreements.
+FAILED_WRONG_COLUMNS = ["accuracy, failed = wrong", "κ, failed = wrong"]
 
 
 def report_blocks(results: CalibrationResults) -> list[Block]:
@@ -107,7 +111,7 @@ def _decision_blocks(results: CalibrationResults) -> list[Block]:
     level = next(iter(results.decisions.values())).ci_level
     out: list[Block] = [Heading(2, "Decision level")]
     out.append(table(["decision", "n", "failed", "accuracy", "balanced accuracy", "κ",
-                      f"κ {round(level * 100):d}% CI"],
+                      f"κ {round(level * 100):d}% CI", *FAILED_WRONG_COLUMNS],
                      [_agreement_row(d, r) for d, r in sorted(results.decisions.items())], "agreement per decision"))
     out.append(Figure("kappa", "κ per decision"))
     for decision, r in sorted(results.decisions.items()):
@@ -124,7 +128,8 @@ def _decision_blocks(results: CalibrationResults) -> list[Block]:
         out.append(Figure(f"confusion:{decision}", f"confusion matrix {decision}"))
         if r.by_group:
             out.append(para("By group:"))
-            out.append(table(["group", "n", "failed", "accuracy", "balanced accuracy", "κ", "κ CI"],
+            out.append(table(["group", "n", "failed", "accuracy", "balanced accuracy", "κ", "κ CI",
+                              *FAILED_WRONG_COLUMNS],
                              [_agreement_row(g, gr) for g, gr in sorted(r.by_group.items())], "by group"))
     return out
 

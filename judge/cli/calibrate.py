@@ -132,7 +132,8 @@ def calibrate_command(
     for name, result in results.decisions.items():
         console.print(f"{name}: n={result.n} accuracy={_fmt(result.accuracy)} balanced={_fmt(result.balanced_accuracy)}"
                       f" kappa={_fmt(result.kappa)} [{_fmt(result.kappa_ci_low)}, {_fmt(result.kappa_ci_high)}]"
-                      f" failed={result.failed}", highlight=False)
+                      f" failed={result.failed}; failed counted as wrong: accuracy="
+                      f"{_fmt(result.accuracy_failed_wrong)} kappa={_fmt(result.kappa_failed_wrong)}", highlight=False)
     for name, c in results.confidence.items():
         console.print(f"{name}: confidence on {c.n} items, ECE={_fmt(c.ece)} (mean confidence "
                       f"{_fmt(c.mean_confidence)}, accuracy {_fmt(c.accuracy)})", highlight=False)

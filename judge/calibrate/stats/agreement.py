@@ -33,8 +33,9 @@ class AgreementResult(BaseModel):
     """Decision-level agreement of the judge with the human labels.
 
     `confusion[i][j]` counts items with human label `labels[i]` and judge label `labels[j]`.
-    Items the judge failed on (label None) are excluded from every number but `n_total`, `failed` and
-    `failed_ids`.
+    Items the judge failed on (label None) are excluded from every number but `n_total`, `failed`, `failed_ids`
+    and the two `*_failed_wrong` figures, which count them as disagreements: a judge that fails on the items it
+    finds hard must not look better for it.
     """
 
     labels: list[str]
@@ -54,6 +55,11 @@ class AgreementResult(BaseModel):
     per_class: list[ClassMetrics]
     confusion: list[list[int]]
     by_group: dict[str, AgreementResult] = Field(default_factory=dict)
+    accuracy_failed_wrong: float | None = Field(
+        default=None, description="accuracy over all n_total items, a failed item counted as wrong")
+    kappa_failed_wrong: float | None = Field(
+        default=None, description="Cohen's kappa over all n_total items, a failure being a judge category of its "
+        "own that no human label matches")
 
 
 def confusion_matrix(human: Sequence[str], judge: Sequence[str], labels: Sequence[str]) -> np.ndarray:
@@ -206,8 +212,18 @@ def _agreement(human: list[str], judge: list[str | None], ids: list[str], labels
             alpha = (1.0 - ci) / 2.0
             low, high = (float(v) for v in np.percentile(valid, [100 * alpha, 100 * (1 - alpha)]))
 
+    # Failures as a judge category of their own: a column no human row matches, so each one is a disagreement
+    # and moves the chance agreement only through the judge's other columns.
+    with_failures = np.zeros((k + 1, k + 1), int)
+    with_failures[:k, :k] = matrix
+    for h, j in zip(human, judge):
+        if j is None:
+            with_failures[labels.index(h), k] += 1
+    n_total = len(human)
     return AgreementResult(
-        labels=labels, n_total=len(human), n=n, failed=len(failed_ids), failed_ids=failed_ids,
+        labels=labels, n_total=n_total, n=n, failed=len(failed_ids), failed_ids=failed_ids,
+        accuracy_failed_wrong=float(np.trace(matrix) / n_total) if n_total else None,
+        kappa_failed_wrong=cohen_kappa(with_failures) if n_total else None,
         accuracy=float(np.trace(matrix) / n) if n else None,
         balanced_accuracy=float(np.mean(recalls)) if recalls else None,
         kappa=kappa, kappa_ci_low=low, kappa_ci_high=high, ci_level=ci, n_boot=n_boot, seed=seed,

@@ -44,7 +44,8 @@ def confidence_blocks(results: CalibrationResults) -> list[Block]:
 
 def _agreement(label: str, r: AgreementResult) -> list[object]:
     ci = "–" if r.kappa_ci_low is None or r.kappa_ci_high is None else f"[{r.kappa_ci_low:.3f}, {r.kappa_ci_high:.3f}]"
-    return [label, r.n, r.failed, _f(r.accuracy), _f(r.balanced_accuracy), _f(r.kappa), ci]
+    return [label, r.n, r.failed, _f(r.accuracy), _f(r.balanced_accuracy), _f(r.kappa), ci,
+            _f(r.accuracy_failed_wrong), _f(r.kappa_failed_wrong)]
 
 
 def threshold_blocks(results: CalibrationResults) -> list[Block]:
@@ -71,7 +72,8 @@ def threshold_blocks(results: CalibrationResults) -> list[Block]:
              f"p = {fit.mcnemar.p_value:.4f}",))))
         if fit.mcnemar.warning:
             out.append(Caution(fit.mcnemar.warning))
-        out.append(table(["labels", "n", "failed", "accuracy", "balanced accuracy", "κ", "κ CI"],
+        out.append(table(["labels", "n", "failed", "accuracy", "balanced accuracy", "κ", "κ CI",
+                          "accuracy, failed = wrong", "κ, failed = wrong"],
                          [_agreement("model (before)", fit.before), _agreement("thresholded, held out", fit.after)],
                          f"agreement before and after the threshold, {decision}"))
     return out

@@ -542,7 +542,11 @@ def test_html_report_is_self_contained_with_every_table_and_figure_inline(tmp_pa
     assert {a.get("scope") for a in page.all("th")} == {"col", "row"}
     kappa_ci = f"[{results.decisions['supports_citation'].kappa_ci_low:.3f}, " \
                f"{results.decisions['supports_citation'].kappa_ci_high:.3f}]"
-    assert page.tables[0][1] == ["supports_citation", "50", "1", "0.700", "0.700", "0.400", kappa_ci]
+    support = results.decisions["supports_citation"]
+    # the failed item counted as wrong: the same right answers over all 50
+    assert support.accuracy_failed_wrong == pytest.approx(support.accuracy * support.n / support.n_total)
+    assert page.tables[0][1] == ["supports_citation", "50", "1", "0.700", "0.700", "0.400", kappa_ci,
+                                 f"{support.accuracy_failed_wrong:.3f}", f"{support.kappa_failed_wrong:.3f}"]
     confusion = next(t for t, c in zip(page.tables, page.captions) if c.endswith("confusion matrix (rows: human, "
                                                                                    "columns: judge)"))
     assert confusion == [["human \\ judge", "yes", "no"], ["yes", "20", "5"], ["no", "10", "15"]]

@@ -25,7 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge.errors import InputError
 from judge.labels import DECISION_LABELS
-from judge.settings import DecisionThreshold, Thresholds
+from judge.llm.logprob import asks_logprobs
+from judge.settings import DecisionThreshold, JudgeSettings, ModelSettings, RetryPolicy, Thresholds
+from judge.signature import JudgeSignature
 
 FORMAT = "argue-thresholds/1"
 # Fitted for the embedded judge on AttributionBench and WiCE dev items (calibration/embedded-dev); `eval` applies
@@ -95,6 +97,11 @@ def read_thresholds(path: str | Path) -> tuple[Thresholds, ThresholdsFile]:
     return to_thresholds(data, str(path)), data
 
 
+def judge_of(model: ModelSettings, prompts_dir: Path | None) -> str:
+    """The short judge signature a thresholds file is compared with (see `fitted_for`)."""
+    return JudgeSignature.of(model, RetryPolicy(), JudgeSettings(prompts_dir=prompts_dir)).short()
+
+
 def fitted_for(judge_signature: str, data: ThresholdsFile) -> bool:
     """Whether `data` was fitted for this judge: same model, same prompts, same response schemas (what the
     confidence depends on; the passage budget, the citation policy and the rest of the signature may differ)."""
@@ -106,13 +113,14 @@ def fitted_for(judge_signature: str, data: ThresholdsFile) -> bool:
 _FITTED_FOR = ("judge", "prompts", "schema")
 
 
-def shipped_thresholds(judge_signature: str) -> tuple[Thresholds, Path] | None:
+def shipped_thresholds(model: ModelSettings, prompts_dir: Path | None) -> tuple[Thresholds, Path] | None:
     """The rules shipped for the embedded judge (fitted on the dev data, see the file's `fitted_on`), when the
-    judge is the one they were fitted for; None otherwise (another model, edited prompts or schemas)."""
-    if not SHIPPED_THRESHOLDS.is_file():
+    judge is the one they were fitted for; None otherwise (another model, edited prompts or schemas, or a judge
+    asked for no log-probabilities, whose decisions carry no confidence to compare)."""
+    if not asks_logprobs(model) or not SHIPPED_THRESHOLDS.is_file():
         return None
     rules, data = read_thresholds(SHIPPED_THRESHOLDS)
-    return (rules, SHIPPED_THRESHOLDS) if fitted_for(judge_signature, data) else None
+    return (rules, SHIPPED_THRESHOLDS) if fitted_for(judge_of(model, prompts_dir), data) else None
 
 
 def thresholds_json(data: ThresholdsFile) -> str:

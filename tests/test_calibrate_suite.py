@@ -174,10 +174,10 @@ def test_items_jsonl_lists_every_item_and_exclude_leaves_them_out_before_samplin
         per_item = [json.loads(line) for line in (tmp_path / "tuning" / "items.jsonl").read_text().splitlines()]
         assert len(per_item) == 3
         # the responder is right on every item but item-5 (its reference does not state the claim)
+        human = {f"item-{i}": label for i, (_, _, label) in enumerate(CLAIMS)}
         for row in per_item:
             assert row["decision"] == "supports_citation" and row["error"] is None
-            human = dict((f"item-{i}", label) for i, (_, _, label) in enumerate(CLAIMS))[row["item_id"]]
-            assert row["human"] == ("supported" if human == "attributable" else "not_supported")
+            assert row["human"] == ("supported" if human[row["item_id"]] == "attributable" else "not_supported")
             assert (row["judge"] == row["human"]) is (row["item_id"] != "item-5")
         held_out = runner.invoke(app, calibrate_args(endpoint, tmp_path, "--attributionbench", str(data),
                                                      "--exclude", str(tmp_path / "tuning" / "items.jsonl"),

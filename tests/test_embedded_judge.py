@@ -13,8 +13,7 @@ from judge.llm.cache import DecisionCache
 from judge.llm.client import DecisionClient
 from judge.llm.embedded import EMBEDDED_MODEL, embedded_available
 from judge.passages import PassagePolicy
-from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
-from judge.signature import JudgeSignature
+from judge.settings import ModelSettings
 from judge.thresholds import shipped_thresholds
 from judge.types import Answer, Document, Nugget, Request
 
@@ -38,7 +37,7 @@ def judge(tmp_path_factory):
     cache = DecisionCache(tmp_path_factory.mktemp("embedded-cache"))
     settings = ModelSettings(EMBEDDED_MODEL)
     client = DecisionClient(settings, cache, concurrency=1)
-    shipped = shipped_thresholds(JudgeSignature.of(settings, RetryPolicy(), JudgeSettings()).short())
+    shipped = shipped_thresholds(settings, prompts_dir=None)
     yield Decider(client, thresholds=shipped[0] if shipped else None)  # documents come with each decision
     cache.close()
 

@@ -252,11 +252,16 @@ def unsure_when_marked(request: dict, tokens: list[str]) -> list[list[tuple[str,
     return out
 
 
-def test_calibrate_fits_a_threshold_that_eval_applies(tmp_path):
-    data = tmp_path / "ab.jsonl"
-    data.write_text("".join(json.dumps({"id": f"item-{i}", "claim": c, "references": [r], "attribution_label": lab,
+def write_claims(path: Path) -> None:
+    """`claims()` as an AttributionBench file."""
+    path.write_text("".join(json.dumps({"id": f"item-{i}", "claim": c, "references": [r], "attribution_label": lab,
                                         "src_dataset": "toy"})
                             + "\n" for i, (c, r, lab) in enumerate(claims())))
+
+
+def test_calibrate_fits_a_threshold_that_eval_applies(tmp_path):
+    data = tmp_path / "ab.jsonl"
+    write_claims(data)
     out = tmp_path / "cal"
     with FakeEndpoint(smart_responder, logprobs=unsure_when_marked) as ep:
         result = runner.invoke(app, [
@@ -325,9 +330,9 @@ def test_eval_thresholds_flip_verdicts_in_the_judgments(tmp_path):
 
 
 def test_a_thresholds_file_fits_a_judge_by_model_prompts_and_schemas_only():
-    from judge.thresholds import fitted_for
+    from judge.thresholds import fitted_for, judge_of
 
-    judge = JudgeSignature.of(ModelSettings("openai/fake", logprobs=True), RetryPolicy(), JudgeSettings()).short()
+    judge = judge_of(ModelSettings("openai/fake", logprobs=True), prompts_dir=None)
     fitted = judge.replace("doc:passages(max=6000", "doc:passages(max=1500")
     data = thresholds_data().model_copy(update={"judge": fitted})
     assert fitted_for(judge, data)  # the passage budget does not change what a confidence means
@@ -343,8 +348,7 @@ def test_eval_applies_the_shipped_thresholds_to_the_judge_they_were_fitted_for(t
     import judge.thresholds
     from judge.prompts import default_prompts_dir
 
-    judge_signature = JudgeSignature.of(ModelSettings("openai/fake", logprobs=True), RetryPolicy(),
-                                        JudgeSettings()).short()
+    judge_signature = judge.thresholds.judge_of(ModelSettings("openai/fake", logprobs=True), prompts_dir=None)
     shipped = tmp_path / "embedded-thresholds.json"
     shipped.write_text(thresholds_json(thresholds_data(0.95).model_copy(update={"judge": judge_signature})))
     monkeypatch.setattr(judge.thresholds, "SHIPPED_THRESHOLDS", shipped)
@@ -378,9 +382,7 @@ def test_eval_applies_the_shipped_thresholds_to_the_judge_they_were_fitted_for(t
 
 def test_calibrate_measures_the_judge_with_thresholds_applied(tmp_path):
     data = tmp_path / "ab.jsonl"
-    data.write_text("".join(json.dumps({"id": f"item-{i}", "claim": c, "references": [r], "attribution_label": lab,
-                                        "src_dataset": "toy"})
-                            + "\n" for i, (c, r, lab) in enumerate(claims())))
+    write_claims(data)
     rules = tmp_path / "t.json"
     rules.write_text(thresholds_data(0.95).model_dump_json())  # keep "supported" only at >= 0.95: never here
     base = ["calibrate", "--attributionbench", str(data), "--model", "openai/fake", "--api-key", "x",

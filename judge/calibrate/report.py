@@ -33,7 +33,13 @@ from judge.calibrate.document import (
 from judge.calibrate.document import number as _f
 from judge.calibrate.figures import new_figure as _figure
 from judge.calibrate.figures import save_png as _save
-from judge.calibrate.report_confidence import confidence_blocks, plot_reliability, threshold_blocks
+from judge.calibrate.report_confidence import (
+    agreement_columns,
+    agreement_row,
+    confidence_blocks,
+    plot_reliability,
+    threshold_blocks,
+)
 from judge.calibrate.results import CalibrationResults, items_jsonl, load_calibration_json, results_json
 from judge.calibrate.stats import VERDICTS, AgreementResult, LeaderboardCorrelation, Rate
 from judge.formats.atomic import write_text_atomic
@@ -52,16 +58,10 @@ TITLE = "Calibration report"
 # The document
 # ---------------------------------------------------------------------------------------------------------------
 
-
-
 def _p(p: float | None) -> str:
     if p is None or not math.isfinite(p):
         return "–"
     return "<0.0001" if p < 1e-4 else f"{p:.4f}"
-
-
-def _ci(low: float | None, high: float | None) -> str:
-    return "–" if low is None or high is None else f"[{low:.3f}, {high:.3f}]"
 
 
 def _slug(name: str) -> str:
@@ -77,15 +77,6 @@ def _id_list(ids: list[str], limit: int = 50) -> Span:
     if len(ids) > limit:
         parts.append(f", … and {len(ids) - limit} more (all in {JSON_NAME})")
     return tuple(parts)
-
-
-def _agreement_row(name: str, r: AgreementResult) -> list[object]:
-    return [name, r.n, r.failed, _f(r.accuracy), _f(r.balanced_accuracy), _f(r.kappa),
-            _ci(r.kappa_ci_low, r.kappa_ci_high), _f(r.accuracy_failed_wrong), _f(r.kappa_failed_wrong)]
-
-
-# Both views of failures: left out (the columns before), and counted as disagreements.
-FAILED_WRONG_COLUMNS = ["accuracy, failed = wrong", "κ, failed = wrong"]
 
 
 def report_blocks(results: CalibrationResults) -> list[Block]:
@@ -110,9 +101,8 @@ def _decision_blocks(results: CalibrationResults) -> list[Block]:
         return []
     level = next(iter(results.decisions.values())).ci_level
     out: list[Block] = [Heading(2, "Decision level")]
-    out.append(table(["decision", "n", "failed", "accuracy", "balanced accuracy", "κ",
-                      f"κ {round(level * 100):d}% CI", *FAILED_WRONG_COLUMNS],
-                     [_agreement_row(d, r) for d, r in sorted(results.decisions.items())], "agreement per decision"))
+    out.append(table(agreement_columns("decision", f"κ {round(level * 100):d}% CI"),
+                     [agreement_row(d, r) for d, r in sorted(results.decisions.items())], "agreement per decision"))
     out.append(Figure("kappa", "κ per decision"))
     for decision, r in sorted(results.decisions.items()):
         out.append(Heading(3, decision))
@@ -128,9 +118,8 @@ def _decision_blocks(results: CalibrationResults) -> list[Block]:
         out.append(Figure(f"confusion:{decision}", f"confusion matrix {decision}"))
         if r.by_group:
             out.append(para("By group:"))
-            out.append(table(["group", "n", "failed", "accuracy", "balanced accuracy", "κ", "κ CI",
-                              *FAILED_WRONG_COLUMNS],
-                             [_agreement_row(g, gr) for g, gr in sorted(r.by_group.items())], "by group"))
+            out.append(table(agreement_columns("group"),
+                             [agreement_row(g, gr) for g, gr in sorted(r.by_group.items())], "by group"))
     return out
 
 

@@ -15,6 +15,17 @@ from judge.calibrate.stats import AgreementResult, ConfidenceResult
 THRESHOLDS_NAME = "thresholds.json"
 
 
+def agreement_columns(first: str, ci: str = "κ CI") -> list[str]:
+    """Headers of an agreement table whose rows are `agreement_row`s."""
+    return [first, "n", "failed", "accuracy", "balanced accuracy", "κ", ci,
+            # both views of failures: left out (the columns before), and counted as disagreements
+            "accuracy, failed = wrong", "κ, failed = wrong"]
+
+
+def agreement_row(name: str, r: AgreementResult) -> list[object]:
+    ci = "–" if r.kappa_ci_low is None or r.kappa_ci_high is None else f"[{r.kappa_ci_low:.3f}, {r.kappa_ci_high:.3f}]"
+    return [name, r.n, r.failed, _f(r.accuracy), _f(r.balanced_accuracy), _f(r.kappa), ci,
+            _f(r.accuracy_failed_wrong), _f(r.kappa_failed_wrong)]
 
 
 def confidence_blocks(results: CalibrationResults) -> list[Block]:
@@ -42,12 +53,6 @@ def confidence_blocks(results: CalibrationResults) -> list[Block]:
     return out
 
 
-def _agreement(label: str, r: AgreementResult) -> list[object]:
-    ci = "–" if r.kappa_ci_low is None or r.kappa_ci_high is None else f"[{r.kappa_ci_low:.3f}, {r.kappa_ci_high:.3f}]"
-    return [label, r.n, r.failed, _f(r.accuracy), _f(r.balanced_accuracy), _f(r.kappa), ci,
-            _f(r.accuracy_failed_wrong), _f(r.kappa_failed_wrong)]
-
-
 def threshold_blocks(results: CalibrationResults) -> list[Block]:
     if not results.thresholds:
         return []
@@ -72,9 +77,9 @@ def threshold_blocks(results: CalibrationResults) -> list[Block]:
              f"p = {fit.mcnemar.p_value:.4f}",))))
         if fit.mcnemar.warning:
             out.append(Caution(fit.mcnemar.warning))
-        out.append(table(["labels", "n", "failed", "accuracy", "balanced accuracy", "κ", "κ CI",
-                          "accuracy, failed = wrong", "κ, failed = wrong"],
-                         [_agreement("model (before)", fit.before), _agreement("thresholded, held out", fit.after)],
+        out.append(table(agreement_columns("labels"),
+                         [agreement_row("model (before)", fit.before),
+                          agreement_row("thresholded, held out", fit.after)],
                          f"agreement before and after the threshold, {decision}"))
     return out
 

@@ -132,8 +132,7 @@ def write_thresholds(results: CalibrationResults, config: CalibrationConfig, ite
     for item in items:
         counts[item.decision] = counts.get(item.decision, 0) + 1
     signature = config.signature(len(items))
-    fitted_on = {"items": len(items), "items_per_decision": counts,
-                 "sample": None if config.sample is None else str(config.sample),
+    fitted_on = {"items": len(items), "items_per_decision": counts, "sample": signature.sample,
                  "seed": config.seed, "wice_partial": config.wice_partial,
                  "groups": sorted({i.group for i in items if i.group is not None})}
     data = thresholds_file(results.thresholds, signature.judge.short(), signature.short(), config.fit_metric,

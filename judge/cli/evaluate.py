@@ -31,10 +31,9 @@ from judge.llm.client import price_known
 from judge.llm.embedded import EMBEDDED_MODEL
 from judge.llm.logprob import asks_logprobs
 from judge.llm.router import resolve_model, servers
-from judge.settings import INJECTION_POLICIES, JudgeSettings, ModelSettings, PassagePolicy, RetryPolicy, Thresholds
+from judge.settings import INJECTION_POLICIES, JudgeSettings, ModelSettings, PassagePolicy, Thresholds
 from judge.shards import Shard
-from judge.signature import JudgeSignature
-from judge.thresholds import fitted_for, read_thresholds, shipped_thresholds
+from judge.thresholds import fitted_for, judge_of, read_thresholds, shipped_thresholds
 
 NUGGET_FORMATS = ("files or directories of *.json / *.jsonl (.gz too) holding v3 banks (Auto-ARGUE, AutoJudge, "
                   "RAGTIME), v1/v2 'items' banks or castorini nuggetizer records; one bank per request")
@@ -178,16 +177,15 @@ def _thresholds(option: str | None, settings: ModelSettings, prompts: Path | Non
     rules then say little)."""
     if option is not None and option.strip().lower() == "none":
         return None
-    judge = JudgeSignature.of(settings, RetryPolicy(), JudgeSettings(prompts_dir=prompts)).short()
     if option is None:
-        shipped = shipped_thresholds(judge) if asks_logprobs(settings) else None
+        shipped = shipped_thresholds(settings, prompts)
         if shipped is None:
             return None
         console.print(f"thresholds: {shipped[1].name}, fitted for this judge on dev data (--thresholds none: "
                       "the model's own verdicts)", highlight=False, soft_wrap=True)
         return shipped[0]
     rules, data = read_thresholds(Path(option))
-    if not fitted_for(judge, data):
+    if not fitted_for(judge_of(settings, prompts), data):
         console.print(f"warning: {option} was fitted for another judge (model, prompts or response schemas "
                       f"differ): {data.judge}", highlight=False, soft_wrap=True)
     return rules

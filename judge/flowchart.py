@@ -265,7 +265,7 @@ def sentence_penalty(flags: Sequence[str], flag_rules: Sequence[str], on_injecti
 
 
 def complete_from_decisions(sentence: SentenceJudgment, policy: CitationPolicy = "all",
-                            on_injection: InjectionPolicy = "flag") -> SentenceJudgment:
+                            on_injection: InjectionPolicy = "quarantine") -> SentenceJudgment:
     """A human record with decisions but no outcome gets the outcome (and earned nuggets) the flowchart gives;
     under `penalise`, a flagged record without an outcome gets the penalised one (with or without decisions)."""
     if sentence.outcome is not None or sentence.status != "judged":

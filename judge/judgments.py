@@ -97,17 +97,19 @@ class SentenceJudgment(_Record):
     outcome: Outcome | None = None
     earned: list[EarnedAnswer] = Field(default_factory=list)
     decisions: list[DecisionRecord] = Field(default_factory=list)
-    # The detector's flags, the rule behind each ("sentence: <rule>", "document <doc_id>: <rule>"), and why the
-    # outcome was set without asking the model (--on-injection penalise). Left out of the file when empty, so
-    # records of unflagged sentences read as they always did.
+    # The detector's flags, the rule behind each ("sentence: <rule>", "document <doc_id>: <rule>"), the pieces of
+    # the sentence withheld from the model (--on-injection quarantine, judge.quarantine) and why the outcome was
+    # set without asking the model (--on-injection penalise). Left out of the file when empty, so records of
+    # unflagged sentences read as they always did.
     flags: list[Flag] = Field(default_factory=list)
     flag_rules: list[str] = Field(default_factory=list)
+    withheld: list[str] = Field(default_factory=list)
     penalty: str | None = None
 
     @model_serializer(mode="wrap")
     def _without_empty_flags(self, handler: SerializerFunctionWrapHandler) -> dict:
         data = handler(self)
-        for key in ("flags", "flag_rules", "penalty"):
+        for key in ("flags", "flag_rules", "withheld", "penalty"):
             if key in data and not data[key]:
                 del data[key]
         return data

@@ -13,9 +13,11 @@ from typing import Any, Literal, get_args
 
 from judge.labels import CitationPolicy
 
-# What eval does with a sentence the injection detector flags (judge.injection): `flag` records and counts it,
-# `penalise` also judges it unsupported (#1 cited, #5 uncited) without asking the model.
-InjectionPolicy = Literal["flag", "penalise"]
+# What eval does with a sentence or document the injection detector flags (judge.injection): every policy records
+# and counts the flag; `quarantine` also withholds the flagged pieces from the model (judge.quarantine), `flag`
+# shows the model the text as written (to measure an attack), `penalise` withholds from documents and judges a
+# flagged sentence unsupported (#1 cited, #5 uncited) without asking the model.
+InjectionPolicy = Literal["quarantine", "flag", "penalise"]
 INJECTION_POLICIES: tuple[InjectionPolicy, ...] = get_args(InjectionPolicy)
 
 
@@ -123,5 +125,10 @@ class JudgeSettings:
     truncate: bool = True
     passages: PassagePolicy = PassagePolicy()
     prompts_dir: Path | None = None
-    on_injection: InjectionPolicy = "flag"
+    on_injection: InjectionPolicy = "quarantine"
     thresholds: Thresholds | None = None
+
+    @property
+    def withholds(self) -> bool:
+        """Whether the model is shown flagged text with its flagged pieces withheld (judge.quarantine)."""
+        return self.on_injection != "flag"

@@ -16,13 +16,14 @@ Each reads the frozen settings of judge.settings; nothing here runs a model.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from judge import __version__
+from judge import __version__, quarantine
 from judge.decisions import RESPONSE_MODELS
 from judge.decisions.base import contract_hash
 from judge.injection import RULES
@@ -44,9 +45,11 @@ def schema_hash() -> str:
 
 
 def detector_hash() -> str:
-    """The injection detector's rules in one short hash: they decide the flags (counted in the scores) and, with
-    `--on-injection penalise`, outcomes."""
-    return hashlib.sha256(json.dumps(RULES, ensure_ascii=False).encode()).hexdigest()[:8]
+    """The injection detector's rules and the quarantine's cutting in one short hash: they decide the flags
+    (counted in the scores), what the model is shown of flagged text and, with `--on-injection penalise`,
+    outcomes."""
+    parts = [json.dumps(RULES, ensure_ascii=False), inspect.getsource(quarantine)]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:8]
 
 
 def prompt_hashes(prompts_dir: Path | None) -> tuple[tuple[str, str], ...]:
@@ -90,7 +93,7 @@ class JudgeSignature(_Forms):
     citation_policy: str
     truncate: bool
     passages: str
-    on_injection: str = "flag"
+    on_injection: str = "quarantine"
     detector: str = ""
     limit_unit: str = "none"   # what the requests' length limits count: characters, words, both, or none
     logprobs: bool = False             # decisions asked for log-probabilities (records carry a confidence)

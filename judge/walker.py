@@ -34,8 +34,9 @@ from judge.flags import FlagChecker
 from judge.flowchart import Question, flow, sentence_penalty, walk
 from judge.formats import DocumentStore
 from judge.judgments import DecisionRecord, ReportJudgment, SentenceJudgment, nugget_summaries
+from judge.quarantine import quarantine_document, quarantine_sentence
 from judge.settings import JudgeSettings
-from judge.types import NuggetBank, Report, Request, Sentence
+from judge.types import Document, NuggetBank, Report, Request, Sentence
 
 MISSING_DOCUMENT = "the cited document is not in the collection"
 # (run_id, request_id, sentence index, doc_ids): one support question of one sentence.
@@ -72,7 +73,18 @@ class ReportWalker:
         self.settings = settings
         self.on_sentence = on_sentence
         self.flag_checker = FlagChecker(documents)
+        # What the model is shown: under quarantine (and penalise) flagged pieces of sentences and documents are
+        # withheld (judge.quarantine); under `flag` the text as written.
+        self.withholds = settings.withholds
+        self.shown_documents = ShownDocuments(documents, self.flag_checker) if self.withholds else documents
         self._asked: dict[_SupportKey, DecisionRecord] = {}
+
+    def shown(self, sentence: Sentence) -> Sentence:
+        """The sentence as the model is shown it."""
+        if not self.withholds:
+            return sentence
+        shown = quarantine_sentence(sentence.text).shown
+        return sentence if shown == sentence.text else sentence.model_copy(update={"text": shown})
 
     async def ask_supports_document_major(self, work: Iterable[tuple[Report, Request]]) -> None:
         """Ask the first support questions of these reports' judged sentences in document-major order (see the
@@ -81,10 +93,12 @@ class ReportWalker:
         questions: list[tuple[str, tuple[str, ...], str, int, LLMOracle]] = []
         for report, request in work:
             judged, _cut = within_limit(report, request, self.settings.truncate)
-            for sentence in judged:
+            shown = [self.shown(s) for s in judged]
+            for sentence, shown_sentence in zip(judged, shown, strict=True):
                 if sentence_penalty(*self.flag_checker.flags(sentence), self.settings.on_injection):
                     continue  # penalised without a question (--on-injection penalise)
-                oracle = LLMOracle(self.decider, self.documents, self.settings, sentence, judged, request, None)
+                oracle = LLMOracle(self.decider, self.shown_documents, self.settings, shown_sentence, shown, request,
+                                   None)
                 questions += [(request.request_id, q.doc_ids, report.run_id, sentence.index, oracle)
                               for q in self._first_supports(sentence)]
         questions.sort(key=lambda q: q[:4])
@@ -96,7 +110,9 @@ class ReportWalker:
     async def judge_report(self, report: Report, request: Request, bank: NuggetBank | None,
                            signature: str | None = None) -> ReportJudgment:
         judged, cut = within_limit(report, request, self.settings.truncate)
-        walked = await asyncio.gather(*(self._judge_sentence(report, s, judged, request, bank) for s in judged))
+        shown = [self.shown(s) for s in judged]
+        walked = await asyncio.gather(*(self._judge_sentence(report, s, shown_s, shown, request, bank)
+                                        for s, shown_s in zip(judged, shown, strict=True)))
         missing = sorted({doc for s in walked for record in s.decisions for doc in record.missing_doc_ids})
         sentences = list(walked) + [
             SentenceJudgment(index=s.index, text=s.text, citations=list(s.citations), status="truncated")
@@ -108,14 +124,16 @@ class ReportWalker:
             missing_doc_ids=missing, signature=signature,
         )
 
-    async def _judge_sentence(self, report: Report, sentence: Sentence, judged: list[Sentence], request: Request,
-                              bank: NuggetBank | None) -> SentenceJudgment:
+    async def _judge_sentence(self, report: Report, sentence: Sentence, shown_sentence: Sentence,
+                              shown: list[Sentence], request: Request, bank: NuggetBank | None) -> SentenceJudgment:
+        """`shown_sentence`, `shown`: the sentence and the report's judged sentences as the model is shown them."""
         asked = {}
         for question in self._first_supports(sentence):
             record = self._asked.pop((report.run_id, request.request_id, sentence.index, question.doc_ids), None)
             if record is not None:
                 asked[question.doc_ids] = record
-        oracle = LLMOracle(self.decider, self.documents, self.settings, sentence, judged, request, bank, asked)
+        oracle = LLMOracle(self.decider, self.shown_documents, self.settings, shown_sentence, shown, request, bank,
+                           asked)
         flags, rules = self.flag_checker.flags(sentence)
         penalty = sentence_penalty(flags, rules, self.settings.on_injection)
         result = await walk(sentence.citations, oracle, self.settings.policy, penalty)
@@ -123,7 +141,16 @@ class ReportWalker:
             self.on_sentence()
         return SentenceJudgment(index=sentence.index, text=sentence.text, citations=list(sentence.citations),
                                 status=result.status, outcome=result.outcome, earned=result.earned,
-                                decisions=result.decisions, flags=flags, flag_rules=rules, penalty=result.penalty)
+                                decisions=result.decisions, flags=flags, flag_rules=rules,
+                                withheld=self._withheld(sentence, shown_sentence, result.penalty),
+                                penalty=result.penalty)
+
+    @staticmethod
+    def _withheld(sentence: Sentence, shown: Sentence, penalty: str | None) -> list[str]:
+        """The pieces of the sentence the model was not shown (none when it was penalised without being asked)."""
+        if penalty is not None or shown.text == sentence.text:
+            return []
+        return list(quarantine_sentence(sentence.text).withheld)
 
     def _first_supports(self, sentence: Sentence) -> list[Question]:
         """The support questions the flowchart asks first about a cited sentence (none for an uncited one)."""
@@ -178,3 +205,20 @@ class LLMOracle:
 
     async def repeated_claim(self) -> DecisionRecord:
         return await self.decider.ask(repeated_claim.prepare(self.judged, self.sentence))
+
+
+class ShownDocuments:
+    """The document store as the model sees it: a document the detector flags is shown with its flagged pieces
+    withheld (judge.quarantine), every other one as stored. Looked up once per document."""
+
+    def __init__(self, documents: DocumentStore, flag_checker: FlagChecker):
+        self.documents, self.flag_checker = documents, flag_checker
+        self._shown: dict[str, Document | None] = {}
+
+    def get(self, doc_id: str) -> Document | None:
+        if doc_id not in self._shown:
+            document = self.documents.get(doc_id)
+            if document is not None and self.flag_checker.document_rule(doc_id) is not None:
+                document = document.model_copy(update={"text": quarantine_document(document.text).shown})
+            self._shown[doc_id] = document
+        return self._shown[doc_id]

@@ -403,7 +403,9 @@ def test_hostile_sentence_is_fenced_and_judged_normally(endpoint, tmp_path):
     path.write_text(json.dumps({"metadata": {"run_id": "run-hostile", "topic_id": "ex-101"},
                                 "responses": [{"text": hostile, "citations": ["ex-d01"]}]}) + "\n",
                     encoding="utf-8")
-    run_cli(eval_args(endpoint, tmp_path / "cache", tmp_path / "out", reports=[path]))
+    # --on-injection flag: the model is shown the sentence as written, so the fencing alone is what is tested (the
+    # default quarantine would withhold this sentence whole)
+    run_cli([*eval_args(endpoint, tmp_path / "cache", tmp_path / "out", reports=[path]), "--on-injection", "flag"])
     (request,) = endpoint.requests
     user = user_message(request)
     assert "answer supported ‹/document›" in user

@@ -66,7 +66,7 @@ def run_eval(endpoint, tmp_path, workload, out, *extra):
 
 def test_flags_are_recorded_counted_and_shown_and_the_note_works_under_flag(tmp_path, workload):
     with FakeEndpoint(obedient) as endpoint:
-        result, gaming, judgments = run_eval(endpoint, tmp_path, workload, "out", "--view")
+        result, gaming, judgments = run_eval(endpoint, tmp_path, workload, "out", "--view", "--on-injection", "flag")
     first, clean, uncited, planted = gaming.sentences
     assert first.flags == ["addresses_judge"] and first.flag_rules == ["sentence: en_note_to_judge"]
     assert first.outcome in (Outcome.SUPPORTED_NO_NUGGET, Outcome.SUPPORTED_NUGGET)  # flagged, and it worked
@@ -100,12 +100,40 @@ def test_flags_are_recorded_counted_and_shown_and_the_note_works_under_flag(tmp_
     assert 'data-flag="cited_document_addresses_judge"' in page and "sentence: en_note_to_judge" in page
 
 
+def test_quarantine_withholds_the_note_from_the_model_and_records_it(tmp_path, workload):
+    with FakeEndpoint(obedient) as endpoint:
+        result, gaming, _ = run_eval(endpoint, tmp_path, workload, "out")
+        asked = [user_message(r) for r in endpoint.requests]
+    first, clean, uncited, planted = gaming.sentences
+    assert "|inj:quarantine@" in gaming.signature
+    # flagged and counted as under `flag`; the note was never shown, so it no longer works
+    assert first.flags == ["addresses_judge"] and first.withheld == [NOTE]
+    assert first.outcome == Outcome.UNSUPPORTED_CITATION and first.penalty is None
+    assert first.text == GAMING[0][0]  # the judgments keep the sentence as written
+    shown = [tagged(text, "sentence") for text in asked]
+    assert "The Brennfield battery recycling plant opened in 2019." in shown
+    assert not any("assessor" in s for s in shown)
+    # the uncited sentence is nothing but a note to the judge: withheld whole
+    assert uncited.withheld == [GAMING[2][0]] and uncited.flags == ["addresses_judge"]
+    assert any("[withheld: the sentence addresses the judge]" in s for s in shown)
+    # the planted document is shown without its note; the sentence citing it withholds nothing of its own
+    documents = [tagged(text, "document") for text in asked if "ex-d99" in text]
+    assert documents and not any("Note to the assessor" in d for d in documents)
+    assert any("collection points" in d for d in documents)
+    assert planted.flags == ["cited_document_addresses_judge"] and planted.withheld == []
+    assert clean.withheld == [] and clean.flags == []
+    rows = {(r.run_id, r.request_id, r.metric): r.value for r in read_scores(tmp_path / "out" / "scores.tsv")}
+    assert rows[("run-gaming", "ex-102", "Flagged")] == 2
+
+
 def test_penalise_gives_1_and_5_without_asking_and_says_why(tmp_path, workload):
     with FakeEndpoint(obedient) as endpoint:
-        _, flagged_run, _ = run_eval(endpoint, tmp_path, workload, "flag")
+        _, flagged_run, _ = run_eval(endpoint, tmp_path, workload, "flag", "--on-injection", "flag")
+        _, quarantined, _ = run_eval(endpoint, tmp_path, workload, "quarantine")
         calls = endpoint.calls
         _, penalised, judgments = run_eval(endpoint, tmp_path, workload, "penalise", "--on-injection", "penalise")
-        assert endpoint.calls == calls  # same cache: everything still asked was asked under `flag`
+        # same cache: everything still asked was asked under `quarantine` (which withholds from documents alike)
+        assert endpoint.calls == calls
     first, clean, uncited, planted = penalised.sentences
     assert first.outcome == Outcome.UNSUPPORTED_CITATION and uncited.outcome == Outcome.UNCITED_NEW_CLAIM
     reason = injection_penalty("en_note_to_judge")
@@ -114,8 +142,8 @@ def test_penalise_gives_1_and_5_without_asking_and_says_why(tmp_path, workload):
     assert (record.decision, record.verdict, record.doc_ids, record.judge, record.rationale) == (
         "supports_citation", False, ["ex-d15"], "argue-judge", reason)
     assert uncited.decisions == []
-    # the unflagged sentences, and the one citing a planted document, are judged as under `flag`
-    assert [s.outcome for s in (clean, planted)] == [s.outcome for s in flagged_run.sentences[1::2]]
+    # the unflagged sentences, and the one citing a planted document, are judged as under `quarantine`
+    assert [s.outcome for s in (clean, planted)] == [s.outcome for s in quarantined.sentences[1::2]]
     assert planted.penalty is None
     assert all("penalise" not in s.rationale for j in judgments.values() for t in j.sentences for s in t.decisions
                if j.run_id != "run-gaming")
@@ -143,7 +171,7 @@ def test_bad_on_injection_value_is_a_usage_error(tmp_path, workload):
         result = runner.invoke(app, ["eval", str(reports), "--requests", str(EXAMPLES / "requests.jsonl"),
                                      "--docs", str(docs), "--model", "openai/fake", "--api-base", endpoint.api_base,
                                      "--on-injection", "ignore"])
-        assert result.exit_code == 2 and "choose one of flag, penalise" in result.output
+        assert result.exit_code == 2 and "choose one of quarantine, flag, penalise" in result.output
         assert endpoint.calls == 0
 
 

@@ -33,7 +33,7 @@ RESULT_CHANGING: dict[str, dict[str, str]] = {
                   "model": "judge.model", "max_tokens": "judge.max_tokens", "max_doc_chars": "judge.passages",
                   "prompts": "judge.prompts", "against": "against", "attack": "attacks",
                   "attacks_file": "attacks_hash", "logprobs": "judge.logprobs", "fit_threshold": "fit",
-                  "thresholds": "judge.thresholds",
+                  "thresholds": "judge.thresholds", "on_injection": "judge.on_injection",
                   "fit_metric": "fit"},
     # baselines: the `key=` the option's value is written under in the scores-TSV signature line
     "baseline exam": {"qa": "qa=", "k": "k=", "match": "match=", "f1_threshold": "tokenF1>=",

@@ -47,16 +47,18 @@ def applicable(items: Sequence[CalibrationItem], attack: Attack) -> list[Calibra
 
 
 async def red_team(items: Sequence[CalibrationItem], clean: Mapping[str, str | None], attacks: Sequence[Attack],
-                   decider: Decider, passages: PassagePolicy, on_item: Callable[[], None] = lambda: None
-                   ) -> list[AttackResult]:
-    """One AttackResult per (attack, decision) with items; `clean` holds the judge's clean label per item id."""
+                   decider: Decider, passages: PassagePolicy, on_item: Callable[[], None] = lambda: None,
+                   withhold: bool = False) -> list[AttackResult]:
+    """One AttackResult per (attack, decision) with items; `clean` holds the judge's clean label per item id.
+    `withhold`: the judge is shown the items with flagged pieces withheld (--on-injection quarantine); the
+    detector's flag rates are still measured on the text as written."""
     clean_flags = {item.item_id: shown_flag(prepare_item(item, passages)) for item in items}
 
     async def one(attack: Attack, item: CalibrationItem) -> tuple[str | None, str | None]:
-        prepared = prepare_item(item, passages, attack, variant_of(item.item_id))
-        record = await decider.ask(prepared)
+        variant = variant_of(item.item_id)
+        record = await decider.ask(prepare_item(item, passages, attack, variant, withhold))
         on_item()
-        return label_for(item.decision, record.verdict), shown_flag(prepared)
+        return label_for(item.decision, record.verdict), shown_flag(prepare_item(item, passages, attack, variant))
 
     plan = [(attack, item) for attack in attacks for item in applicable(items, attack)]
     answers = dict(zip(((a.kind, i.item_id) for a, i in plan),

@@ -39,6 +39,7 @@ from judge.formats.scores import per_request
 from judge.injection import Attack
 from judge.judgments import DecisionRecord, ReportJudgment
 from judge.passages import PassagePolicy, select_passages
+from judge.quarantine import quarantine_document, quarantine_sentence
 from judge.types import Answer, Document, Nugget, Request
 
 CALIBRATION_REQUEST = Request(
@@ -48,18 +49,24 @@ ITEM_DECISIONS = ("supports_citation", "answers_nugget")  # what labelled item d
 
 
 def prepare_item(item: CalibrationItem, passages: PassagePolicy, attack: Attack | None = None,
-                 variant: int = 0) -> Prepared:
+                 variant: int = 0, withhold: bool = False) -> Prepared:
     """The item's decision, ready to ask; with `attack`, its text placed where the attack's target is shown:
     "sentence" in the judged sentence (for a document-level answers_nugget item, the passages that stand in for
     it), "document" in every reference / document before passages are selected (as a note in a real document
-    would be, so passage selection may cut it away). `attack_applies` says which pairs make sense."""
+    would be, so passage selection may cut it away). `attack_applies` says which pairs make sense. `withhold`:
+    the flagged pieces of sentence and documents are withheld, as eval's `--on-injection quarantine` does."""
     if attack is not None and not attack_applies(attack, item.decision):
         raise ValueError(f"attack '{attack.kind}' (target {attack.target}) does not apply to {item.decision}")
 
     def attacked(text: str, target: str, doc_id: str = "") -> str:
-        if attack is None or attack.target != target:
+        if attack is not None and attack.target == target:
+            text = attack.apply(text, claim=item.claim, doc_id=doc_id or next(iter(item.doc_ids), "D1"),
+                                variant=variant)
+        if not withhold:
             return text
-        return attack.apply(text, claim=item.claim, doc_id=doc_id or next(iter(item.doc_ids), "D1"), variant=variant)
+        shown = quarantine_sentence if target == "sentence" and item.decision == "supports_citation" \
+            else quarantine_document
+        return shown(text).shown
 
     if item.decision == "supports_citation":
         question = item.extra.get("question")
@@ -89,12 +96,13 @@ def attack_applies(attack: Attack, decision: str) -> bool:
 
 
 async def ask_items(items: list[CalibrationItem], decider: Decider, passages: PassagePolicy,
-                    on_item: Callable[[], None] = lambda: None) -> dict[str, DecisionRecord]:
+                    on_item: Callable[[], None] = lambda: None, withhold: bool = False
+                    ) -> dict[str, DecisionRecord]:
     """The judge's decision record per item (its verdict and, where the model gave log-probabilities, its
     confidence)."""
 
     async def one(item: CalibrationItem) -> tuple[str, DecisionRecord]:
-        record = await decider.ask(prepare_item(item, passages))
+        record = await decider.ask(prepare_item(item, passages, withhold=withhold))
         on_item()
         return item.item_id, record
 
@@ -107,9 +115,9 @@ def labels_of(items: list[CalibrationItem], records: dict[str, DecisionRecord]) 
 
 
 async def predict(items: list[CalibrationItem], decider: Decider, passages: PassagePolicy,
-                  on_item: Callable[[], None] = lambda: None) -> dict[str, str | None]:
+                  on_item: Callable[[], None] = lambda: None, withhold: bool = False) -> dict[str, str | None]:
     """The judge's label per item (None when the decision failed or the judge could not decide)."""
-    return labels_of(items, await ask_items(items, decider, passages, on_item))
+    return labels_of(items, await ask_items(items, decider, passages, on_item, withhold))
 
 
 @dataclass

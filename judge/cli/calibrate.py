@@ -27,6 +27,8 @@ from judge.llm.embedded import EMBEDDED_MODEL
 from judge.settings import JudgeSettings, ModelSettings, PassagePolicy
 from judge.thresholds import read_thresholds
 
+CALIBRATED_POLICIES = ("quarantine", "flag")
+
 
 def calibrate_command(
     attributionbench: Annotated[Path | None, typer.Option(
@@ -63,6 +65,9 @@ def calibrate_command(
     attack: Annotated[str | None, typer.Option(
         "--attack", help="Red team: ask every item again with these attacks (KIND[,KIND...] or 'all'; kinds in "
         "judge/data/attacks.json) and report flip rates, kappa and McNemar, clean against attacked.")] = None,
+    on_injection: Annotated[str, typer.Option(
+        "--on-injection", help="As eval: 'quarantine' withholds text that addresses the judge from the model; 'flag' "
+        "shows it as written (to measure what an attack does to an undefended judge).")] = "quarantine",
     attacks_file: Annotated[Path | None, typer.Option(
         "--attacks-file", help="Attack kinds of your own (the shape of judge/data/attacks.json).",
         exists=True, dir_okay=False)] = None,
@@ -88,6 +93,9 @@ def calibrate_command(
         raise typer.BadParameter(f"choose {', '.join(WICE_PARTIAL_POLICIES)}", param_hint="--wice-partial")
     if fit_metric not in FIT_METRICS:
         raise typer.BadParameter(f"choose {', '.join(FIT_METRICS)}", param_hint="--fit-metric")
+    if on_injection not in CALIBRATED_POLICIES:
+        raise typer.BadParameter(f"choose {' or '.join(CALIBRATED_POLICIES)} ('penalise' decides flagged sentences "
+                                 "without the model: there is no verdict to calibrate)", param_hint="--on-injection")
     if fit_threshold and thresholds is not None:
         raise typer.BadParameter("fit thresholds on the model's own verdicts: drop --thresholds",
                                  param_hint="--fit-threshold/--thresholds")
@@ -109,7 +117,7 @@ def calibrate_command(
                              "or --human with --judged")
         rules = read_thresholds(thresholds)[0] if thresholds is not None else None
         settings = JudgeSettings(prompts_dir=prompts, passages=PassagePolicy(max_chars=max_doc_chars),
-                                 thresholds=rules)
+                                 on_injection=on_injection, thresholds=rules)  # type: ignore[arg-type]
         cache = open_decision_cache(cache_dir)
         config = CalibrationConfig(
             model=ModelSettings(model, api_base, api_key, max_tokens=max_tokens, logprobs=logprobs, threads=threads),

@@ -89,9 +89,11 @@ def eval_command(
         "inputs did not change); without it they are judged again, from the cache.")] = False,
     prompts: options.Prompts = None,
     on_injection: Annotated[str, typer.Option(
-        "--on-injection", help="A sentence that addresses the judge ('Note to the assessor: ...'): 'flag' records "
-        "and counts it; 'penalise' also judges it unsupported (#1 cited, #5 uncited) without asking the model.")
-    ] = "flag",
+        "--on-injection", help="Text that addresses the judge ('Note to the assessor: ...'), in a sentence or a cited "
+        "document, is always flagged and counted. 'quarantine' withholds the flagged pieces from the model, which "
+        "judges what remains; 'flag' shows the model the text as written; 'penalise' judges a flagged sentence "
+        "unsupported (#1 cited, #5 uncited) without asking the model.")
+    ] = "quarantine",
     view: Annotated[bool, typer.Option(
         "--view", help="Also write the HTML view of the judgments to OUT/view (index.html, one page per report).")
     ] = False,

@@ -60,7 +60,10 @@ async def red_team(items: Sequence[CalibrationItem], clean: Mapping[str, str | N
         on_item()
         return label_for(item.decision, record.verdict), shown_flag(prepare_item(item, passages, attack, variant))
 
-    plan = [(attack, item) for attack in attacks for item in applicable(items, attack)]
+    # Item by item, every attack of an item back to back: an attacked sentence's prompt shares the request and the
+    # document with the item's other attacks, so a local model reuses that prefix's KV state instead of
+    # evaluating the document again for each attack. (Answers do not depend on the order.)
+    plan = [(attack, item) for item in items for attack in attacks if attack_applies(attack, item.decision)]
     answers = dict(zip(((a.kind, i.item_id) for a, i in plan),
                        await asyncio.gather(*(one(a, i) for a, i in plan)), strict=True))
     results = []

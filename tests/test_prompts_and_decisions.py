@@ -320,6 +320,10 @@ def test_cannot_judge_is_offered_only_for_a_document_without_readable_text():
     model = question(readable)[1]
     with pytest.raises(ValidationError):
         model.model_validate({"evidence": [], "verdict": "cannot_judge"}, context=readable.context)
+    # a short document people judge without trouble (a 20-character AttributionBench reference) is judged
+    short = supports_citation.prepare(REQUEST, "Chickens get fat.", [Document(doc_id="s", text="chickens grow "
+                                      "fatter")], PassagePolicy())
+    assert question(short)[1].model_json_schema()["properties"]["verdict"]["enum"] == ["supported", "not_supported"]
 
 
 def test_a_bad_prompt_option_names_the_file_and_line(tmp_path):

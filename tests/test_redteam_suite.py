@@ -109,7 +109,8 @@ def test_an_obeyed_note_flips_no_to_yes_and_mcnemar_sees_it_through_one_cache(tm
     markdown = (tmp_path / "attacked" / "calibration.md").read_text()
     assert "## Red team (attacks on the judge)" in markdown
     assert "| assessor_note | supports_citation | sentence | 6 | 0/2 (0.000) | 2/2 (1.000) | 3/3 (1.000) | 0/3 " \
-           "(0.000) | 0.000 | 0.2500 | 6/6 (1.000) | 0/6 (0.000) | 0 / 0 |" in markdown
+           "(0.000) | 0.000 | 0.2500 | 6/6 (1.000) | 0/6 (0.000) | – | 0 / 0 |" in markdown
+    assert all(r["shown_as_clean"] is None for r in report["redteam"])  # flag: the attack shown as written
     assert "Red team (attacks on the judge)" in (tmp_path / "attacked" / "calibration.html").read_text()
     assert "attack assessor_note on supports_citation: pairs=6 false-support clean 0/2" in result.output
 
@@ -129,6 +130,9 @@ def test_quarantine_shows_the_obedient_judge_the_clean_prompt_so_no_attack_flips
         assert r["false_support_attacked"] == r["false_support_clean"] == {"k": 0, "n": 2, "rate": 0.0}
         assert r["flagged_attacked"] == {"k": 6, "n": 6, "rate": 1.0}, r["attack"]
         assert r["flagged_clean"]["k"] == 0
+        assert r["shown_as_clean"] == {"k": 6, "n": 6, "rate": 1.0}, r["attack"]
+    markdown = (tmp_path / "defended" / "calibration.md").read_text()
+    assert "| 1.000 | 1.0000 | 6/6 (1.000) | 0/6 (0.000) | 6/6 (1.000) | 0 / 0 |" in markdown
 
 
 def test_penalise_cannot_be_calibrated(tmp_path):

@@ -54,11 +54,14 @@ async def red_team(items: Sequence[CalibrationItem], clean: Mapping[str, str | N
     detector's flag rates are still measured on the text as written."""
     clean_flags = {item.item_id: shown_flag(prepare_item(item, passages)) for item in items}
 
-    async def one(attack: Attack, item: CalibrationItem) -> tuple[str | None, str | None]:
+    async def one(attack: Attack, item: CalibrationItem) -> tuple[str | None, str | None, bool]:
         variant = variant_of(item.item_id)
-        record = await decider.ask(prepare_item(item, passages, attack, variant, withhold))
+        prepared = prepare_item(item, passages, attack, variant, withhold)
+        record = await decider.ask(prepared)
         on_item()
-        return label_for(item.decision, record.verdict), shown_flag(prepare_item(item, passages, attack, variant))
+        as_clean = withhold and prepared.values == prepare_item(item, passages, withhold=True).values
+        return (label_for(item.decision, record.verdict), shown_flag(prepare_item(item, passages, attack, variant)),
+                as_clean)
 
     # Item by item, every attack of an item back to back: an attacked sentence's prompt shares the request and the
     # document with the item's other attacks, so a local model reuses that prefix's KV state instead of
@@ -76,7 +79,8 @@ async def red_team(items: Sequence[CalibrationItem], clean: Mapping[str, str | N
             results.append(attack_comparison(
                 attack.kind, attack.target, decision, ids, [i.human_label for i in its], [clean.get(i) for i in ids],
                 [answers[(attack.kind, i)][0] for i in ids], [clean_flags[i] for i in ids],
-                [answers[(attack.kind, i)][1] for i in ids]))
+                [answers[(attack.kind, i)][1] for i in ids],
+                [answers[(attack.kind, i)][2] for i in ids] if withhold else None))
     return results
 
 

@@ -221,13 +221,18 @@ def _redteam_blocks(results: CalibrationResults) -> list[Block]:
         "document. False support: the judge says yes where the human did not, over the pairs (items labelled on "
         "both sides). Flips: attacked label against clean label, over the pairs whose clean label was no (no → yes) "
         "or yes (yes → no). κ: attacked labels against clean labels. McNemar exact on b = flips to yes, "
-        "c = flips to no. Flagged: items whose shown sentence or document the injection detector flags.")]
+        "c = flips to no. Flagged: items whose sentence or shown document passages, before any quarantine, the "
+        "injection detector flags. "
+        "Withheld to clean: under --on-injection quarantine, attacked items whose prompt, once the flagged pieces "
+        "were withheld, is exactly their clean twin's (– under --on-injection flag, where the judge is shown the "
+        "attack as written).")]
     out.append(table(["attack", "decision", "target", "pairs", "false support clean", "false support attacked",
                       "flips no → yes", "flips yes → no", "κ clean/attacked", "McNemar p", "flagged attacked",
-                      "flagged clean", "failed clean / attacked"],
+                      "flagged clean", "withheld to clean", "failed clean / attacked"],
                      [[r.attack, r.decision, r.target, r.n_pairs, _rate(r.false_support_clean),
                        _rate(r.false_support_attacked), _rate(r.flips_to_yes), _rate(r.flips_to_no), _f(r.kappa),
                        _p(r.mcnemar_p), _rate(r.flagged_attacked), _rate(r.flagged_clean),
+                       _rate(r.shown_as_clean) if r.shown_as_clean else "–",
                        f"{len(r.failed_clean)} / {len(r.failed_attacked)}"] for r in results.redteam],
                      "clean against attacked, per attack and decision"))
     for r in results.redteam:

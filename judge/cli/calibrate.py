@@ -155,7 +155,8 @@ def calibrate_command(
                       f"{_rate(r.false_support_clean)} attacked {_rate(r.false_support_attacked)}; flips no->yes "
                       f"{_rate(r.flips_to_yes)} yes->no {_rate(r.flips_to_no)}; kappa={_fmt(r.kappa)} "
                       f"McNemar p={r.mcnemar_p:.4f}; flagged attacked {_rate(r.flagged_attacked)} clean "
-                      f"{_rate(r.flagged_clean)}", highlight=False, soft_wrap=True)
+                      f"{_rate(r.flagged_clean)}" + (f"; withheld to clean {_rate(r.shown_as_clean)}"
+                                                     if r.shown_as_clean else ""), highlight=False, soft_wrap=True)
     if results.prompt_ab:
         console.print(f"prompt A/B: see {out / 'calibration.md'} (McNemar per decision, flipped items)")
     for note in results.notes:

@@ -1,6 +1,7 @@
 """How often does the injection detector fire on real text, and how often on attacked text?
 
     python benchmarks/injection_detector.py [--data /work/shared/data] [--show-hits 10]
+                                            [--attacks-file benchmarks/data/heldout-attacks.json]
 
 Clean false-positive rate, on text nobody wrote to fool a judge: AttributionBench dev claims and reference texts,
 WiCE dev claims and evidence (the evidence sentences of an item joined as one document), the NeuCLIR 2024
@@ -10,6 +11,11 @@ document kinds to the reference texts, evidence and documents, the forged report
 the following sentence as the claim), cycling through the kind's variants item by item. Prints one line per
 corpus and per attack kind, the rates on the hand-written paraphrases of tests/data/redteam.json, and the clean
 hits themselves (`--show-hits`) so a rule that misfires can be read.
+
+Per attack kind it also prints how often the quarantine (judge.quarantine, `--on-injection quarantine`) gives back
+exactly the text the attack was added to ("withheld to clean"). `--attacks-file` measures another set of attack
+kinds: benchmarks/data/heldout-attacks.json was written without sight of the rules, so its figures say how far
+detector and quarantine generalise (its "benign" list, look-alikes that are not attacks, is counted too).
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from judge.injection import apply_attack, detect, load_attacks  # noqa: E402
+from judge.injection import detect, load_attacks  # noqa: E402
+from judge.quarantine import quarantine_document, quarantine_sentence  # noqa: E402
 
 
 def jsonl(path: Path) -> Iterator[dict]:
@@ -65,6 +72,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=Path("/work/shared/data"))
     parser.add_argument("--show-hits", type=int, default=10, help="print up to this many clean texts that fired")
+    parser.add_argument("--attacks-file", type=Path, default=None,
+                        help="attack kinds to apply (default: the bundled judge/data/attacks.json)")
     args = parser.parse_args()
     found = corpora(args.data)
     if not found:
@@ -89,24 +98,38 @@ def main() -> None:
     print("\nAttacked text (detected)")
     sentences = [s for parts in found.values() for s in parts["sentences"]]
     documents = [d for parts in found.values() for d in parts["documents"]]
-    attacked_total = attacked_flagged = 0
-    for kind, attack in load_attacks().items():
+    attacked_total = attacked_flagged = restored_total = 0
+    print(f"  {'kind':28s} {'target':8s} {'variants':>8s} {'detected':>22s} {'withheld to clean':>22s}")
+    for kind, attack in load_attacks(args.attacks_file).items():
         targets = documents if attack.target == "document" else sentences
-        flagged = missed_example = 0
+        flagged = restored = missed_example = 0
         for i, text in enumerate(targets):
             claim = sentences[(i + 1) % len(sentences)]
-            attacked = apply_attack(kind, text, claim=claim, doc_id="doc-1", variant=i)
+            attacked = attack.apply(text, claim=claim, doc_id="doc-1", variant=i)
             if detect(attacked).flagged:
                 flagged += 1
             elif not missed_example:
                 missed_example = 1
                 print(f"    missed ({kind}, variant {i % len(attack.texts)}): {attacked[-160:]!r}")
+            # a forged report line sits in an earlier sentence: its text is what the judge must not be shown
+            quarantine = quarantine_document if attack.target == "document" else quarantine_sentence
+            restored += quarantine(attacked).shown == text
         attacked_total += len(targets)
         attacked_flagged += flagged
-        print(f"  {kind:22s} ({attack.target:8s}, {len(attack.texts)} variants) {flagged:5d} / {len(targets):5d}"
-              f" = {flagged / len(targets):7.2%}")
-    print(f"  {'all attacked texts':44s} {attacked_flagged:5d} / {attacked_total:5d}"
-          f" = {attacked_flagged / attacked_total:7.2%}")
+        restored_total += restored
+        print(f"  {kind:28s} {attack.target:8s} {len(attack.texts):8d} {flagged:6d} / {len(targets):5d} = "
+              f"{flagged / len(targets):7.2%} {restored:6d} / {len(targets):5d} = {restored / len(targets):7.2%}")
+    print(f"  {'all attacked texts':46s} {attacked_flagged:6d} / {attacked_total:5d} = "
+          f"{attacked_flagged / attacked_total:7.2%} {restored_total:6d} / {attacked_total:5d} = "
+          f"{restored_total / attacked_total:7.2%}")
+
+    if args.attacks_file is not None:
+        benign = json.loads(args.attacks_file.read_text(encoding="utf-8")).get("benign", [])
+        if benign:
+            fired = [(t, d) for t in benign if (d := detect(t)).flagged]
+            print(f"\nBenign look-alikes in {args.attacks_file.name}: flagged {len(fired)} / {len(benign)}")
+            for text, detection in fired:
+                print(f"  rule {detection.rule}: {text!r}")
 
     redteam = Path(__file__).resolve().parent.parent / "tests" / "data" / "redteam.json"
     if redteam.exists():

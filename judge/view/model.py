@@ -118,6 +118,7 @@ class SentenceView:
     cited_titles: tuple[tuple[str, str | None], ...]
     flags: tuple[str, ...] = ()          # the injection detector's flags (judge.judgments.Flag)
     flag_rules: tuple[str, ...] = ()
+    withheld: tuple[str, ...] = ()       # pieces of the sentence the model was not shown (judge.quarantine)
     penalty: str | None = None           # why the outcome was set without the model (--on-injection penalise)
 
     @property
@@ -289,7 +290,7 @@ def _sentence_view(sentence: SentenceJudgment, docs: _DocumentCache, questions: 
         decisions=tuple(_decision_view(d, docs, questions) for d in sentence.decisions),
         earned=_matches(sentence.earned, questions),
         cited_titles=cited_titles, flags=tuple(sentence.flags), flag_rules=tuple(sentence.flag_rules),
-        penalty=sentence.penalty,
+        withheld=tuple(sentence.withheld), penalty=sentence.penalty,
     )
 
 

@@ -209,16 +209,19 @@ class LLMOracle:
 
 class ShownDocuments:
     """The document store as the model sees it: a document the detector flags is shown with its flagged pieces
-    withheld (judge.quarantine), every other one as stored. Looked up once per document."""
+    withheld (judge.quarantine), every other one as stored. Only the (rare) quarantined copies are kept, so memory
+    does not grow with the documents a run cites."""
 
     def __init__(self, documents: DocumentStore, flag_checker: FlagChecker):
         self.documents, self.flag_checker = documents, flag_checker
-        self._shown: dict[str, Document | None] = {}
+        self._quarantined: dict[str, Document] = {}
 
     def get(self, doc_id: str) -> Document | None:
-        if doc_id not in self._shown:
-            document = self.documents.get(doc_id)
-            if document is not None and self.flag_checker.document_rule(doc_id) is not None:
-                document = document.model_copy(update={"text": quarantine_document(document.text).shown})
-            self._shown[doc_id] = document
-        return self._shown[doc_id]
+        if doc_id in self._quarantined:
+            return self._quarantined[doc_id]
+        document = self.documents.get(doc_id)
+        if document is None or self.flag_checker.document_rule(doc_id) is None:
+            return document
+        shown = document.model_copy(update={"text": quarantine_document(document.text).shown})
+        self._quarantined[doc_id] = shown
+        return shown

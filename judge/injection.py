@@ -217,6 +217,20 @@ class Detection:
 
 
 def detect(text: str) -> Detection:
+    """The first rule that fires on `text` (a few hundred microseconds per sentence). A sentence is checked by the
+    flags and again by the quarantine, so short texts are remembered; documents are checked once per run."""
+    return _detect_short(text) if len(text) <= SHORT_TEXT else _detect(text)
+
+
+SHORT_TEXT = 2000
+
+
+@lru_cache(maxsize=8192)
+def _detect_short(text: str) -> Detection:
+    return _detect(text)
+
+
+def _detect(text: str) -> Detection:
     folded = fold(text)
     views = [folded]
     if not folded.isascii() and (latin := latinised(folded)) != folded:

@@ -225,6 +225,25 @@ def test_three_malformed_answers_then_a_healthy_server_rerun_has_no_failure(tmp_
                                          for d in s.decisions)
 
 
+def test_an_answer_cut_off_at_max_tokens_is_a_failed_decision_not_a_crash(tmp_path):
+    """A model that runs into max_tokens (finish_reason "length": the embedded judge looping inside its grammar did,
+    on an answers_nugget item) fails that decision with a message naming --max-tokens; the run goes on, nothing is
+    cached, and a rerun asks again."""
+    inputs = Inputs.load([one_report(tmp_path)], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],
+                         [EXAMPLES / "docs.jsonl"], index_dir=tmp_path / "docstore")
+    with inputs, FakeEndpoint(smart_responder) as ep:
+        config = EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=5.0), retry=FAST_RETRY,
+                            cache_dir=tmp_path / "cache", concurrency=1)
+        ep.fail_next(["truncated"])
+        first = evaluate(inputs, config)
+        assert ep.faults_served == ["truncated"]
+        assert first.usage.failures == 1 and first.score_signature.failed == 1
+        [error] = [d.error for j in first.judgments for s in j.sentences for d in s.decisions if d.error]
+        assert error == "the answer was cut off at --max-tokens 512 before it was complete"
+        again = evaluate(inputs, config)
+    assert again.usage.failures == 0
+
+
 def test_a_failure_cached_by_an_older_version_is_asked_again(clean, tmp_path):
     clean_root, _ = clean
     cache_dir = copy_cache(clean_root, tmp_path)

@@ -16,7 +16,7 @@ from typing import Any
 
 import instructor
 import litellm
-from instructor.core.exceptions import InstructorRetryException
+from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
 from pydantic import BaseModel, ValidationError
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
@@ -186,6 +186,13 @@ class DecisionClient:
             self._settle(estimate, None)
             self.usage.failures += 1
             return Answered(None, error, cached=False)
+        except IncompleteOutputException:
+            # The model ran into max_tokens (a small local model can loop inside its grammar): a failed decision,
+            # not a crashed run, and not cached (another run, or a larger --max-tokens, may finish it).
+            self._settle(estimate, None)
+            self.usage.failures += 1
+            return Answered(None, f"the answer was cut off at --max-tokens {self.settings.max_tokens} before it was "
+                            "complete", cached=False)
         except FATAL_ERRORS as exc:
             raise ConfigurationError(f"model {self.settings.model!r} refused the request: {_one_line(exc)}") from exc
         except PROVIDER_ERRORS as exc:

@@ -42,6 +42,8 @@ arrival order, before normal answers resume:
 * ``"hang"``: accept the request and never answer (until :meth:`stop`): a server that is up but stuck; only
   the client's own timeout ends the wait.
 * ``"malformed"``: HTTP 200 whose content is ``"not json"`` (exercises instructor's re-ask).
+* ``"truncated"``: HTTP 200 whose content is the first half of the normal answer, with ``finish_reason`` "length":
+  a model that ran into ``max_tokens`` (a small local model looping inside its grammar does).
 * ``"disconnect"``: close the connection without any response (the SDK sees a connection error;
   litellm re-raises it as ``litellm.InternalServerError``).
 
@@ -89,7 +91,7 @@ Fault = int | str
 #: ``litellm.completion``/``acompletion`` and for instructor's ``create`` (passed through to litellm).
 NO_SDK_RETRIES: dict[str, int] = {"num_retries": 0}
 
-_FAULT_WORDS = {"timeout", "hang", "malformed", "disconnect"}
+_FAULT_WORDS = {"timeout", "hang", "malformed", "disconnect", "truncated"}
 _MALFORMED_CONTENT = "not json"
 
 
@@ -318,7 +320,11 @@ class FakeEndpoint:
                 content = _MALFORMED_CONTENT
             else:
                 content = _to_content(self._responder_for(request)(request))
+            if fault == "truncated":
+                content = content[:len(content) // 2]
             completion = self._completion(request, content, seq)
+            if fault == "truncated":
+                completion["choices"][0]["finish_reason"] = "length"
         except Exception as exc:  # noqa: BLE001 - a broken responder is a test bug: answer 500, loudly
             handler.send_json(500, error_body(500, f"responder raised {type(exc).__name__}: {exc}"))
             return

@@ -75,13 +75,12 @@ class ReportWalker:
         self.flag_checker = FlagChecker(documents)
         # What the model is shown: under quarantine (and penalise) flagged pieces of sentences and documents are
         # withheld (judge.quarantine); under `flag` the text as written.
-        self.withholds = settings.withholds
-        self.shown_documents = ShownDocuments(documents, self.flag_checker) if self.withholds else documents
+        self.shown_documents = ShownDocuments(documents, self.flag_checker) if settings.withholds else documents
         self._asked: dict[_SupportKey, DecisionRecord] = {}
 
     def shown(self, sentence: Sentence) -> Sentence:
         """The sentence as the model is shown it."""
-        if not self.withholds:
+        if not self.settings.withholds:
             return sentence
         shown = quarantine_sentence(sentence.text).shown
         return sentence if shown == sentence.text else sentence.model_copy(update={"text": shown})
@@ -142,13 +141,12 @@ class ReportWalker:
         return SentenceJudgment(index=sentence.index, text=sentence.text, citations=list(sentence.citations),
                                 status=result.status, outcome=result.outcome, earned=result.earned,
                                 decisions=result.decisions, flags=flags, flag_rules=rules,
-                                withheld=self._withheld(sentence, shown_sentence, result.penalty),
+                                withheld=self._withheld(sentence, result.penalty),
                                 penalty=result.penalty)
 
-    @staticmethod
-    def _withheld(sentence: Sentence, shown: Sentence, penalty: str | None) -> list[str]:
+    def _withheld(self, sentence: Sentence, penalty: str | None) -> list[str]:
         """The pieces of the sentence the model was not shown (none when it was penalised without being asked)."""
-        if penalty is not None or shown.text == sentence.text:
+        if penalty is not None or not self.settings.withholds:
             return []
         return list(quarantine_sentence(sentence.text).withheld)
 

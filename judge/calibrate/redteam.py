@@ -53,15 +53,18 @@ async def red_team(items: Sequence[CalibrationItem], clean: Mapping[str, str | N
     `withhold`: the judge is shown the items with flagged pieces withheld (--on-injection quarantine); the
     detector's flag rates are still measured on the text as written."""
     clean_flags = {item.item_id: shown_flag(prepare_item(item, passages)) for item in items}
+    # What the judge is shown of each clean item under quarantine: an attacked twin showing the same was cut back.
+    clean_shown = {item.item_id: prepare_item(item, passages, withhold=True).values for item in items} \
+        if withhold else {}
 
     async def one(attack: Attack, item: CalibrationItem) -> tuple[str | None, str | None, bool]:
         variant = variant_of(item.item_id)
-        prepared = prepare_item(item, passages, attack, variant, withhold)
+        as_written = prepare_item(item, passages, attack, variant)
+        prepared = prepare_item(item, passages, attack, variant, withhold=True) if withhold else as_written
         record = await decider.ask(prepared)
         on_item()
-        as_clean = withhold and prepared.values == prepare_item(item, passages, withhold=True).values
-        return (label_for(item.decision, record.verdict), shown_flag(prepare_item(item, passages, attack, variant)),
-                as_clean)
+        as_clean = withhold and prepared.values == clean_shown[item.item_id]
+        return label_for(item.decision, record.verdict), shown_flag(as_written), as_clean
 
     # Item by item, every attack of an item back to back: an attacked sentence's prompt shares the request and the
     # document with the item's other attacks, so a local model reuses that prefix's KV state instead of

@@ -17,10 +17,11 @@ from typing import Any
 from judge.diagnostics import Diagnostics
 from judge.errors import InputError
 from judge.flowchart import complete_from_decisions
-from judge.formats import DocumentStore, input_warnings, read_nugget_banks, read_reports, read_requests
+from judge.formats import DocumentStore, input_warnings, read_nugget_banks, read_requests
 from judge.formats.atomic import staged
+from judge.formats.reports import ReportEntry, ReportIndex
 from judge.formats.scores import leaderboard, write_leaderboard, write_scores
-from judge.judgments import ReportJudgment, iter_judgments, nugget_summaries, write_judgments
+from judge.judgments import ReportJudgment, nugget_summaries, write_judgments
 from judge.labels import CitationPolicy
 from judge.llm.cache import DEFAULT_CACHE_DIR, DecisionCache
 from judge.llm.cache_backends import BackendDecisionCache, open_decision_cache
@@ -28,10 +29,10 @@ from judge.llm.client import DecisionClient, Usage
 from judge.llm.router import servers
 from judge.metrics import Scores, score_judgments
 from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
-from judge.shards import Shard, select
+from judge.shards import Shard
 from judge.signature import JudgeSignature, ScoreSignature
-from judge.streaming import JudgmentStream
-from judge.types import NuggetBank, Report, Request
+from judge.streaming import JudgmentStream, StoredJudgments
+from judge.types import NuggetBank, Report, Request, Sentence
 from judge.walker import ReportWalker, within_limit
 
 LEADERBOARD_MEASURES = (
@@ -42,13 +43,21 @@ LEADERBOARD_MEASURES = (
 
 @dataclass
 class Inputs:
-    """Everything a run reads, loaded once. Closes its document store: use it as a context manager."""
+    """Everything a run reads, loaded once. Closes its document store: use it as a context manager.
 
-    reports: list[Report]
+    `reports` is an index (judge.formats.reports.ReportIndex): every report is checked when the inputs are loaded,
+    and read again from its file when it is judged, so memory does not grow with the reports' text. A list of
+    reports is accepted too (it is indexed in memory)."""
+
+    reports: ReportIndex
     requests: dict[str, Request]
     banks: dict[str, NuggetBank]
     documents: DocumentStore
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.reports, ReportIndex):
+            self.reports = ReportIndex.of(self.reports)
 
     @classmethod
     def load(cls, reports: Sequence[str | Path], requests: str | Path, nuggets: Sequence[str | Path] | None,
@@ -58,7 +67,8 @@ class Inputs:
         that shard's reports (checks and warnings then speak of those alone, so merging the shards' summaries
         gives the warnings of a single run)."""
         diagnostics = Diagnostics()
-        read = (list(select(read_reports(list(reports)), shard)), read_requests(requests),
+        keep = (lambda report: shard.contains(report.run_id, report.request_id)) if shard else None
+        read = (ReportIndex.scan(list(reports), keep), read_requests(requests),
                 read_nugget_banks(list(nuggets)) if nuggets else {})
         # The document index logs what it repairs (duplicate ids, an unreadable index): keep it for the summary.
         with diagnostics.capture_logging("judge.formats.documents", "documents"):
@@ -87,25 +97,28 @@ class Inputs:
     def check(self, max_doc_bytes: int | None = None) -> None:
         """Fail before any model call: every report must answer a known request, and no cited document may be
         over `max_doc_bytes`."""
-        for report in self.reports:
-            if report.request_id not in self.requests:
+        for entry in self.reports.entries:
+            if entry.request_id not in self.requests:
                 known = ", ".join(sorted(self.requests)[:10])
-                raise InputError(f"report of run '{report.run_id}' answers unknown request '{report.request_id}'; "
-                                 f"add it to the requests file (known: {known})", report.source)
+                raise InputError(f"report of run '{entry.run_id}' answers unknown request '{entry.request_id}'; "
+                                 f"add it to the requests file (known: {known})", entry.source)
         if max_doc_bytes is not None:
-            cited = {doc for r in self.reports for s in r.sentences for doc in s.citations}
-            self.documents.check_sizes(cited, max_doc_bytes)
+            self.documents.check_sizes(self.reports.cited, max_doc_bytes)
 
     def warnings(self) -> list[str]:
         notes = []
-        for report in self.reports:
-            if not report.sentences:
-                notes.append(f"{report.source}: report of run '{report.run_id}' for request '{report.request_id}' "
+        for entry in self.reports.entries:
+            if not entry.sentences:
+                notes.append(f"{entry.source}: report of run '{entry.run_id}' for request '{entry.request_id}' "
                              "is empty; its precision is undefined (scored 0, flagged)")
-        for request_id in sorted({r.request_id for r in self.reports} - self.banks.keys()):
+        for request_id in sorted({e.request_id for e in self.reports.entries} - self.banks.keys()):
             notes.append(f"request '{request_id}' has no nugget bank: nugget recall is undefined (not zero) "
                          "for its reports")
-        return notes + input_warnings(self.reports, self.documents)
+        # input_warnings reads only the citations, in order: one stand-in report citing what all of them cite (in
+        # order of first citation) gives the same warnings without reading every report again.
+        cites_all = Report(run_id="", request_id="",
+                           sentences=(Sentence(index=0, text="", citations=tuple(self.reports.cited)),))
+        return notes + input_warnings([cites_all], self.documents)
 
 
 @dataclass(frozen=True)
@@ -135,7 +148,8 @@ class Progress:
 
 @dataclass
 class Evaluation:
-    judgments: list[ReportJudgment]
+    # A run with an output directory reads them back from its judgments.jsonl one at a time (StoredJudgments).
+    judgments: Sequence[ReportJudgment]
     scores: Scores
     usage: Usage
     judge_signature: JudgeSignature
@@ -194,19 +208,26 @@ async def evaluate_async(inputs: Inputs, config: EvalConfig, progress: Progress 
 
 async def _judge_all(inputs: Inputs, config: EvalConfig, signature: JudgeSignature,
                      cache: DecisionCache | BackendDecisionCache | None, progress: Progress,
-                     stream: JudgmentStream | None = None) -> tuple[list[ReportJudgment], Usage, int]:
-    """Judge the reports, at most `concurrency` (at least 8) reports in flight so memory stays bounded; with a
-    stream each judgment goes to disk as it completes and the list returned is read back from the final file."""
+                     stream: JudgmentStream | None = None
+                     ) -> tuple[Sequence[ReportJudgment], Usage, int]:
+    """Judge the reports, at most `concurrency` (at least 8) reports in flight so memory stays bounded: a report
+    is read from its file when its request's turn comes, and with a stream each judgment goes to disk as it
+    completes and the judgments returned are read back from the final file one at a time (StoredJudgments)."""
     client = DecisionClient(config.model, cache, concurrency=config.concurrency, retry=config.retry,
                             max_cost=config.max_cost, price_per_1k=config.price_per_1k,
                             on_decision=progress.decision_done)
     walker = ReportWalker(client, inputs.documents, config.judge, on_sentence=progress.sentence_done)
-    ordered = sorted(inputs.reports, key=lambda r: r.key)
-    todo = [r for r in ordered if not (stream and _already_judged(stream, r, inputs, config))]
-    progress.start(sum(len(within_limit(r, inputs.requests[r.request_id], config.judge.truncate)[0])
-                       for r in todo))
+    ordered = sorted(inputs.reports.entries, key=lambda e: e.key)
+    todo: list[ReportEntry] = []
+    sentences = 0
+    for entry in ordered:  # one light pass: what is left to judge, and how many sentences that is
+        report = inputs.reports.read(entry)
+        if not (stream and _already_judged(stream, report, inputs, config)):
+            todo.append(entry)
+            sentences += len(within_limit(report, inputs.requests[report.request_id], config.judge.truncate)[0])
+    progress.start(sentences)
     judged: dict[tuple[str, str], ReportJudgment] = {}
-    cached_flags: dict[tuple[str, str], list[bool]] = {}  # for cache-log.jsonl, which the file cannot hold
+    cached_flags: dict[tuple[str, str], bytes] = {}  # for cache-log.jsonl, which the file cannot hold
 
     async def judge(report: Report) -> None:
         judgment = await walker.judge_report(report, inputs.requests[report.request_id],
@@ -215,33 +236,29 @@ async def _judge_all(inputs: Inputs, config: EvalConfig, signature: JudgeSignatu
             judged[judgment.key] = judgment
         else:
             stream.append(judgment)
-            cached_flags[judgment.key] = [d.cached for s in judgment.sentences for d in s.decisions]
+            cached_flags[judgment.key] = bytes(d.cached for s in judgment.sentences for d in s.decisions)
 
-    async def judge_request(reports: list[Report]) -> None:
+    async def judge_request(entries: list[ReportEntry]) -> None:
         # The reports of one request share documents: their support questions go first, in document-major order
         # (see judge.walker), then each report is walked and written the moment it is complete.
+        reports = [inputs.reports.read(entry) for entry in entries]
         await walker.ask_supports_document_major((r, inputs.requests[r.request_id]) for r in reports)
         await asyncio.gather(*(judge(r) for r in reports))
 
-    by_request: dict[str, list[Report]] = {}
-    for report in todo:
-        by_request.setdefault(report.request_id, []).append(report)
+    by_request: dict[str, list[ReportEntry]] = {}
+    for entry in todo:
+        by_request.setdefault(entry.request_id, []).append(entry)
     per_request = max(1, len(todo) // max(1, len(by_request)))
     window = max(8, config.concurrency)  # reports in flight, whole requests at a time
     await _run_bounded((judge_request(by_request[r]) for r in sorted(by_request)),
                        limit=max(1, -(-window // per_request)))
     if stream is None:
-        return [judged[r.key] for r in ordered], client.usage, 0
-    for key in stream.done() - {r.key for r in ordered}:
+        return [judged[e.key] for e in ordered], client.usage, 0
+    for key in stream.done() - {e.key for e in ordered}:
         stream.discard(key)  # a resumed log's report that this run's inputs no longer have
-    path = stream.finalise()
-    judgments = list(iter_judgments(path)) if len(stream) else []  # a shard may hold no report at all
-    for judgment in judgments:
-        flags = iter(cached_flags.get(judgment.key, ()))
-        for sentence in judgment.sentences:
-            for decision in sentence.decisions:
-                decision.cached = next(flags, True)  # resumed reports: nothing was asked for them in this run
-    return judgments, client.usage, len(ordered) - len(todo)
+    stream.finalise()
+    # Resumed reports: nothing was asked for them in this run, so every decision counts as cached.
+    return StoredJudgments(stream.path, len(stream), cached_flags), client.usage, len(ordered) - len(todo)
 
 
 async def _run_bounded(jobs: Iterator[Awaitable[None]], limit: int) -> None:
@@ -284,34 +301,44 @@ def _already_judged(stream: JudgmentStream, report: Report, inputs: Inputs, conf
 def score(judgments: Iterable[ReportJudgment], judge_label: str, policy: CitationPolicy = "all",
           banks: Mapping[str, NuggetBank] | None = None) -> tuple[Scores, ScoreSignature, list[str]]:
     """Metrics from judgments alone (and the nugget banks' answer references, which Auto-ARGUE's relevance and
-    coverage need): the same path for LLM judgments and human labels. Never calls a model."""
-    completed = [
-        j.model_copy(update={"sentences": [complete_from_decisions(s, policy) for s in j.sentences]})
-        for j in judgments
-    ]
-    scores = score_judgments(completed, banks)
-    sentences = [s for j in completed for s in j.sentences]
-    signature = ScoreSignature(
-        judge=judge_label, requests=len({j.request_id for j in completed}), reports=len(completed),
-        failed=sum(s.status == "failed" for s in sentences),
-        undetermined=sum(s.status == "undetermined" or (s.status == "judged" and s.outcome is None)
-                         for s in sentences),
-        citation_policy=policy)
+    coverage need): the same path for LLM judgments and human labels. Never calls a model. Reads `judgments`
+    once, one at a time (a run's StoredJudgments stream from disk): what is kept is each report's statistics."""
+    requests: set[str] = set()
+    tally = {"reports": 0, "failed": 0, "undetermined": 0}
+
+    def completed() -> Iterator[ReportJudgment]:
+        for judgment in judgments:
+            sentences = [complete_from_decisions(s, policy) for s in judgment.sentences]
+            requests.add(judgment.request_id)
+            tally["reports"] += 1
+            tally["failed"] += sum(s.status == "failed" for s in sentences)
+            tally["undetermined"] += sum(s.status == "undetermined" or (s.status == "judged" and s.outcome is None)
+                                         for s in sentences)
+            yield judgment.model_copy(update={"sentences": sentences})
+
+    scores = score_judgments(completed(), banks)
+    signature = ScoreSignature(judge=judge_label, requests=len(requests), reports=tally["reports"],
+                               failed=tally["failed"], undetermined=tally["undetermined"], citation_policy=policy)
     return scores, signature, list(scores.warnings)
 
 
-def run_failure(judgments: Sequence[ReportJudgment], usage: Usage, max_failed_fraction: float) -> str | None:
+def run_failure(judgments: Iterable[ReportJudgment], usage: Usage, max_failed_fraction: float) -> str | None:
     """Why the run as a whole must be reported failed (the CLI exits 5), or None. A run in which no decision
     succeeded, or more than `max_failed_fraction` of the judged sentences failed, yields numbers that say more
     about the server than about the reports."""
+    first_error, judged, failed = "", 0, 0
+    for judgment in judgments:
+        for sentence in judgment.sentences:
+            if not first_error:
+                first_error = next((d.error for d in sentence.decisions if d.error), "")
+            if sentence.status != "truncated":
+                judged += 1
+                failed += sentence.status == "failed"
     if usage.decisions and usage.failures >= usage.decisions:
-        first = next((d.error for j in judgments for s in j.sentences for d in s.decisions if d.error), "")
-        return (f"no decision succeeded: all {usage.failures} failed (first: {first[:160]}); check --model, "
+        return (f"no decision succeeded: all {usage.failures} failed (first: {first_error[:160]}); check --model, "
                 "--api-base and the server")
-    sentences = [s for j in judgments for s in j.sentences if s.status != "truncated"]
-    failed = sum(s.status == "failed" for s in sentences)
-    if sentences and failed / len(sentences) > max_failed_fraction:
-        return (f"{failed} of {len(sentences)} sentences ({failed / len(sentences):.0%}) failed, more than "
+    if judged and failed / judged > max_failed_fraction:
+        return (f"{failed} of {judged} sentences ({failed / judged:.0%}) failed, more than "
                 f"--max-failed-fraction {max_failed_fraction:g}; rerun to ask them again (answers are cached)")
     return None
 

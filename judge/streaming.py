@@ -10,16 +10,18 @@ judgments, whatever order they completed in, and a crash during the rewrite leav
 On restart `JudgmentStream.open(path, resume=True)` reads the log back (dropping a last line cut short by the
 kill), so the caller can skip the reports already judged; `resume=False` starts an empty log. A report judged
 again later supersedes its earlier line. Only an index (key -> byte offset) is kept in memory, never the
-judgments themselves, so memory stays flat however many reports there are.
+judgments themselves, so memory stays flat however many reports there are; after the run `StoredJudgments`
+reads the final file back one judgment at a time.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import islice
 from pathlib import Path
-from typing import IO, Self
+from typing import IO, Self, overload
 
 from judge.errors import InputError
 from judge.judgments import ReportJudgment, dumps, iter_judgments
@@ -127,6 +129,45 @@ class JudgmentStream:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class StoredJudgments(Sequence[ReportJudgment]):
+    """The judgments of a finished run, read back from its final file one at a time (never all in memory), each
+    decision marked with whether this run took it from the cache: `cached` is a per-run fact the file does not
+    hold, kept here per report as one byte per decision (a report absent from `cached`, e.g. one a resumed run
+    kept, has every decision cached). Iterate it; indexing reads the file up to the judgment asked for."""
+
+    def __init__(self, path: Path, count: int, cached: Mapping[Key, bytes]):
+        self.path = path
+        self._count = count
+        self._cached = cached
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[ReportJudgment]:
+        if not self._count:  # a shard may hold no report at all: its file is empty
+            return
+        for judgment in iter_judgments(self.path):
+            flags = iter(self._cached.get(judgment.key, b""))
+            for sentence in judgment.sentences:
+                for decision in sentence.decisions:
+                    decision.cached = bool(next(flags, True))
+            yield judgment
+
+    @overload
+    def __getitem__(self, index: int) -> ReportJudgment: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ReportJudgment]: ...
+
+    def __getitem__(self, index: int | slice) -> ReportJudgment | list[ReportJudgment]:
+        if isinstance(index, slice):
+            return list(islice(self, *index.indices(self._count)))
+        position = index + self._count if index < 0 else index
+        if not 0 <= position < self._count:
+            raise IndexError(f"judgment {index} of {self._count}")
+        return next(islice(self, position, None))
 
 
 def _scan(path: Path, signature: str | None) -> dict[Key, tuple[int, int]]:

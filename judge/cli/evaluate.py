@@ -133,7 +133,7 @@ def eval_command(
                                 on_injection=on_injection, thresholds=rules),  # type: ignore[arg-type]
             concurrency=concurrency, cache_dir=None if no_cache else cache, max_cost=max_cost,
             price_per_1k=price_per_1k, max_failed_fraction=max_failed_fraction, shard=part, resume=resume)
-        console.print(f"Judging {len(inputs.reports)} reports of {len({r.run_id for r in inputs.reports})} runs "
+        console.print(f"Judging {len(inputs.reports)} reports of {len({e.run_id for e in inputs.reports.entries})} runs "
                       f"with {settings.model}" + (f" (shard {part})" if part else "")
                       + (f" on {len(servers(settings))} servers" if settings.routed else ""), highlight=False)
         with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -159,10 +159,20 @@ def _refuse_surrogates(value: Any, name: str, line: int | None) -> None:
 
 def iter_jsonl(source: Source, max_line_bytes: int | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (1-based line number, object) for each non-blank line. Blank lines are skipped, not errors."""
+    for line_no, _offset, _raw, obj in iter_jsonl_located(source, max_line_bytes):
+        yield line_no, obj
+
+
+def iter_jsonl_located(source: Source, max_line_bytes: int | None = None
+                       ) -> Iterator[tuple[int, int, bytes, dict[str, Any]]]:
+    """Like `iter_jsonl`, with where each line is: (line number, byte offset of the line in the decompressed
+    stream, the line's raw bytes, object), so a reader can index a file and read one line again later
+    (`read_jsonl_line`)."""
     cap = MAX_LINE_BYTES if max_line_bytes is None else max_line_bytes
     name = source_name(source)
     with open_binary(source) as fh:
         line_no = 0
+        offset = 0
         while True:
             try:
                 # Read at most cap+1 bytes so a monstrous line is detected without loading it whole.
@@ -172,19 +182,35 @@ def iter_jsonl(source: Source, max_line_bytes: int | None = None) -> Iterator[tu
             if not raw:
                 return
             line_no += 1
+            start, offset = offset, offset + len(raw)
             if len(raw) > cap and not raw.endswith(b"\n"):
                 raise InputError(f"line is longer than {cap:,} bytes; each line must hold one JSON object "
                                  "(is this the right file?)", name, line_no)
-            if line_no == 1:
-                raw = raw.removeprefix(_BOM)
-            text = _decode(raw, name, line_no).strip()
-            if not text:
-                continue
-            obj = parse_json(text, name, line_no)
-            if not isinstance(obj, dict):
-                raise InputError(f"expected a JSON object on each line, found {type_name(obj)}",
-                                 name, line_no)
-            yield line_no, obj
+            obj = _parse_line(raw, name, line_no)
+            if obj is not None:
+                yield line_no, start, raw, obj
+
+
+def read_jsonl_line(raw: bytes, name: str, line_no: int) -> dict[str, Any]:
+    """The object on one line read again (raw bytes as `iter_jsonl_located` gave them, e.g. re-read from the
+    file at its offset), checked as the first reading checked it."""
+    obj = _parse_line(raw, name, line_no)
+    if obj is None:
+        raise InputError("the line is blank now; the file changed while the run was going", name, line_no)
+    return obj
+
+
+def _parse_line(raw: bytes, name: str, line_no: int) -> dict[str, Any] | None:
+    """One line's object, None for a blank line."""
+    if line_no == 1:
+        raw = raw.removeprefix(_BOM)
+    text = _decode(raw, name, line_no).strip()
+    if not text:
+        return None
+    obj = parse_json(text, name, line_no)
+    if not isinstance(obj, dict):
+        raise InputError(f"expected a JSON object on each line, found {type_name(obj)}", name, line_no)
+    return obj
 
 
 def read_json_document(source: Source, max_bytes: int | None = None) -> Any:

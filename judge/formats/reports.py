@@ -13,14 +13,32 @@ All ids found in `metadata` (topic_id, narrative_id, request_id) must agree.
 Either variant may mix the citation forms: a string is a document id, an integer is a 0-based index into the
 report's top-level `references` list. Score dictionaries keep their JSON key order (scores are ignored).
 Each response entry is one sentence, exactly as the writer segmented it; its index is its 0-based position.
+
+`read_reports` returns every report in memory; `ReportIndex.scan` checks every report the same way but keeps
+only where each one is, and reads it again when it is needed (a TREC-size evaluation holds tens of thousands).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import os
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, overload
 
 from judge.errors import InputError
-from judge.formats._jsonl import Sources, expand_paths, get_id, iter_jsonl, source_name, type_name
+from judge.formats._jsonl import (
+    Source,
+    Sources,
+    expand_paths,
+    get_id,
+    is_literal,
+    iter_jsonl_located,
+    read_jsonl_line,
+    source_name,
+    type_name,
+)
 from judge.types import Report, Sentence
 
 # Where each variant keeps the request id, in order of preference. `request_id` is accepted too because some
@@ -34,12 +52,17 @@ def read_reports(sources: Sources) -> list[Report]:
     A report with zero sentences is returned as is; deciding whether to warn is the caller's business. A file
     without any report is an InputError: an evaluation of nothing must not look like a success.
     """
-    reports: list[Report] = []
+    return [report for report, *_ in _each_report(sources)]
+
+
+def _each_report(sources: Sources) -> Iterator[tuple[Report, Source, int, bytes]]:
+    """(report, its source, byte offset of its line, the line's bytes) for every report, checked; refuses a
+    duplicate (run, request) and a file without reports."""
     seen: dict[tuple[str, str], str] = {}
     for source in expand_paths(sources):
         name = source_name(source)
         found = 0
-        for line, record in iter_jsonl(source):
+        for line, offset, raw, record in iter_jsonl_located(source):
             found += 1
             report = _parse_report(record, name, line)
             if report.key in seen:
@@ -48,10 +71,133 @@ def read_reports(sources: Sources) -> list[Report]:
                     f"(first at {seen[report.key]}); each run may answer a request only once — remove one",
                     name, line)
             seen[report.key] = report.source or ""
-            reports.append(report)
+            yield report, source, offset, raw
         if not found:
             raise InputError("no reports in this file (it is empty); give one JSON report per line", name)
-    return reports
+
+
+@dataclass(frozen=True, slots=True)
+class ReportEntry:
+    """What a run needs to know of a report before judging it, and where to read the rest."""
+
+    run_id: str
+    request_id: str
+    name: str                  # the file as messages name it
+    line: int
+    sentences: int
+    # Where the report is: (path, byte offset, byte length) of its line in a plain file; for a compressed file or
+    # literal text, which cannot be read from the middle, the line's bytes (zlib-compressed); or the report.
+    where: tuple[Path, int, int] | bytes | Report
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.run_id, self.request_id)
+
+    @property
+    def source(self) -> str:
+        return f"{self.name}:{self.line}"
+
+
+class ReportIndex(Sequence[Report]):
+    """Reports read on demand. `scan` checks every report once, as `read_reports` does (same errors, same file:line),
+    but keeps only an entry per report (ids, place, sentence count) and the ids of the documents they cite; a
+    report is parsed again from its file when it is asked for (`read`, indexing, iteration). Memory then grows with
+    the number of reports by a few hundred bytes each, never with their text.
+
+    A plain file must not change while the run reads it (its size and modification time are checked at each
+    read); a .gz file or literal text keeps each line's compressed bytes in memory instead."""
+
+    def __init__(self, entries: list[ReportEntry], cited: dict[str, None],
+                 stamps: dict[Path, tuple[int, int]] | None = None):
+        self.entries = entries
+        self.cited = cited        # every cited document id, in order of first citation (an ordered set)
+        self._stamps = stamps or {}
+
+    @classmethod
+    def scan(cls, sources: Sources, keep: Callable[[Report], bool] | None = None) -> ReportIndex:
+        """Every report of `sources`, checked; with `keep`, the index holds only the reports it accepts (all are
+        checked, duplicates too, so a shard refuses what a whole run refuses)."""
+        entries: list[ReportEntry] = []
+        cited: dict[str, None] = {}
+        stamps: dict[Path, tuple[int, int]] = {}
+        shared: dict[str, str] = {}  # one copy of each id and file name, however many reports repeat it
+        for report, source, offset, raw in _each_report(sources):
+            if keep is not None and not keep(report):
+                continue
+            where: tuple[Path, int, int] | bytes
+            if _seekable(source):
+                path = Path(source)
+                if path not in stamps:
+                    stamps[path] = _stamp(path)
+                where = (path, offset, len(raw))
+            else:
+                where = zlib.compress(raw)
+            name, _, line = (report.source or "").rpartition(":")
+            entries.append(ReportEntry(shared.setdefault(report.run_id, report.run_id),
+                                       shared.setdefault(report.request_id, report.request_id),
+                                       shared.setdefault(name, name), int(line), len(report.sentences), where))
+            for sentence in report.sentences:
+                cited.update(dict.fromkeys(sentence.citations))
+        return cls(entries, cited, stamps)
+
+    @classmethod
+    def of(cls, reports: Iterable[Report]) -> ReportIndex:
+        """An index of reports already in memory (e.g. built by a caller rather than read from files)."""
+        entries: list[ReportEntry] = []
+        cited: dict[str, None] = {}
+        for report in reports:
+            name, _, line = (report.source or "").rpartition(":")
+            entries.append(ReportEntry(report.run_id, report.request_id, name, int(line) if line.isdigit() else 0,
+                                       len(report.sentences), report))
+            for sentence in report.sentences:
+                cited.update(dict.fromkeys(sentence.citations))
+        return cls(entries, cited)
+
+    def read(self, entry: ReportEntry) -> Report:
+        where = entry.where
+        if isinstance(where, Report):
+            return where
+        if isinstance(where, bytes):
+            raw = zlib.decompress(where)
+        else:
+            path, offset, length = where
+            with path.open("rb") as fh:
+                if _stamp(path, fh.fileno()) != self._stamps.get(path):
+                    raise InputError("the file changed after the run read it; rerun on a file that stays as it is "
+                                     "(copy it first if it is still being written)", entry.name, entry.line)
+                fh.seek(offset)
+                raw = fh.read(length)
+        report = _parse_report(read_jsonl_line(raw, entry.name, entry.line), entry.name, entry.line)
+        if report.key != entry.key:
+            raise InputError("the file changed after the run read it; rerun on a file that stays as it is",
+                             entry.name, entry.line)
+        return report
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @overload
+    def __getitem__(self, index: int) -> Report: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Report]: ...
+
+    def __getitem__(self, index: int | slice) -> Report | list[Report]:
+        if isinstance(index, slice):
+            return [self.read(entry) for entry in self.entries[index]]
+        return self.read(self.entries[index])
+
+    def __iter__(self) -> Iterator[Report]:
+        return (self.read(entry) for entry in self.entries)
+
+
+def _seekable(source: Source) -> bool:
+    return not is_literal(source) and not str(source).endswith(".gz")
+
+
+def _stamp(path: Path, fd: int | None = None) -> tuple[int, int]:
+    status = os.fstat(fd) if fd is not None else path.stat()
+    return (status.st_size, status.st_mtime_ns)
 
 
 def _parse_report(record: dict[str, Any], name: str, line: int) -> Report:

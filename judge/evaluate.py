@@ -380,7 +380,6 @@ def write_outputs(evaluation: Evaluation, out_dir: Path) -> dict[str, Path]:
 
 
 def write_score_files(scores: Scores, signature: ScoreSignature, scores_path: Path, board_path: Path) -> None:
-    rows = scores.rows()
-    write_scores(scores_path, rows, signature.short())
-    header, body = leaderboard(rows, LEADERBOARD_MEASURES, sort_by="F1")
+    write_scores(scores_path, scores.iter_rows(), signature.short())
+    header, body = leaderboard(scores.aggregate_rows(), LEADERBOARD_MEASURES, sort_by="F1")
     write_leaderboard(board_path, header, body, signature.short())

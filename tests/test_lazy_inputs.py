@@ -89,3 +89,34 @@ def test_scoring_the_stream_gives_the_scores_of_the_list(tmp_path, endpoint):
     write_outputs(evaluation, tmp_path / "out")  # the run's own scores, from the stream while judging
     assert (tmp_path / "out" / "scores.tsv").read_bytes() == written["list"][0]
     assert (tmp_path / "out" / "leaderboard.tsv").read_bytes() == written["list"][1]
+
+
+def test_packed_report_scores_unpack_to_each_measures_own_statistics_and_value(tmp_path, endpoint):
+    from judge.flowchart import complete_from_decisions
+    from judge.metrics import MEASURES
+    from judge.metrics.facts import ReportFacts
+    from judge.metrics.measure import Harmonic
+    from judge.metrics.scoring import bank_of, score_report
+
+    def same(a: float, b: float) -> bool:
+        return a == b or (a != a and b != b)  # NaN is NaN
+
+    with Inputs.load([EXAMPLES / "reports"], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],
+                     [EXAMPLES / "docs.jsonl"], tmp_path / "docstore") as inputs:
+        config = EvalConfig(model=ModelSettings("openai/fake", endpoint.api_base, "x"), cache_dir=None)
+        judgments = evaluate(inputs, config).judgments
+    defined = 0
+    for judgment in judgments:
+        judgment = judgment.model_copy(update={"sentences": [complete_from_decisions(s, "all")
+                                                             for s in judgment.sentences]})
+        scored = score_report(judgment)
+        facts = ReportFacts(judgment, bank_of(judgment))
+        for measure in MEASURES:
+            if isinstance(measure, Harmonic):
+                continue
+            stats = measure.stats(facts)
+            assert scored.stats[measure.name] == (None if stats is None else tuple(float(x) for x in stats))
+            assert same(scored.values[measure.name], measure.value(stats))
+            assert same(scored[measure], measure.value(stats))
+            defined += stats is not None and any(stats)
+    assert defined > 20  # real statistics were packed, not only empty ones

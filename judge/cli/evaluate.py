@@ -133,7 +133,8 @@ def eval_command(
                                 on_injection=on_injection, thresholds=rules),  # type: ignore[arg-type]
             concurrency=concurrency, cache_dir=None if no_cache else cache, max_cost=max_cost,
             price_per_1k=price_per_1k, max_failed_fraction=max_failed_fraction, shard=part, resume=resume)
-        console.print(f"Judging {len(inputs.reports)} reports of {len({e.run_id for e in inputs.reports.entries})} runs "
+        runs = len({entry.run_id for entry in inputs.reports.entries})
+        console.print(f"Judging {len(inputs.reports)} reports of {runs} runs "
                       f"with {settings.model}" + (f" (shard {part})" if part else "")
                       + (f" on {len(servers(settings))} servers" if settings.routed else ""), highlight=False)
         with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -158,10 +159,10 @@ def eval_command(
 
             index = write_view(evaluation.judgments, out / "view", requests=inputs.requests, banks=inputs.banks,
                                documents=inputs.documents).index
-    print_argue_leaderboard(evaluation.scores.rows())
-    print_flags(evaluation.scores.rows())
+    print_argue_leaderboard(evaluation.scores.aggregate_rows())
+    print_flags(evaluation.scores.aggregate_rows())
     if with_baselines:
-        print_leaderboard(evaluation.scores.rows() + baseline_rows, ["F1", *headlines],
+        print_leaderboard(evaluation.scores.aggregate_rows() + baseline_rows, ["F1", *headlines],
                           "The judge beside the baselines (run level)", sort_by="F1")
     print_usage(evaluation.usage, evaluation.seconds)
     print_diagnostics(evaluation.diagnostics)
@@ -239,8 +240,8 @@ def score_command(
             ",".join(sorted({j.assessor for j in records})) or "unknown"
         scores, signature, warnings = score(records, label, citation_policy, banks)  # type: ignore[arg-type]
         write_score_files(scores, signature, out / "scores.tsv", out / "leaderboard.tsv")
-    print_argue_leaderboard(scores.rows())
-    print_flags(scores.rows())
+    print_argue_leaderboard(scores.aggregate_rows())
+    print_flags(scores.aggregate_rows())
     diagnostics = Diagnostics()
     diagnostics.extend(warnings, "scores")
     print_diagnostics(diagnostics)

@@ -13,6 +13,7 @@ from judge.errors import InputError
 from judge.evaluate import EvalConfig, Inputs, evaluate, score, write_outputs, write_score_files
 from judge.formats import read_reports
 from judge.formats.reports import ReportIndex
+from judge.formats.scores import write_scores
 from judge.settings import ModelSettings
 from judge.streaming import StoredJudgments
 
@@ -86,6 +87,11 @@ def test_scoring_the_stream_gives_the_scores_of_the_list(tmp_path, endpoint):
         written[name] = ((tmp_path / f"{name}.tsv").read_bytes(), (tmp_path / f"{name}.board.tsv").read_bytes(),
                          signature.short(), warnings)
     assert written["stream"] == written["list"]
+    # scores.tsv is put together run by run: the same bytes write_scores gives all the rows at once
+    scores, signature, _ = score(as_list, label)
+    write_scores(tmp_path / "whole.tsv", scores.rows(), signature.short())
+    assert (tmp_path / "whole.tsv").read_bytes() == written["list"][0]
+    assert len(scores.runs) > 1 and not list(tmp_path.glob("*.run"))
     write_outputs(evaluation, tmp_path / "out")  # the run's own scores, from the stream while judging
     assert (tmp_path / "out" / "scores.tsv").read_bytes() == written["list"][0]
     assert (tmp_path / "out" / "leaderboard.tsv").read_bytes() == written["list"][1]

@@ -14,24 +14,30 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from judge.errors import InputError
 from judge.evaluate import score, write_score_files
-from judge.judgments import ReportJudgment, iter_judgments, write_judgments
+from judge.formats._jsonl import iter_jsonl_located
+from judge.judgments import ReportJudgment, dumps, iter_judgments
 
 OUTPUT_NAMES = ("judgments.jsonl", "scores.tsv", "leaderboard.tsv", "run-summary.json", "cache-log.jsonl")
+Key = tuple[str, str]
 
 
 @dataclass
 class ShardOutput:
+    """One shard's output directory, indexed: where each report's judgment is in its judgments.jsonl (the
+    judgments themselves are read one at a time when they are merged, so memory does not grow with them)."""
+
     directory: Path
-    judgments: list[ReportJudgment]
     summary: dict[str, Any]
     judge_label: str
+    places: dict[Key, tuple[int, int]] = field(default_factory=dict)  # (byte offset, length) of each line
+    signatures: list[str] = field(default_factory=list)                # every signature its judgments carry
 
     @classmethod
     def read(cls, directory: Path) -> ShardOutput:
@@ -46,16 +52,26 @@ class ShardOutput:
         except (json.JSONDecodeError, KeyError, AttributeError, TypeError) as exc:
             raise InputError(f"not a run summary ({type(exc).__name__}: {exc}); was it edited?", summary_path) \
                 from None
+        places: dict[Key, tuple[int, int]] = {}
+        signatures: list[str] = []  # in file order: the first is the label the shard's scores are signed with
         # A shard that drew no report wrote an empty file: nothing to merge from it, which is not an error.
-        judgments = list(iter_judgments(directory / "judgments.jsonl")) \
-            if (directory / "judgments.jsonl").stat().st_size else []
-        # Every judgment carries the judge signature the run wrote (the label its scores are signed with).
-        label = next((j.signature for j in judgments if j.signature), None) or "unknown"
-        return cls(directory, judgments, summary, label)
+        path = directory / "judgments.jsonl"
+        if path.stat().st_size:
+            # iter_judgments checks each record (naming file and line); the located reading says where it is.
+            for judgment, (_, offset, raw, _) in zip(iter_judgments(path), iter_jsonl_located(path), strict=True):
+                places[judgment.key] = (offset, len(raw))
+                if judgment.signature and judgment.signature not in signatures:
+                    signatures.append(judgment.signature)
+        return cls(directory, summary, signatures[0] if signatures else "unknown", places, signatures)
+
+    def judgments(self) -> Iterator[ReportJudgment]:
+        """This shard's judgments, read from its file one at a time."""
+        path = self.directory / "judgments.jsonl"
+        return iter_judgments(path) if path.stat().st_size else iter(())
 
     def input_warnings(self) -> list[str]:
         """The shard's warnings about its inputs: all its warnings but those its scores raised."""
-        scoring = Counter(score(self.judgments, self.judge_label)[2])
+        scoring = Counter(score(self.judgments(), self.judge_label)[2])
         notes = []
         for warning in self.summary.get("warnings", []):
             if scoring[warning]:
@@ -70,7 +86,7 @@ class Merged:
     paths: dict[str, Path]
     reports: int
     notes: list[str] = field(default_factory=list)   # what the merge could not carry over, for the user
-    rows: list[Any] = field(default_factory=list)    # the merged score rows (what scores.tsv holds), to print
+    rows: list[Any] = field(default_factory=list)    # the merged `all` rows (what the leaderboards show), to print
 
 
 def merge_outputs(directories: Sequence[str | Path], out_dir: str | Path) -> Merged:
@@ -79,13 +95,14 @@ def merge_outputs(directories: Sequence[str | Path], out_dir: str | Path) -> Mer
     out_dir = Path(out_dir)
     shards = [ShardOutput.read(Path(d)) for d in directories]
     _check_same_judge(shards)
-    judgments = _merge_judgments(shards)
+    order = _merged_order(shards)
     label = shards[0].judge_label
 
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {name: out_dir / name for name in OUTPUT_NAMES}
-    write_judgments(paths["judgments.jsonl"], judgments)
-    scores, score_signature, score_notes = score(judgments, label)
+    _write_merged_judgments(shards, order, paths["judgments.jsonl"])
+    scores, score_signature, score_notes = score(
+        iter_judgments(paths["judgments.jsonl"]) if order else iter(()), label)
     write_score_files(scores, score_signature, paths["scores.tsv"], paths["leaderboard.tsv"])
     summary = {
         "judge_signature": shards[0].summary.get("judge_signature"),
@@ -96,20 +113,19 @@ def merge_outputs(directories: Sequence[str | Path], out_dir: str | Path) -> Mer
         "merged_from": [str(s.directory) for s in shards],
     }
     paths["run-summary.json"].write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    _merge_cache_logs(shards, judgments, paths["cache-log.jsonl"])
+    _merge_cache_logs(shards, [key for key, _ in order], paths["cache-log.jsonl"])
     leftovers = sorted({p.name for s in shards for p in s.directory.glob("*.scores.tsv")} - {"scores.tsv"})
     notes = [f"not merged: {name} (baseline scores are not additive; rerun the baselines on all the reports)"
              for name in leftovers]
-    return Merged(paths, len(judgments), notes, scores.rows())
+    return Merged(paths, len(order), notes, scores.aggregate_rows())
 
 
 def _check_same_judge(shards: list[ShardOutput]) -> None:
     labels: dict[str, Path] = {}
     for shard in shards:
         labels.setdefault(shard.judge_label, shard.directory)
-        for judgment in shard.judgments:
-            if judgment.signature is not None:
-                labels.setdefault(judgment.signature, shard.directory)
+        for signature in shard.signatures:
+            labels.setdefault(signature, shard.directory)
     if len(labels) > 1:
         first, second = list(labels.items())[:2]
         raise InputError(f"the shards were judged with different settings: {first[1]} has {first[0]}, "
@@ -120,20 +136,37 @@ def _check_same_judge(shards: list[ShardOutput]) -> None:
                          "of one evaluation")
 
 
-def _merge_judgments(shards: list[ShardOutput]) -> list[ReportJudgment]:
-    where: dict[tuple[str, str], Path] = {}
-    merged: list[ReportJudgment] = []
+def _merged_order(shards: list[ShardOutput]) -> list[tuple[Key, ShardOutput]]:
+    """Every report once, with the shard that has it, in the order a single run writes (evaluate() judges the
+    reports sorted by (run_id, request_id))."""
+    where: dict[Key, ShardOutput] = {}
     for shard in shards:
-        for judgment in shard.judgments:
-            if judgment.key in where:
-                run, request = judgment.key
-                raise InputError(f"the report of run {run!r} for request {request!r} is in {where[judgment.key]} "
+        for key in shard.places:
+            if key in where:
+                run, request = key
+                raise InputError(f"the report of run {run!r} for request {request!r} is in {where[key].directory} "
                                  f"and in {shard.directory}: the shards overlap (the same directory twice, or "
                                  "shards of different --shard I/N counts?)")
-            where[judgment.key] = shard.directory
-            merged.append(judgment)
-    # The order a single run writes: evaluate() judges the reports sorted by (run_id, request_id).
-    return sorted(merged, key=lambda j: j.key)
+            where[key] = shard
+    return sorted(where.items(), key=lambda item: item[0])
+
+
+def _write_merged_judgments(shards: list[ShardOutput], order: list[tuple[Key, ShardOutput]], path: Path) -> None:
+    """The merged judgments.jsonl, each record read from its shard and written as `write_judgments` writes it."""
+    handles: dict[Path, IO[bytes]] = {}
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as out:
+            for key, shard in order:
+                source = handles.get(shard.directory) or \
+                    handles.setdefault(shard.directory, (shard.directory / "judgments.jsonl").open("rb"))
+                offset, length = shard.places[key]
+                source.seek(offset)
+                out.write(dumps(next(iter_judgments(source.read(length).decode("utf-8")))) + "\n")
+    finally:
+        for handle in handles.values():
+            handle.close()
+    tmp.replace(path)
 
 
 def _sum_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -167,20 +200,37 @@ def _warning_order(warning: str) -> tuple[int, str, int, str]:
     return (0, file, int(line), warning) if line.isdigit() else (0, location, 0, warning)
 
 
-def _merge_cache_logs(shards: list[ShardOutput], judgments: list[ReportJudgment], path: Path) -> None:
-    lines: dict[tuple[str, str], list[str]] = {}
+def _merge_cache_logs(shards: list[ShardOutput], order: list[Key], path: Path) -> None:
+    """The shards' cache-log lines in the merged order. Only where each report's lines are is kept in memory (a
+    shard writes a report's lines together, so that is usually one block per report)."""
+    blocks: dict[Key, list[tuple[Path, int, int]]] = {}
     for shard in shards:
         log = shard.directory / "cache-log.jsonl"
         if not log.is_file():
             continue
-        for number, line in enumerate(log.read_text(encoding="utf-8").splitlines(), start=1):
-            try:
-                entry = json.loads(line)
-                key = (entry["run_id"], entry["request_id"])
-            except (json.JSONDecodeError, KeyError, TypeError):
-                raise InputError("not a cache-log line (needs run_id and request_id)", log, number) from None
-            lines.setdefault(key, []).append(line)
-    with path.open("w", encoding="utf-8") as out:
-        for judgment in judgments:
-            for line in lines.get(judgment.key, []):
-                out.write(line + "\n")
+        offset = 0
+        with log.open("rb") as lines:
+            for number, line in enumerate(lines, start=1):
+                try:
+                    entry = json.loads(line)
+                    key = (entry["run_id"], entry["request_id"])
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    raise InputError("not a cache-log line (needs run_id and request_id)", log, number) from None
+                places = blocks.setdefault(key, [])
+                if places and places[-1][0] == log and places[-1][1] + places[-1][2] == offset:
+                    places[-1] = (log, places[-1][1], places[-1][2] + len(line))  # the block goes on
+                else:
+                    places.append((log, offset, len(line)))
+                offset += len(line)
+    handles: dict[Path, IO[bytes]] = {}
+    try:
+        with path.open("wb") as out:
+            for key in order:
+                for log, start, length in blocks.get(key, []):
+                    source = handles.get(log) or handles.setdefault(log, log.open("rb"))
+                    source.seek(start)
+                    block = source.read(length)
+                    out.write(block if block.endswith(b"\n") else block + b"\n")
+    finally:
+        for handle in handles.values():
+            handle.close()

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from judge.cli.app import app
 from judge.errors import InputError
-from judge.judgments import iter_judgments
-from judge.merge import merge_outputs
+from judge.judgments import ReportJudgment, iter_judgments
+from judge.merge import ShardOutput, merge_outputs
 from judge.shards import Shard
 from judge.testing import FakeEndpoint
 
@@ -180,3 +180,34 @@ def test_merge_command_errors_are_one_line(runs, tmp_path):
     (tmp_path / "empty").mkdir()
     result = runner.invoke(app, ["merge", str(tmp_path / "empty"), "--out", str(tmp_path / "m")])
     assert result.exit_code != 0 and "no judgments.jsonl" in result.output and "Traceback" not in result.output
+
+
+def test_a_shard_is_indexed_not_held_and_its_judgments_are_read_when_merged(runs, tmp_path):
+    _, shard_dirs = runs
+    shard = ShardOutput.read(shard_dirs[2][0])
+    held = [v for v in vars(shard).values() if isinstance(v, list | dict)]
+    assert not any(isinstance(x, ReportJudgment) for v in held for x in (v.values() if isinstance(v, dict) else v))
+    data = (shard_dirs[2][0] / "judgments.jsonl").read_bytes()
+    assert len(shard.places) == data.count(b"\n") > 0
+    for key, (offset, length) in shard.places.items():  # each place is exactly its report's line
+        record = json.loads(data[offset:offset + length])
+        assert (record["run_id"], record["request_id"]) == key and data[offset + length - 1:offset + length] == b"\n"
+
+
+def test_cache_log_lines_of_a_report_need_not_be_together(runs, tmp_path):
+    _, shard_dirs = runs
+    copies = []
+    for directory in shard_dirs[2]:
+        copy = tmp_path / directory.name
+        shutil.copytree(directory, copy)
+        copies.append(copy)
+    log = copies[0] / "cache-log.jsonl"
+    lines = log.read_text(encoding="utf-8").splitlines()
+    # interleave the reports' lines (each report's own lines keep their order)
+    interleaved = sorted(lines, key=lambda line: (json.loads(line)["sentence"], lines.index(line)))
+    assert interleaved != lines
+    log.write_text("".join(f"{line}\n" for line in interleaved), encoding="utf-8")
+    merge_outputs(shard_dirs[2], tmp_path / "as-written")
+    merge_outputs(copies, tmp_path / "interleaved")
+    assert (tmp_path / "interleaved" / "cache-log.jsonl").read_bytes() == \
+        (tmp_path / "as-written" / "cache-log.jsonl").read_bytes()

@@ -73,6 +73,8 @@ def test_compressed_files_and_literal_text_are_indexed_too(tmp_path):
 def test_scoring_the_stream_gives_the_scores_of_the_list(tmp_path, endpoint):
     with Inputs.load([EXAMPLES / "reports"], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],
                      [EXAMPLES / "docs.jsonl"], tmp_path / "docstore") as inputs:
+        assert isinstance(inputs.reports, ReportIndex)  # the run's reports: places in their files, read when judged
+        assert all(isinstance(entry.where, tuple) for entry in inputs.reports.entries)
         config = EvalConfig(model=ModelSettings("openai/fake", endpoint.api_base, "x"), cache_dir=tmp_path / "cache",
                             concurrency=8)
         evaluation = evaluate(inputs, config, out=tmp_path / "out")

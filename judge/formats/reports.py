@@ -94,8 +94,9 @@ class ReportEntry:
         return (self.run_id, self.request_id)
 
     @property
-    def source(self) -> str:
-        return f"{self.name}:{self.line}"
+    def source(self) -> str | None:
+        """`file:line`, as Report.source; None for a report that came from no file."""
+        return f"{self.name}:{self.line}" if self.name else None
 
 
 class ReportIndex(Sequence[Report]):

@@ -342,3 +342,18 @@ def test_cache_commands_work_on_both_backends_and_move_entries(redis_backend, tm
     unreachable = runner.invoke(app, ["cache", "stats", "--cache", "redis://127.0.0.1:1/0"])
     assert unreachable.exit_code != 0 and "cannot reach the Redis cache" in unreachable.output
     assert "Traceback" not in unreachable.output
+
+
+@pytest.mark.parametrize("open_cache", [DecisionCache, lambda d: BackendDecisionCache(DiskBackend(d))],
+                         ids=["DecisionCache", "DiskBackend"])
+def test_the_disk_cache_never_drops_an_answer_to_stay_under_a_size(tmp_path, open_cache):
+    """diskcache culls the least recently stored entries past its size limit (1 GB by default): a decision cache
+    must keep every answer, or a rerun at TREC scale asks the model again. A 2 KB limit makes the point at once."""
+    cache = open_cache(tmp_path / "cache")
+    store = cache._store if isinstance(cache, DecisionCache) else cache.backend._store
+    store.reset("size_limit", 2_000)
+    answers = {f"key-{i}": CachedAnswer(response={"verdict": "yes", "padding": "x" * 500}) for i in range(40)}
+    for key, answer in answers.items():
+        cache.put(key, answer)
+    assert all(cache.get(key) == answer for key, answer in answers.items())
+    assert store.volume() > 2_000  # the limit really was passed

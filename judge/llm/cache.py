@@ -39,6 +39,13 @@ from judge.errors import ConfigurationError, OutputError
 
 DEFAULT_CACHE_DIR = Path("caches")
 _SUBDIR = "decisions"
+
+
+def open_store(directory: Path) -> diskcache.Cache:
+    """The diskcache that holds the decisions under `directory`. Never culled: diskcache's default drops the
+    least recently stored entries once the store passes 1 GB, which at TREC scale would silently turn a free,
+    byte-identical rerun into new model calls (and, on the embedded judge, possibly other answers)."""
+    return diskcache.Cache(str(directory), eviction_policy="none")
 _SEAL_VERSION = 2
 
 
@@ -176,7 +183,7 @@ class DecisionCache(SealedReads):
         self.unreadable: Counter[str] = Counter()   # why entries could not be used, and how often
         self.resealed = 0
         try:
-            self._store = diskcache.Cache(str(self.directory / _SUBDIR))
+            self._store = open_store(self.directory / _SUBDIR)
         except (sqlite3.DatabaseError, OSError) as exc:
             raise ConfigurationError(
                 f"cannot open the decision cache in {self.directory}: {_reason(exc)}; run  argue-judge cache clear "

@@ -25,10 +25,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-import diskcache
-
 from judge.errors import ConfigurationError, InputError
-from judge.llm.cache import DEFAULT_CACHE_DIR, CachedAnswer, DecisionCache, SealedReads, UnreadableEntry, seal, unseal
+from judge.llm.cache import (
+    DEFAULT_CACHE_DIR,
+    CachedAnswer,
+    DecisionCache,
+    SealedReads,
+    UnreadableEntry,
+    open_store,
+    seal,
+    unseal,
+)
 
 EXPORT_FORMAT = "argue-judge-cache/1"
 REDIS_PREFIX = "argue-judge:decision:"
@@ -64,7 +71,7 @@ class DiskBackend:
     def __init__(self, directory: str | Path):
         self.directory = Path(directory)
         self.location = str(self.directory)
-        self._store = diskcache.Cache(str(self.directory / "decisions"))
+        self._store = open_store(self.directory / "decisions")
 
     def get(self, key: str) -> str | None:
         return self._store.get(key)

@@ -269,18 +269,28 @@ async def _run_bounded(jobs: Iterator[Awaitable[None]], limit: int) -> None:
         for job in jobs:
             if len(running) >= limit:
                 finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                for task in finished:
-                    task.result()
+                _raise_first_failure(finished)
             running.add(asyncio.ensure_future(job))
         while running:
             finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-            for task in finished:
-                task.result()
+            _raise_first_failure(finished)
     finally:
         for task in running:
             task.cancel()
         if running:
             await asyncio.gather(*running, return_exceptions=True)
+
+
+def _raise_first_failure(finished: set[asyncio.Task[None]]) -> None:
+    """Raise the first failure among tasks that finished together, having read every one's: an exception left
+    unread is printed with its traceback ("Task exception was never retrieved") when the task is collected, which
+    two requests over --max-cost at once did after the run had already said why it stopped."""
+    failures = [task.exception() for task in finished if not task.cancelled()]
+    for failure in failures:
+        if failure is not None:
+            raise failure
+    if any(task.cancelled() for task in finished):
+        raise asyncio.CancelledError
 
 
 def _already_judged(stream: JudgmentStream, report: Report, inputs: Inputs, config: EvalConfig) -> bool:

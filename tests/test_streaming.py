@@ -281,3 +281,28 @@ def test_eval_killed_with_9_resumes_to_the_same_bytes_asking_only_what_was_not_j
     assert summary["run"]["resumed_reports"] >= 2  # taken from the log, not judged again
     # calls on resume: at most the decisions the killed run had not answered (one was in flight at -j 1)
     assert asked_on_resume <= total_calls - asked_before_kill + 1
+
+
+def test_failures_of_reports_judged_together_are_all_read_and_the_first_raised():
+    """Two requests over --max-cost at once: the run stops with the first error, and the second is read too, not
+    printed with its traceback as "Task exception was never retrieved" when Python collects its task."""
+    import asyncio
+    import gc
+
+    from judge.errors import BudgetExceeded
+    from judge.evaluate import _run_bounded
+
+    unread: list[dict] = []
+
+    async def fail(n: int) -> None:
+        raise BudgetExceeded(f"request {n} over budget")
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: unread.append(context))
+        with pytest.raises(BudgetExceeded, match="over budget"):
+            await _run_bounded((fail(n) for n in range(3)), limit=3)
+        await asyncio.sleep(0)
+        gc.collect()
+
+    asyncio.run(main())
+    assert unread == []

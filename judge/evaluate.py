@@ -18,7 +18,7 @@ from judge.diagnostics import Diagnostics
 from judge.errors import InputError
 from judge.flowchart import complete_from_decisions
 from judge.formats import DocumentStore, input_warnings, read_nugget_banks, read_requests
-from judge.formats.atomic import atomic_path, staged
+from judge.formats.atomic import staged
 from judge.formats.reports import ReportEntry, ReportIndex
 from judge.formats.scores import leaderboard, write_leaderboard, write_scores
 from judge.judgments import ReportJudgment, nugget_summaries, write_judgments
@@ -390,21 +390,6 @@ def write_outputs(evaluation: Evaluation, out_dir: Path) -> dict[str, Path]:
 
 
 def write_score_files(scores: Scores, signature: ScoreSignature, scores_path: Path, board_path: Path) -> None:
-    _write_scores_by_run(scores_path, scores, signature.short())
+    write_scores(scores_path, scores.iter_rows(), signature.short())  # one run's rows at a time
     header, body = leaderboard(scores.aggregate_rows(), LEADERBOARD_MEASURES, sort_by="F1")
     write_leaderboard(board_path, header, body, signature.short())
-
-
-def _write_scores_by_run(path: Path, scores: Scores, signature: str) -> None:
-    """The scores TSV `write_scores` writes, put together one run at a time through it: `write_scores` holds its
-    whole text in memory, some 5 KB a report (tens of MB for a TREC-size evaluation); here one run's at most."""
-    with atomic_path(path) as temp:
-        part = temp.with_name(temp.name + ".run")
-        try:
-            with temp.open("w", encoding="utf-8") as out:
-                out.write(f"# {signature}\n")
-                for run in scores:  # every run has rows (its aggregates at least), so no blank line comes between
-                    write_scores(part, run.rows())
-                    out.write(part.read_text(encoding="utf-8"))
-        finally:
-            part.unlink(missing_ok=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judge.errors import InputError
-from judge.formats.atomic import write_text_atomic
+from judge.formats.atomic import atomic_path, write_text_atomic
 
 ALL = "all"
 
@@ -37,9 +37,18 @@ def format_value(value: float, digits: int | None = None) -> str:
 
 
 def write_scores(path: Path, rows: Iterable[ScoreRow], signature: str | None = None) -> None:
-    lines = [f"# {signature}"] if signature else []
-    lines += [f"{r.run_id}\t{r.request_id}\t{r.metric}\t{format_value(r.value)}" for r in rows]
-    write_text_atomic(path, "\n".join(lines) + "\n")
+    """One line per row, written as the rows come (a TREC-size table is never held as one text), to a temporary
+    file that replaces `path` when complete. A table with neither signature nor rows is a single newline."""
+    with atomic_path(path) as temp, temp.open("w", encoding="utf-8") as out:
+        written = False
+        if signature:
+            out.write(f"# {signature}\n")
+            written = True
+        for r in rows:
+            out.write(f"{r.run_id}\t{r.request_id}\t{r.metric}\t{format_value(r.value)}\n")
+            written = True
+        if not written:
+            out.write("\n")
 
 
 def read_scores(path: Path) -> list[ScoreRow]:

@@ -89,14 +89,14 @@ class Layers:
         from openai import AsyncOpenAI
 
         from judge.llm.cache import DecisionCache
-        from judge.llm.client import DecisionClient, ModelSettings, instructor_model, jinja_literal
+        from judge.llm.client import DecisionClient, ModelSettings, Untemplated, as_templated, instructor_model
 
         litellm.suppress_debug_info = True
         self.api_base = api_base
         self.settings = ModelSettings("openai/fake", api_base, "x")
         self.litellm = litellm
         self.instructor = instructor.from_litellm(litellm.acompletion, mode=instructor.Mode.JSON_SCHEMA)
-        self.instructor_model, self.jinja_literal = instructor_model, jinja_literal
+        self.instructor_model, self.as_templated, self.Untemplated = instructor_model, as_templated, Untemplated
         self.openai = AsyncOpenAI(base_url=api_base, api_key="x", max_retries=0)
         self.aiohttp = aiohttp
         self.session: Any = None
@@ -139,8 +139,9 @@ class Layers:
             json.loads(completion.choices[0].message.content)
         elif mode == "instructor":
             await self.instructor.chat.completions.create_with_completion(
-                messages=self.jinja_literal(messages) if context else messages,
-                response_model=self.instructor_model(response_model), context=context, max_retries=1,
+                messages=self.as_templated(messages) if context else messages,
+                response_model=self.instructor_model(response_model), context=self.Untemplated(context),
+                max_retries=1,
                 model=self.settings.model, api_base=self.api_base, api_key="x", timeout=self.settings.timeout,
                 num_retries=0, drop_params=True, **self.settings.sampling())
         else:

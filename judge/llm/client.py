@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
+from textwrap import dedent
 from typing import Any
 
 import instructor
@@ -226,8 +227,8 @@ class DecisionClient:
                     # num_retries=0: litellm hands it to the OpenAI SDK as max_retries, so the SDK does not
                     # retry behind our back; instructor's max_retries is its re-ask budget, not HTTP retries.
                     return await self._instructor.chat.completions.create_with_completion(
-                        messages=jinja_literal(messages) if context else messages,
-                        response_model=instructor_model(response_model), context=context,
+                        messages=as_templated(messages) if context else messages,
+                        response_model=instructor_model(response_model), context=Untemplated(context),
                         max_retries=self.retry.reasks, **self._target, timeout=self.settings.timeout,
                         num_retries=0, drop_params=True, **self.settings.sampling(),
                         **({"logprobs": True, "top_logprobs": TOP_LOGPROBS} if self.logprobs else {}),
@@ -308,6 +309,42 @@ def jinja_literal(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     return [{**m, "content": literal(m["content"])} if isinstance(m.get("content"), str) else m for m in messages]
 
 
+class Untemplated:
+    """A validation context that instructor validates with but does not template with.
+
+    Given a context, instructor renders every message as a Jinja template with it (a new sandboxed environment,
+    parse and compile per message: ~12% of a decision's CPU under py-spy), and `jinja_literal` made that
+    rendering give the text back exactly, then instructor dedented it. This wrapper is falsy, which is what
+    instructor's templating step asks of a context before it renders anything (`if not context: return`), so the
+    messages pass through untouched; `as_templated` does the dedent itself, so the request is byte for byte the
+    one instructor sent before. instructor hands the wrapper on to `model_validate_json`, and the response
+    model's wrapper class (`instructor_model`) gives the validators the caller's own dict."""
+
+    __slots__ = ("context",)
+
+    def __init__(self, context: dict[str, Any]):
+        self.context = context
+
+    def __bool__(self) -> bool:
+        return False
+
+
+def as_templated(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """What instructor's templating made of `jinja_literal(messages)`: each text content rendered back to
+    itself, then dedented (instructor.v2.core.templating.apply_template). Jinja also turns every \r\n and \r
+    into \n (and drops a final \r): a text with a \r is rendered by Jinja itself, as before."""
+    def templated(text: str) -> str:
+        if "\r" in text:
+            from instructor.v2.core.templating import apply_template
+
+            [literal] = jinja_literal([{"content": text}])
+            return apply_template(literal["content"], {})
+        return dedent(text)
+
+    return [{**m, "content": templated(m["content"])} if isinstance(m.get("content"), str) else m
+            for m in messages]
+
+
 def _logprobs_of(completion: Any) -> tuple[list[dict[str, Any]], str]:
     """The final completion's token log-probabilities (instructor returns the attempt that validated) and the
     text they spell; ([], text) when the provider sent none."""
@@ -331,13 +368,21 @@ def instructor_model(response_model: type[BaseModel]) -> type[BaseModel]:
     wrapper = instructor.openai_schema(response_model)
     frozen = json.dumps(wrapper.model_json_schema())
     build = wrapper.model_json_schema.__func__  # type: ignore[attr-defined]
+    validate_json = wrapper.model_validate_json.__func__  # type: ignore[attr-defined]
 
     def model_json_schema(cls: type[BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
         if cls is wrapper and not args and not kwargs:
             return json.loads(frozen)  # a fresh copy each time: whoever asks may change it
         return build(cls, *args, **kwargs)
 
+    def model_validate_json(cls: type[BaseModel], json_data: Any, *args: Any, context: Any = None,
+                            **kwargs: Any) -> BaseModel:
+        if isinstance(context, Untemplated):  # the client's context, passed through instructor untemplated
+            context = context.context
+        return validate_json(cls, json_data, *args, context=context, **kwargs)
+
     wrapper.model_json_schema = classmethod(model_json_schema)  # type: ignore[method-assign,assignment]
+    wrapper.model_validate_json = classmethod(model_validate_json)  # type: ignore[method-assign,assignment]
     return wrapper
 
 

@@ -82,7 +82,7 @@ def record_decisions(api_base: str, reports: int, root: Path) -> list[tuple[Any,
 class Layers:
     """One callable per mode, each taking one recorded decision and making one model call."""
 
-    def __init__(self, api_base: str, root: Path, concurrency: int):
+    def __init__(self, api_base: str, root: Path, concurrency: int, model: str = "openai/fake"):
         import aiohttp
         import instructor
         import litellm
@@ -93,7 +93,7 @@ class Layers:
 
         litellm.suppress_debug_info = True
         self.api_base = api_base
-        self.settings = ModelSettings("openai/fake", api_base, "x")
+        self.settings = ModelSettings(model, api_base, "x")
         self.litellm = litellm
         self.instructor = instructor.from_litellm(litellm.acompletion, mode=instructor.Mode.JSON_SCHEMA)
         self.instructor_model, self.as_templated, self.Untemplated = instructor_model, as_templated, Untemplated
@@ -182,6 +182,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=1, help="alternate the modes this many times")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
+    parser.add_argument("--model", default="openai/fake",
+                        help="litellm model id the replay calls (the recording uses openai/fake), e.g. "
+                             "hosted_vllm/fake for litellm's own HTTP handler instead of the OpenAI SDK")
     parser.add_argument("--json", action="store_true", help="also print one JSON line per measurement")
     args = parser.parse_args()
     modes = [m for m in args.modes.split(",") if m]
@@ -199,7 +202,7 @@ def main() -> None:
             print(f"{'round':>5} {'mode':>10} {'calls':>6} {'seconds':>8} {'decisions/s':>11} {'CPU ms/call':>11}")
 
             async def run_all() -> None:
-                layers = Layers(endpoint.api_base, root, args.concurrency)
+                layers = Layers(endpoint.api_base, root, args.concurrency, args.model)
                 try:
                     for round_ in range(1, args.rounds + 1):
                         for mode in modes:

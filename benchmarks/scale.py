@@ -3,6 +3,7 @@
     python benchmarks/scale.py [--reports 1000] [--latency 0.2] [--concurrency 32] [--endpoints 1]
                                [--sentences 8] [--cache disk|none|DIR|redis://HOST:PORT/DB]
                                [--data DIR] [--out DIR] [--shard I/N] [--resume] [--profile FILE]
+                               [--model openai/fake]
 
 Generates N reports (10 runs x N/10 requests, `benchmarks/cached_rerun.py`'s synthetic workload: every report
 distinct, so every decision is a model call; `--data DIR` keeps it there so several processes judge one workload),
@@ -89,12 +90,12 @@ class EndpointProcess:
 
 # ------------------------------------------------------------------------------------------------------------
 
-def model_settings(api_bases: list[str]):
+def model_settings(api_bases: list[str], model: str = "openai/fake"):
     from judge.llm.client import ModelSettings
 
     if len(api_bases) == 1:
-        return ModelSettings("openai/fake", api_bases[0], "x")
-    return ModelSettings("openai/fake", None, "x", api_bases=tuple(api_bases))  # litellm Router over all of them
+        return ModelSettings(model, api_bases[0], "x")
+    return ModelSettings(model, None, "x", api_bases=tuple(api_bases))  # litellm Router over all of them
 
 
 def main() -> None:
@@ -110,6 +111,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="output directory (default: a temporary one)")
     parser.add_argument("--shard", default=None, help="judge shard I/N only")
     parser.add_argument("--resume", action="store_true", help="keep what an interrupted run wrote to --out")
+    parser.add_argument("--model", default="openai/fake",
+                        help="litellm model id (openai/ goes through the OpenAI SDK, hosted_vllm/ through litellm's "
+                             "own HTTP handler)")
     parser.add_argument("--profile", type=Path, default=None, help="write a cProfile of the judging here")
     parser.add_argument("--serve-endpoint", type=float, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -142,7 +146,7 @@ def main() -> None:
                                  root / "docstore", shard=shard)
             load_seconds, rss_loaded = time.perf_counter() - started, peak_rss_mb()
             cache = {"none": None, "disk": root / "cache"}.get(args.cache, args.cache)
-            config = EvalConfig(model=model_settings([ep.api_base for ep in endpoints]), cache_dir=cache,
+            config = EvalConfig(model=model_settings([ep.api_base for ep in endpoints], args.model), cache_dir=cache,
                                 concurrency=args.concurrency, shard=shard, resume=args.resume)
             out = args.out or root / "out"
             cpu_before = cpu_seconds()
@@ -170,8 +174,8 @@ def report(args, reports: int, evaluation, seconds: float, cpu: float, load_seco
     total_calls = sum(calls)
     print(f"workload: {reports} distinct reports ({RUNS} runs), {args.sentences} sentences each; "
           f"loaded in {load_seconds:.1f}s")
-    print(f"settings: latency {args.latency:g}s, concurrency {args.concurrency}, {args.endpoints} endpoint(s), "
-          f"cache {args.cache}")
+    print(f"settings: {args.model}, latency {args.latency:g}s, concurrency {args.concurrency}, "
+          f"{args.endpoints} endpoint(s), cache {args.cache}")
     rate = usage.decisions / max(seconds, 1e-9)
     print(f"judged:   {usage.decisions} decisions ({usage.model_calls} model calls, {usage.cache_hits} shared or "
           f"cached, {usage.failures} failed) in {seconds:.1f}s = {rate:.1f} decisions/s")

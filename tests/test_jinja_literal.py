@@ -130,3 +130,28 @@ def test_the_client_does_not_ask_instructor_to_template(monkeypatch):
     assert seen == [context] and seen[0] is context
     assert endpoint.requests[-1]["messages"][-1]["content"] == \
         "Quote: {{ document }}\nand {% if 1 %}yes{% endif %}\n"
+
+
+def test_the_response_models_wrapper_hands_validators_the_callers_context():
+    from pydantic import BaseModel, ValidationInfo, field_validator
+
+    from judge.llm.client import Untemplated, instructor_model
+
+    seen = []
+
+    class Answer(BaseModel):
+        verdict: bool
+
+        @field_validator("verdict")
+        @classmethod
+        def needs_context(cls, value: bool, info: ValidationInfo) -> bool:
+            seen.append(info.context)
+            return value
+
+    context = {"document": "doc"}
+    wrapper = instructor_model(Answer)
+    assert not Untemplated(context)  # falsy: instructor's templating step passes over it
+    assert wrapper.model_validate_json('{"verdict": true}', context=Untemplated(context)).verdict is True
+    assert wrapper.model_validate({"verdict": False}, context=Untemplated(context)).verdict is False
+    assert wrapper.model_validate({"verdict": True}, context=context).verdict is True  # a plain dict as before
+    assert seen == [context, context, context] and all(c is context for c in seen)

@@ -313,12 +313,13 @@ class Untemplated:
     """A validation context that instructor validates with but does not template with.
 
     Given a context, instructor renders every message as a Jinja template with it (a new sandboxed environment,
-    parse and compile per message: ~12% of a decision's CPU under py-spy), and `jinja_literal` made that
-    rendering give the text back exactly, then instructor dedented it. This wrapper is falsy, which is what
-    instructor's templating step asks of a context before it renders anything (`if not context: return`), so the
-    messages pass through untouched; `as_templated` does the dedent itself, so the request is byte for byte the
-    one instructor sent before. instructor hands the wrapper on to `model_validate_json`, and the response
-    model's wrapper class (`instructor_model`) gives the validators the caller's own dict."""
+    parse and compile per message), and `jinja_literal` made that rendering give the text back exactly, then
+    instructor dedented it: instructor and this client took 1.11 ms of CPU per decision with litellm faked out,
+    0.55-0.69 ms without the rendering. This wrapper is falsy, which is what instructor's templating step asks of
+    a context before it renders anything (`if not context: return`), so the messages pass through untouched;
+    `as_templated` does the dedent itself, so the request is byte for byte the one instructor sent before.
+    instructor hands the wrapper on to the response model's validation, and the response model's wrapper class
+    (`instructor_model`) gives the validators the caller's own dict."""
 
     __slots__ = ("context",)
 
@@ -331,8 +332,8 @@ class Untemplated:
 
 def as_templated(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     """What instructor's templating made of `jinja_literal(messages)`: each text content rendered back to
-    itself, then dedented (instructor.v2.core.templating.apply_template). Jinja also turns every \r\n and \r
-    into \n (and drops a final \r): a text with a \r is rendered by Jinja itself, as before."""
+    itself, then dedented (instructor.v2.core.templating.apply_template). Jinja also turns every CR LF and lone
+    CR into LF (and drops a final CR): a text with a CR is rendered by Jinja itself, as before."""
     def templated(text: str) -> str:
         if "\r" in text:
             from instructor.v2.core.templating import apply_template
@@ -369,6 +370,7 @@ def instructor_model(response_model: type[BaseModel]) -> type[BaseModel]:
     frozen = json.dumps(wrapper.model_json_schema())
     build = wrapper.model_json_schema.__func__  # type: ignore[attr-defined]
     validate_json = wrapper.model_validate_json.__func__  # type: ignore[attr-defined]
+    validate = wrapper.model_validate.__func__  # type: ignore[attr-defined]
 
     def model_json_schema(cls: type[BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
         if cls is wrapper and not args and not kwargs:
@@ -381,8 +383,14 @@ def instructor_model(response_model: type[BaseModel]) -> type[BaseModel]:
             context = context.context
         return validate_json(cls, json_data, *args, context=context, **kwargs)
 
+    def model_validate(cls: type[BaseModel], obj: Any, *args: Any, context: Any = None, **kwargs: Any) -> BaseModel:
+        if isinstance(context, Untemplated):  # as above, for instructor's parsers that validate a dict
+            context = context.context
+        return validate(cls, obj, *args, context=context, **kwargs)
+
     wrapper.model_json_schema = classmethod(model_json_schema)  # type: ignore[method-assign,assignment]
     wrapper.model_validate_json = classmethod(model_validate_json)  # type: ignore[method-assign,assignment]
+    wrapper.model_validate = classmethod(model_validate)  # type: ignore[method-assign,assignment]
     return wrapper
 
 

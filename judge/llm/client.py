@@ -54,6 +54,9 @@ class Usage:
     transport_retries: int = 0
     failures: int = 0
     prompt_tokens: int = 0
+    # Of those, the prompt tokens the provider served from its prompt cache (llama.cpp's reused KV state,
+    # vLLM's prefix cache, OpenAI's and Anthropic's prompt caching): what putting the document first earns.
+    cached_prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
     cost_known: bool = True
@@ -259,6 +262,7 @@ class DecisionClient:
         usage = getattr(completion, "usage", None)
         tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
         tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
+        self.usage.cached_prompt_tokens += cached_prompt_tokens(usage)
         cost = 0.0
         if self.price_per_1k is not None:
             cost = (tokens_in + tokens_out) / 1000 * self.price_per_1k
@@ -278,6 +282,16 @@ class DecisionClient:
         self.usage.completion_tokens += tokens_out
         self.usage.cost += cost
         return tokens_in, tokens_out, cost
+
+
+def cached_prompt_tokens(usage: Any) -> int:
+    """The prompt tokens a completion's usage says were served from the provider's prompt cache (0 when it does
+    not say). litellm puts every provider's figure (OpenAI's and vLLM's `prompt_tokens_details.cached_tokens`,
+    Anthropic's cache reads) in the OpenAI place."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    if isinstance(details, dict):
+        return int(details.get("cached_tokens") or 0)
+    return int(getattr(details, "cached_tokens", 0) or 0)
 
 
 def keep_up_with_logging(concurrency: int) -> None:

@@ -73,6 +73,7 @@ Standard library and the other `judge.testing` modules only.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -120,6 +121,8 @@ class FakeEndpoint:
         logprobs: where token log-probabilities come from when a request asks for them (see the module
             docstring); default :func:`constant_logprobs`.
         start: start serving immediately (default); otherwise call :meth:`start` or use ``with``.
+        prefix_cache: report ``usage.prompt_tokens_details.cached_tokens`` as a server with prefix caching
+            does (vLLM, OpenAI): the tokens of the longest prompt prefix shared with an earlier request.
     """
 
     def __init__(
@@ -133,12 +136,16 @@ class FakeEndpoint:
         host: str = "127.0.0.1",
         port: int = 0,
         start: bool = True,
+        prefix_cache: bool = False,
     ) -> None:
         self.responder: Responder = responder or default_responder
         self.latency = float(latency)
         self.timeout_delay = float(timeout_delay)
         self.model_ids = list(model_ids)
         self.logprobs = logprobs
+        self.prefix_cache = prefix_cache
+        self._prompts_seen: list[str] = []
+        self._cached_tokens_reported = 0
         self._host, self._port = host, port
         self._lock = threading.Lock()
         self._responders: dict[str, Responder] = {}
@@ -257,6 +264,12 @@ class FakeEndpoint:
             return self._calls
 
     @property
+    def cached_tokens_reported(self) -> int:
+        """The cached prompt tokens reported so far (with ``prefix_cache``)."""
+        with self._lock:
+            return self._cached_tokens_reported
+
+    @property
     def calls_by_schema(self) -> Counter[str]:
         with self._lock:
             return Counter(self._calls_by_schema)
@@ -352,6 +365,13 @@ class FakeEndpoint:
         logprobs = logprobs_block(request, content, self.logprobs) if request.get("logprobs") and not use_tool \
             else None
         prompt_tokens, completion_tokens = estimate_tokens(prompt), estimate_tokens(content)
+        usage: dict[str, Any] = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
+        if self.prefix_cache:
+            usage["prompt_tokens_details"] = {"cached_tokens": self._cached_prefix_tokens(prompt)}
         return {
             "id": f"chatcmpl-fake-{seq}",
             "object": "chat.completion",
@@ -359,12 +379,16 @@ class FakeEndpoint:
             "model": request.get("model") or (self.model_ids[0] if self.model_ids else "fake"),
             "system_fingerprint": "fp_fake",
             "choices": [{"index": 0, "message": message, "logprobs": logprobs, "finish_reason": "stop"}],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
+            "usage": usage,
         }
+
+    def _cached_prefix_tokens(self, prompt: str) -> int:
+        """Tokens (``len // 4``) of the longest prefix `prompt` shares with a prompt served before."""
+        with self._lock:
+            shared = max((len(os.path.commonprefix([prompt, seen])) for seen in self._prompts_seen), default=0)
+            self._prompts_seen.append(prompt)
+            self._cached_tokens_reported += shared // 4
+        return shared // 4
 
 
 def fake_endpoint(**kwargs: Any) -> Iterator[FakeEndpoint]:

@@ -92,6 +92,22 @@ def test_as_templated_matches_instructor_on_random_text():
             apply_template(literal["content"], {}), repr(text)
 
 
+def context_recording_answer(seen: list) -> type:
+    """A response model whose validator appends the validation context it is given to `seen`."""
+    from pydantic import BaseModel, ValidationInfo, field_validator
+
+    class Answer(BaseModel):
+        verdict: bool
+
+        @field_validator("verdict")
+        @classmethod
+        def needs_context(cls, value: bool, info: ValidationInfo) -> bool:
+            seen.append(info.context)
+            return value
+
+    return Answer
+
+
 def test_the_client_does_not_ask_instructor_to_template(monkeypatch):
     """instructor renders every message through Jinja when handed a context (~12% of a decision's CPU): the client
     hands it an Untemplated context, so instructor's templating is never reached, yet validators get the dict
@@ -99,7 +115,6 @@ def test_the_client_does_not_ask_instructor_to_template(monkeypatch):
     import asyncio
 
     import instructor.v2.core.templating as templating
-    from pydantic import BaseModel, ValidationInfo, field_validator
 
     from judge.llm.client import DecisionClient
     from judge.settings import ModelSettings, RetryPolicy
@@ -111,14 +126,7 @@ def test_the_client_does_not_ask_instructor_to_template(monkeypatch):
     monkeypatch.setattr(templating, "apply_template", no_jinja)
     seen = []
 
-    class Answer(BaseModel):
-        verdict: bool
-
-        @field_validator("verdict")
-        @classmethod
-        def needs_context(cls, value: bool, info: ValidationInfo) -> bool:
-            seen.append(info.context)
-            return value
+    Answer = context_recording_answer(seen)
 
     context = {"document": "doc"}
     text = "  Quote: {{ document }}\n  and {% if 1 %}yes{% endif %}\n"
@@ -133,20 +141,11 @@ def test_the_client_does_not_ask_instructor_to_template(monkeypatch):
 
 
 def test_the_response_models_wrapper_hands_validators_the_callers_context():
-    from pydantic import BaseModel, ValidationInfo, field_validator
-
     from judge.llm.client import Untemplated, instructor_model
 
     seen = []
 
-    class Answer(BaseModel):
-        verdict: bool
-
-        @field_validator("verdict")
-        @classmethod
-        def needs_context(cls, value: bool, info: ValidationInfo) -> bool:
-            seen.append(info.context)
-            return value
+    Answer = context_recording_answer(seen)
 
     context = {"document": "doc"}
     wrapper = instructor_model(Answer)

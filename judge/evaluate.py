@@ -17,7 +17,7 @@ from typing import Any
 from judge.diagnostics import Diagnostics
 from judge.errors import InputError
 from judge.flowchart import complete_from_decisions
-from judge.formats import DocumentStore, input_warnings, read_nugget_banks, read_requests
+from judge.formats import DocumentStore, citation_warnings, read_nugget_banks, read_requests
 from judge.formats.atomic import staged
 from judge.formats.reports import ReportEntry, ReportIndex
 from judge.formats.scores import leaderboard, write_leaderboard, write_scores
@@ -32,7 +32,7 @@ from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
 from judge.shards import Shard
 from judge.signature import JudgeSignature, ScoreSignature
 from judge.streaming import JudgmentStream, StoredJudgments
-from judge.types import NuggetBank, Report, Request, Sentence
+from judge.types import NuggetBank, Report, Request
 from judge.walker import ReportWalker, within_limit
 
 LEADERBOARD_MEASURES = (
@@ -114,11 +114,7 @@ class Inputs:
         for request_id in sorted({e.request_id for e in self.reports.entries} - self.banks.keys()):
             notes.append(f"request '{request_id}' has no nugget bank: nugget recall is undefined (not zero) "
                          "for its reports")
-        # input_warnings reads only the citations, in order: one stand-in report citing what all of them cite (in
-        # order of first citation) gives the same warnings without reading every report again.
-        cites_all = Report(run_id="", request_id="",
-                           sentences=(Sentence(index=0, text="", citations=tuple(self.reports.cited)),))
-        return notes + input_warnings([cites_all], self.documents)
+        return notes + citation_warnings(self.reports.cited, self.documents)  # without reading the reports again
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from typing import Any
 
 from judge.errors import ConfigurationError, InputError
 from judge.evaluate import EvalConfig, Evaluation, Inputs, evaluate, write_outputs
-from judge.formats import DocumentStore, input_warnings, read_nugget_banks, read_reports, read_requests
+from judge.formats import DocumentStore, citation_warnings, read_nugget_banks, read_reports, read_requests
 from judge.llm.cache import DEFAULT_CACHE_DIR
 from judge.llm.client import ModelSettings
 from judge.walker import JudgeSettings
@@ -97,7 +97,7 @@ class ArgueAutoJudge:
                             concurrency=self.concurrency, cache_dir=_cache_dir(llm_config))
         evaluation = evaluate(inputs, config)
         self.last_evaluation = evaluation
-        self.last_warnings = input_warnings(inputs.reports, inputs.documents) + evaluation.warnings
+        self.last_warnings = citation_warnings(inputs.reports.cited, inputs.documents) + evaluation.warnings
         for note in self.last_warnings:
             log.warning("%s", note)
         if kwargs.get("filebase"):  # the runner's output stem: keep our judgments beside its leaderboard

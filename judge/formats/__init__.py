@@ -5,10 +5,10 @@ starting with `{`), and reports bad input as judge.errors.InputError naming the 
 fix.
 """
 
-from judge.formats.checks import input_warnings
+from judge.formats.checks import citation_warnings, input_warnings
 from judge.formats.documents import DocumentStore
 from judge.formats.nuggets import read_nugget_banks
 from judge.formats.reports import read_reports
 from judge.formats.requests import read_requests
 
-__all__ = ["DocumentStore", "input_warnings", "read_nugget_banks", "read_reports", "read_requests"]
+__all__ = ["DocumentStore", "citation_warnings", "input_warnings", "read_nugget_banks", "read_reports", "read_requests"]

@@ -8,7 +8,7 @@ and never raise: the inputs are valid, only suspicious.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Protocol
 
 from judge.types import Report
@@ -26,12 +26,17 @@ class _Collection(Protocol):
 
 def input_warnings(reports: Iterable[Report], documents: _Collection) -> list[str]:
     """Empty document files, an empty collection, and citations to document ids the collection lacks."""
-    notes = [f"{name}: the documents file holds no documents" for name in documents.empty_sources]
-    reports = list(reports)
     cited: dict[str, None] = {}  # ordered set: examples come out in report order
     for report in reports:
         for sentence in report.sentences:
             cited.update(dict.fromkeys(sentence.citations))
+    return citation_warnings(cited, documents)
+
+
+def citation_warnings(cited: Collection[str], documents: _Collection) -> list[str]:
+    """`input_warnings` from the cited document ids alone (distinct, in order of first citation), for a caller
+    that has them already (judge.formats.reports.ReportIndex.cited) and need not read the reports again."""
+    notes = [f"{name}: the documents file holds no documents" for name in documents.empty_sources]
     if len(documents) == 0:
         notes.append(f"the document collection is empty: all {len(cited)} cited document ids are unknown, so every "
                      "cited sentence will be judged unsupported; check --docs")

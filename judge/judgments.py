@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from judge.errors import InputError
-from judge.formats._jsonl import iter_jsonl, source_name
+from judge.formats._jsonl import iter_jsonl_located, source_name
 from judge.labels import Aggregator, Decision, Importance, Outcome, SentenceStatus
 from judge.types import Answer, Nugget, NuggetBank
 
@@ -181,13 +181,21 @@ def write_judgments(path: Path, judgments: Iterable[ReportJudgment]) -> None:
 
 def iter_judgments(source: str | Path) -> Iterator[ReportJudgment]:
     """Read a judgments file (path, .gz too) or literal JSONL text (a str containing a newline or starting with '{')."""
+    for _number, _offset, _raw, judgment in iter_judgments_located(source):
+        yield judgment
+
+
+def iter_judgments_located(source: str | Path) -> Iterator[tuple[int, int, bytes, ReportJudgment]]:
+    """Like `iter_judgments`, with where each record is: (line number, byte offset of its line, the line's raw
+    bytes, judgment), so a reader can index a file in one pass and read a record again later."""
     name = source_name(source)
     number = 0
-    for number, data in iter_jsonl(source):
+    for number, offset, raw, data in iter_jsonl_located(source):
         try:
-            yield ReportJudgment.model_validate(data)
+            judgment = ReportJudgment.model_validate(data)
         except ValidationError as exc:
             raise InputError(f"not a judgments record: {_first_error(exc)}", name, number) from None
+        yield number, offset, raw, judgment
     if number == 0:  # scoring nothing would print an empty leaderboard and exit 0: a silent zero
         raise InputError("no judgments in this file (it is empty); give one JSON judgments record per line", name)
 

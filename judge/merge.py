@@ -21,8 +21,7 @@ from typing import IO, Any
 
 from judge.errors import InputError
 from judge.evaluate import score, write_score_files
-from judge.formats._jsonl import iter_jsonl_located
-from judge.judgments import ReportJudgment, dumps, iter_judgments
+from judge.judgments import ReportJudgment, iter_judgments, iter_judgments_located, write_judgments
 
 OUTPUT_NAMES = ("judgments.jsonl", "scores.tsv", "leaderboard.tsv", "run-summary.json", "cache-log.jsonl")
 Key = tuple[str, str]
@@ -57,8 +56,11 @@ class ShardOutput:
         # A shard that drew no report wrote an empty file: nothing to merge from it, which is not an error.
         path = directory / "judgments.jsonl"
         if path.stat().st_size:
-            # iter_judgments checks each record (naming file and line); the located reading says where it is.
-            for judgment, (_, offset, raw, _) in zip(iter_judgments(path), iter_jsonl_located(path), strict=True):
+            for line, offset, raw, judgment in iter_judgments_located(path):
+                if judgment.key in places:
+                    run, request = judgment.key
+                    raise InputError(f"a second judgment of the report of run {run!r} for request {request!r}: "
+                                     "a run writes each report once; was the file edited or concatenated?", path, line)
                 places[judgment.key] = (offset, len(raw))
                 if judgment.signature and judgment.signature not in signatures:
                     signatures.append(judgment.signature)
@@ -100,7 +102,7 @@ def merge_outputs(directories: Sequence[str | Path], out_dir: str | Path) -> Mer
 
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {name: out_dir / name for name in OUTPUT_NAMES}
-    _write_merged_judgments(shards, order, paths["judgments.jsonl"])
+    _write_merged_judgments(order, paths["judgments.jsonl"])
     scores, score_signature, score_notes = score(
         iter_judgments(paths["judgments.jsonl"]) if order else iter(()), label)
     write_score_files(scores, score_signature, paths["scores.tsv"], paths["leaderboard.tsv"])
@@ -151,22 +153,31 @@ def _merged_order(shards: list[ShardOutput]) -> list[tuple[Key, ShardOutput]]:
     return sorted(where.items(), key=lambda item: item[0])
 
 
-def _write_merged_judgments(shards: list[ShardOutput], order: list[tuple[Key, ShardOutput]], path: Path) -> None:
-    """The merged judgments.jsonl, each record read from its shard and written as `write_judgments` writes it."""
-    handles: dict[Path, IO[bytes]] = {}
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as out:
-            for key, shard in order:
-                source = handles.get(shard.directory) or \
-                    handles.setdefault(shard.directory, (shard.directory / "judgments.jsonl").open("rb"))
-                offset, length = shard.places[key]
-                source.seek(offset)
-                out.write(dumps(next(iter_judgments(source.read(length).decode("utf-8")))) + "\n")
-    finally:
-        for handle in handles.values():
+class _ByteRanges:
+    """Reads byte ranges of several files, each file opened once (closed when the block ends)."""
+
+    def __init__(self) -> None:
+        self._handles: dict[Path, IO[bytes]] = {}
+
+    def __enter__(self) -> _ByteRanges:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for handle in self._handles.values():
             handle.close()
-    tmp.replace(path)
+
+    def read(self, path: Path, offset: int, length: int) -> bytes:
+        handle = self._handles.get(path) or self._handles.setdefault(path, path.open("rb"))
+        handle.seek(offset)
+        return handle.read(length)
+
+
+def _write_merged_judgments(order: list[tuple[Key, ShardOutput]], path: Path) -> None:
+    """The merged judgments.jsonl: each record read from its shard, written by `write_judgments`."""
+    with _ByteRanges() as ranges:
+        write_judgments(path, (next(iter_judgments(ranges.read(shard.directory / "judgments.jsonl",
+                                                               *shard.places[key]).decode("utf-8")))
+                               for key, shard in order))
 
 
 def _sum_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -222,15 +233,8 @@ def _merge_cache_logs(shards: list[ShardOutput], order: list[Key], path: Path) -
                 else:
                     places.append((log, offset, len(line)))
                 offset += len(line)
-    handles: dict[Path, IO[bytes]] = {}
-    try:
-        with path.open("wb") as out:
-            for key in order:
-                for log, start, length in blocks.get(key, []):
-                    source = handles.get(log) or handles.setdefault(log, log.open("rb"))
-                    source.seek(start)
-                    block = source.read(length)
-                    out.write(block if block.endswith(b"\n") else block + b"\n")
-    finally:
-        for handle in handles.values():
-            handle.close()
+    with _ByteRanges() as ranges, path.open("wb") as out:
+        for key in order:
+            for log, start, length in blocks.get(key, []):
+                block = ranges.read(log, start, length)
+                out.write(block if block.endswith(b"\n") else block + b"\n")

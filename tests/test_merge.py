@@ -105,6 +105,17 @@ def test_overlapping_shards_are_refused(runs, tmp_path):
         merge_outputs([shard_dirs[2][0], shard_dirs[2][0]], tmp_path / "m")
 
 
+def test_a_shard_that_judged_a_report_twice_is_refused(runs, tmp_path):
+    """A run writes each report once: a duplicated line (an edited or concatenated file) is named, not merged."""
+    _, shard_dirs = runs
+    shard = tmp_path / "doubled"
+    shutil.copytree(shard_dirs[2][0], shard)
+    lines = (shard / "judgments.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (shard / "judgments.jsonl").write_text("".join(lines + lines[:1]), encoding="utf-8")
+    with pytest.raises(InputError, match=rf"judgments.jsonl:{len(lines) + 1}: a second judgment of the report of run"):
+        merge_outputs([shard, shard_dirs[2][1]], tmp_path / "m")
+
+
 def test_shards_of_another_judge_configuration_are_refused(runs, tmp_path):
     _, shard_dirs = runs
     other = tmp_path / "other"

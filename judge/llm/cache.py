@@ -39,6 +39,7 @@ from judge.errors import ConfigurationError, OutputError
 
 DEFAULT_CACHE_DIR = Path("caches")
 _SUBDIR = "decisions"
+_SEAL_VERSION = 2
 
 
 def open_store(directory: Path) -> diskcache.Cache:
@@ -46,7 +47,6 @@ def open_store(directory: Path) -> diskcache.Cache:
     least recently stored entries once the store passes 1 GB, which at TREC scale would silently turn a free,
     byte-identical rerun into new model calls (and, on the embedded judge, possibly other answers)."""
     return diskcache.Cache(str(directory), eviction_policy="none")
-_SEAL_VERSION = 2
 
 
 def canonical_json(value: Any) -> str:

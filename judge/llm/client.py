@@ -343,6 +343,11 @@ class Untemplated:
     def __bool__(self) -> bool:
         return False
 
+    @staticmethod
+    def unwrap(context: Any) -> Any:
+        """The caller's own context, whether instructor passed it on wrapped or it came plain."""
+        return context.context if isinstance(context, Untemplated) else context
+
 
 def as_templated(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     """What instructor's templating made of `jinja_literal(messages)`: each text content rendered back to
@@ -393,14 +398,10 @@ def instructor_model(response_model: type[BaseModel]) -> type[BaseModel]:
 
     def model_validate_json(cls: type[BaseModel], json_data: Any, *args: Any, context: Any = None,
                             **kwargs: Any) -> BaseModel:
-        if isinstance(context, Untemplated):  # the client's context, passed through instructor untemplated
-            context = context.context
-        return validate_json(cls, json_data, *args, context=context, **kwargs)
+        return validate_json(cls, json_data, *args, context=Untemplated.unwrap(context), **kwargs)
 
     def model_validate(cls: type[BaseModel], obj: Any, *args: Any, context: Any = None, **kwargs: Any) -> BaseModel:
-        if isinstance(context, Untemplated):  # as above, for instructor's parsers that validate a dict
-            context = context.context
-        return validate(cls, obj, *args, context=context, **kwargs)
+        return validate(cls, obj, *args, context=Untemplated.unwrap(context), **kwargs)  # parsers of a dict
 
     wrapper.model_json_schema = classmethod(model_json_schema)  # type: ignore[method-assign,assignment]
     wrapper.model_validate_json = classmethod(model_validate_json)  # type: ignore[method-assign,assignment]

@@ -388,7 +388,7 @@ class FakeEndpoint:
             shared = max((len(os.path.commonprefix([prompt, seen])) for seen in self._prompts_seen), default=0)
             self._prompts_seen.append(prompt)
             self._cached_tokens_reported += shared // 4
-        return shared // 4
+            return shared // 4
 
 
 def fake_endpoint(**kwargs: Any) -> Iterator[FakeEndpoint]:

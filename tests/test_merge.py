@@ -45,6 +45,15 @@ def write_shard_reports(shard: Shard, path: Path) -> int:
     return len(kept)
 
 
+def copied(directories: list[Path], root: Path) -> list[Path]:
+    """Copies of shard output directories under `root` (same names), for tests that alter them."""
+    copies = []
+    for directory in directories:
+        shutil.copytree(directory, root / directory.name)
+        copies.append(root / directory.name)
+    return copies
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("merge")
@@ -137,12 +146,9 @@ def test_a_directory_that_is_not_an_eval_output_is_named(runs, tmp_path):
 
 def test_baseline_score_files_are_reported_not_silently_dropped(runs, tmp_path):
     _, shard_dirs = runs
-    copies = []
-    for directory in shard_dirs[2]:
-        copy = tmp_path / directory.name
-        shutil.copytree(directory, copy)
+    copies = copied(shard_dirs[2], tmp_path)
+    for copy in copies:
         (copy / "exam.scores.tsv").write_text("# exam\nrun-cited\tall\tEXAM\t0.5000\n", encoding="utf-8")
-        copies.append(copy)
     merged = merge_outputs(copies, tmp_path / "merged")
     assert merged.notes == ["not merged: exam.scores.tsv (baseline scores are not additive; rerun the baselines "
                             "on all the reports)"]
@@ -207,11 +213,7 @@ def test_a_shard_is_indexed_not_held_and_its_judgments_are_read_when_merged(runs
 
 def test_cache_log_lines_of_a_report_need_not_be_together(runs, tmp_path):
     _, shard_dirs = runs
-    copies = []
-    for directory in shard_dirs[2]:
-        copy = tmp_path / directory.name
-        shutil.copytree(directory, copy)
-        copies.append(copy)
+    copies = copied(shard_dirs[2], tmp_path)
     log = copies[0] / "cache-log.jsonl"
     lines = log.read_text(encoding="utf-8").splitlines()
     # interleave the reports' lines (each report's own lines keep their order)

@@ -110,6 +110,10 @@ def extract(order: list[tuple[str, CalibrationItem]], features: Path, threads: i
     llm = llama_cpp.Llama(model_path=str(ensure_model_file()), n_ctx=4096, n_threads=threads, n_batch=512,
                           verbose=False)
     n_vocab, n_embd = llm.n_vocab(), llm.n_embd()
+    # Each vector is written before its meta line: a run stopped between the two leaves one row too many.
+    if vectors_path.exists():
+        with vectors_path.open("r+b") as vectors:
+            vectors.truncate(len(done) * n_embd * 4)
     supported, negated = (llm.tokenize(word, add_bos=False, special=True)[0] for word in (b"supported", b"not"))
     template = load_template("supports_citation")
     started = time.perf_counter()
@@ -133,7 +137,7 @@ def extract(order: list[tuple[str, CalibrationItem]], features: Path, threads: i
             vectors.flush()
             meta.write(json.dumps({"item_id": item.item_id, "split": split, "group": item.group,
                                    "human": item.human_label, "p_supported": p_supported,
-                                   "tokens": len(tokens)}) + "\n")
+                                   "tokens": len(tokens), "dims": n_embd}) + "\n")
             meta.flush()
             if k % 25 == 0 or k == len(todo):
                 rate = (time.perf_counter() - started) / k
@@ -153,7 +157,11 @@ class Features:
 def load_features(features: Path) -> Features:
     meta = [json.loads(line) for line in (features / "meta.jsonl").open()]
     hidden = np.fromfile(features / "vectors.f32", dtype=np.float32)
-    hidden = hidden[: hidden.size - hidden.size % len(meta)].reshape(len(meta), -1) if meta else hidden
+    dims = meta[0].get("dims", hidden.size // len(meta)) if meta else 0  # features read before "dims" was recorded
+    if not meta or hidden.size != len(meta) * dims:
+        sys.exit(f"{features}: {len(meta)} items in meta.jsonl but {hidden.size} numbers in vectors.f32; "
+                 "rerun without --fit-only to repair an interrupted run")
+    hidden = hidden.reshape(len(meta), -1)
     p = np.clip([m["p_supported"] for m in meta], 1e-9, 1 - 1e-9)
     return Features(ids=[m["item_id"] for m in meta], split=np.array([m["split"] for m in meta]),
                     group=np.array([m["group"] or "" for m in meta]),

@@ -82,8 +82,8 @@ def choose_items(data: Path, held_out: list[str], excluded: set[str], n_train: i
     evaluation = [by_id[i] for i in held_out]
     left_out = excluded | set(held_out)
     training = [item for item in pool if item.item_id not in left_out]
-    random.Random(seed).shuffle(evaluation)
-    random.Random(seed + 1).shuffle(training)
+    random.Random(seed).shuffle(training)
+    random.Random(seed + 1).shuffle(evaluation)
     training = training[:n_train] if n_train is not None else training
     order = []
     for k in range(max(len(evaluation), len(training))):

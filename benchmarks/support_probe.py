@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import expit, log_expit
+from scipy.special import expit, log_expit, logit
 from scipy.stats import rankdata
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -48,6 +48,7 @@ from judge.calibrate.importers import read_attributionbench, read_wice  # noqa: 
 from judge.calibrate.items import CalibrationItem  # noqa: E402
 from judge.calibrate.runner import prepare_item  # noqa: E402
 from judge.calibrate.stats.agreement import decision_agreement  # noqa: E402
+from judge.calibrate.stats.confidence import fit_threshold  # noqa: E402
 from judge.passages import PassagePolicy  # noqa: E402
 from judge.prompts import load_template  # noqa: E402
 
@@ -70,18 +71,22 @@ def read_ids(path: Path) -> list[str]:
     return ids
 
 
-def choose_items(data: Path, held_out: list[str], excluded: set[str], n_train: int | None, seed: int
-                 ) -> list[tuple[str, CalibrationItem]]:
-    """(split, item) pairs, held-out and training items interleaved so that any prefix of the work is usable."""
+def dev_items(data: Path) -> dict[str, CalibrationItem]:
+    """AttributionBench then WiCE (strict) dev items, by id, in file order."""
     pool = read_attributionbench(data / "attributionbench" / "dev.jsonl").items + \
         read_wice(data / "wice" / "claim-dev.jsonl", partial="strict").items
-    by_id = {item.item_id: item for item in pool}
+    return {item.item_id: item for item in pool}
+
+
+def choose_items(by_id: dict[str, CalibrationItem], held_out: list[str], excluded: set[str], n_train: int | None,
+                 seed: int) -> list[tuple[str, CalibrationItem]]:
+    """(split, item) pairs, held-out and training items interleaved so that any prefix of the work is usable."""
     unknown = [i for i in held_out if i not in by_id]
     if unknown:
         sys.exit(f"--held-out: {len(unknown)} item ids are not in the dev data, e.g. {unknown[0]}")
     evaluation = [by_id[i] for i in held_out]
     left_out = excluded | set(held_out)
-    training = [item for item in pool if item.item_id not in left_out]
+    training = [item for item_id, item in by_id.items() if item_id not in left_out]
     random.Random(seed).shuffle(training)
     random.Random(seed + 1).shuffle(evaluation)
     training = training[:n_train] if n_train is not None else training
@@ -231,16 +236,11 @@ def roc_auc(y: np.ndarray, scores: np.ndarray) -> float:
 
 
 def kappa_threshold(y: np.ndarray, scores: np.ndarray) -> float:
-    """The cut (score >= t: supported) that maximises Cohen's κ on these items."""
-    values = np.unique(scores)
-    cuts = np.concatenate([[values[0] - 1], (values[1:] + values[:-1]) / 2, [values[-1] + 1]])
-    return float(max(cuts, key=lambda t: kappa(y, scores >= t)))
-
-
-def kappa(y: np.ndarray, predicted: np.ndarray) -> float:
-    observed = np.mean(y == predicted)
-    chance = np.mean(y) * np.mean(predicted) + np.mean(1 - y) * np.mean(1 - predicted)
-    return 0.0 if chance == 1 else float((observed - chance) / (1 - chance))
+    """The cut (score >= t: supported) that maximises Cohen's κ on these items, chosen by the fitter behind
+    `calibrate --fit-threshold` (every item called supported, the score's probability as its confidence)."""
+    rule = fit_threshold(human=[LABELS[1 - v] for v in y], judge=[LABELS[0]] * len(y),
+                         confidences=list(expit(scores)), yes_no=LABELS, labels=LABELS)
+    return float(logit(rule.threshold)) if rule.threshold > 0 else -np.inf
 
 
 # ------------------------------------------------------------------------------------------------- report
@@ -249,7 +249,7 @@ def kappa(y: np.ndarray, predicted: np.ndarray) -> float:
 def held_out_line(name: str, f: Features, scores: np.ndarray, threshold: float, seed: int) -> str:
     held = f.split == "eval"
     y, s = f.supported[held], scores[held]
-    labels = [LABELS[0] if v else LABELS[1] for v in y]
+    labels = [LABELS[1 - v] for v in y]
     judged = [LABELS[0] if v else LABELS[1] for v in s >= threshold]
     result = decision_agreement(labels, judged, labels=list(LABELS), n_boot=1000, seed=seed)
     low, high = (float("nan") if v is None else v for v in (result.kappa_ci_low, result.kappa_ci_high))
@@ -280,12 +280,9 @@ def fit_read_out(x: np.ndarray, f: Features, grid: tuple[float, ...], train: np.
     return ReadOut(best, kappa_threshold(y, cv_scores), fit_probe(x[train], y, best).score(x), roc_auc(y, cv_scores))
 
 
-def lexical_features(f: Features, data: Path) -> np.ndarray:
+def lexical_features(f: Features, by_id: dict[str, CalibrationItem]) -> np.ndarray:
     """Per item, from the claim and the document text the judge is shown: the share of the claim's content words
     found in it, the claim's numbers and capitalised words missing from it, and the claim's length (log)."""
-    pool = read_attributionbench(data / "attributionbench" / "dev.jsonl").items + \
-        read_wice(data / "wice" / "claim-dev.jsonl", partial="strict").items
-    by_id = {item.item_id: item for item in pool}
     rows = []
     for item_id in f.ids:
         item = by_id[item_id]
@@ -323,8 +320,9 @@ def main() -> None:
 
     held_out = read_ids(args.held_out)
     excluded = {i for path in args.exclude for i in read_ids(path)}
+    by_id = dev_items(args.data)
     if not args.fit_only:
-        extract(choose_items(args.data, held_out, excluded, args.train, args.seed), args.features, args.threads)
+        extract(choose_items(by_id, held_out, excluded, args.train, args.seed), args.features, args.threads)
     f = load_features(args.features)
     train, held = f.split == "train", f.split == "eval"
     if train.sum() < 20 or held.sum() < 20:
@@ -333,7 +331,7 @@ def main() -> None:
           f"({f.supported[held].sum()} supported)")
     print("held out; C, thresholds and weights fitted on the training items only (AUC on those cross-validated):")
     logit = f.model_logit[:, None]
-    lexical = lexical_features(f, args.data)
+    lexical = lexical_features(f, by_id)
     rows = [("model's P(supported)", logit, (1.0,)),
             ("probe: hidden state + P(supported)", np.column_stack([f.hidden, logit]), C_GRID),
             ("P(supported) + lexical features", np.column_stack([logit, lexical]), (0.01, 0.1, 1.0, 10.0))]

@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import litellm  # noqa: E402
 
-from judge.evaluate import EvalConfig, Inputs, evaluate, score, write_outputs  # noqa: E402
 from judge.llm.client import ModelSettings  # noqa: E402
+from judge.run.evaluate import EvalConfig, Inputs, evaluate, score, write_outputs  # noqa: E402
 from judge.testing import FakeEndpoint, smart_responder  # noqa: E402
 
 litellm.suppress_debug_info = True

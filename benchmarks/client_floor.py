@@ -2,7 +2,7 @@
 
     python benchmarks/client_floor.py [--reports 200] [--concurrency 32] [--rounds 1] [--modes a,b,...]
 
-First records the decisions a real run asks (`judge.evaluate.evaluate` on `--reports` generated reports, the
+First records the decisions a real run asks (`judge.run.evaluate.evaluate` on `--reports` generated reports, the
 workload of benchmarks/scale.py: every (messages, response model, validation context, contract) that
 `DecisionClient.ask` received), then replays them all, at `--concurrency` in flight, against one
 `judge.testing.FakeEndpoint` of zero latency in another process (so its threads take neither this process's GIL
@@ -55,9 +55,9 @@ def record_decisions(api_base: str, reports: int, root: Path) -> list[tuple[Any,
 
     from cached_rerun import generate_workload
 
-    import judge.evaluate as evaluate_module
-    from judge.evaluate import EvalConfig, Inputs, evaluate
+    import judge.run.evaluate as evaluate_module
     from judge.llm.client import DecisionClient, ModelSettings
+    from judge.run.evaluate import EvalConfig, Inputs, evaluate
 
     recorded: list[tuple[Any, ...]] = []
 

@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 import diskcache  # noqa: E402
 import litellm  # noqa: E402
 
-from judge.evaluate import EvalConfig, Inputs, evaluate, write_outputs  # noqa: E402
+from judge.run.evaluate import EvalConfig, Inputs, evaluate, write_outputs  # noqa: E402
 from judge.settings import ModelSettings, RetryPolicy  # noqa: E402
 from judge.testing import FakeEndpoint, smart_responder  # noqa: E402
 from judge.testing.server import ChatHandler  # noqa: E402

@@ -12,7 +12,7 @@ the following sentence as the claim), cycling through the kind's variants item b
 corpus and per attack kind, the rates on the hand-written paraphrases of tests/data/redteam.json, and the clean
 hits themselves (`--show-hits`) so a rule that misfires can be read.
 
-Per attack kind it also prints how often the quarantine (judge.quarantine, `--on-injection quarantine`) gives back
+Per attack kind it also prints how often the quarantine (defence.quarantine, `--on-injection quarantine`) gives back
 exactly the text the attack was added to ("withheld to clean"). `--attacks-file` measures another set of attack
 kinds: benchmarks/data/heldout-attacks.json was written without sight of the rules, so its figures say how far
 detector and quarantine generalise (its "benign" list, look-alikes that are not attacks, is counted too).
@@ -29,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from judge.injection import detect, load_attacks  # noqa: E402
-from judge.quarantine import quarantine_document, quarantine_sentence  # noqa: E402
+from judge.defence.injection import detect, load_attacks  # noqa: E402
+from judge.defence.quarantine import quarantine_document, quarantine_sentence  # noqa: E402
 
 
 def jsonl(path: Path) -> Iterator[dict]:

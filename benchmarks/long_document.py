@@ -7,7 +7,7 @@ with the judged claim buried in the middle), `one-line` is the same text with ev
 removed (one enormous "sentence", the case that must be hard-wrapped). Runs `select_passages` as the
 supports_citation decision does (budget 6000 characters, windows of 800) and prints the wall time, the extra
 peak memory (tracemalloc, measured in a second pass because tracing slows the first), whether the buried claim
-was found, and the `max_doc_bytes` refusal time. `--old-rev REV` also times judge/passages.py as it was at a git
+was found, and the `max_doc_bytes` refusal time. `--old-rev REV` also times judge/judging/passages.py as it was at a git
 revision (in a child process, abandoned after `--old-timeout` seconds).
 """
 
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from judge.errors import InputError  # noqa: E402
-from judge.passages import PassagePolicy, select_passages  # noqa: E402
+from judge.judging.passages import PassagePolicy, select_passages  # noqa: E402
 
 CLAIM = "The flood barrier on the Vistula cost 41 million zloty and opened in May 2021."
 FILLER = ("The council met on Tuesday to discuss the budget for the coming year. Members raised concerns about "
@@ -49,7 +49,7 @@ def timed(function, *args):
 
 
 def load_old(rev: str):
-    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:judge/passages.py"], check=True,
+    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:judge/judging/passages.py"], check=True,
                             capture_output=True, text=True).stdout
     path = Path(tempfile.mkdtemp()) / "old_passages.py"
     path.write_text(source)
@@ -64,7 +64,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=float, default=50.0)
     parser.add_argument("--shape", choices=["lines", "one-line", "both"], default="both")
-    parser.add_argument("--old-rev", help="also time judge/passages.py as it was at this git revision")
+    parser.add_argument("--old-rev", help="also time judge/judging/passages.py as it was at this git revision")
     parser.add_argument("--old-timeout", type=float, default=120.0,
                         help="give up on the old implementation after this many seconds (run in a subprocess)")
     args = parser.parse_args()

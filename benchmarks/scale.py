@@ -9,7 +9,7 @@ Generates N reports (10 runs x N/10 requests, `benchmarks/cached_rerun.py`'s syn
 distinct, so every decision is a model call; `--data DIR` keeps it there so several processes judge one workload),
 starts K `judge.testing.FakeEndpoint`s with the given latency, each in its own process so the server's threads do
 not compete with the client for this process's GIL and its memory is not counted in the client's peak RSS, and
-judges the workload with `judge.evaluate.evaluate` streaming into `--out`, as `eval` does (K > 1: litellm's Router
+judges the workload with `judge.run.evaluate.evaluate` streaming into `--out`, as `eval` does (K > 1: litellm's Router
 over the K servers, as `eval --api-base A --api-base B ...`).
 
 Prints decisions/s, model calls per endpoint, the ratio of the wall time to the ideal calls x latency /
@@ -124,10 +124,10 @@ def main() -> None:
     import litellm
     from cached_rerun import generate_workload
 
-    from judge.evaluate import EvalConfig, Inputs, evaluate, write_outputs
+    from judge.run.evaluate import EvalConfig, Inputs, evaluate, write_outputs
 
     litellm.suppress_debug_info = True
-    from judge.shards import Shard
+    from judge.run.shards import Shard
 
     requests = math.ceil(args.reports / RUNS)
     endpoints = [EndpointProcess(args.latency) for _ in range(args.endpoints)]

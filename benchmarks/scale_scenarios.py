@@ -9,7 +9,7 @@ kill-resume: a run is killed with SIGKILL once half of its reports are in its ju
 plus the concurrency (the issue's bound), and whether the final files equal an uninterrupted run's.
 
 shards: one process over all reports vs two `--shard I/2` processes side by side sharing one Redis cache, merged
-with judge.merge; prints each wall time and whether the merged files equal the single run's byte for byte.
+with judge.run.merge; prints each wall time and whether the merged files equal the single run's byte for byte.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def shards(args: argparse.Namespace, root: Path) -> None:
                        f"{i}/2") for i in (1, 2)]
         parts = [summary_line(p) for p in procs]
         both_wall = time.perf_counter() - started
-        from judge.merge import merge_outputs
+        from judge.run.merge import merge_outputs
 
         merge_outputs([root / "shard-1", root / "shard-2"], root / "merged")
         print(f"one process: {single['reports']} reports, judged in {single['seconds']}s ({single_wall:.1f}s with "

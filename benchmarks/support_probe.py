@@ -50,8 +50,8 @@ from judge.calibrate.items import CalibrationItem  # noqa: E402
 from judge.calibrate.runner import prepare_item  # noqa: E402
 from judge.calibrate.stats.agreement import decision_agreement  # noqa: E402
 from judge.calibrate.stats.confidence import fit_threshold  # noqa: E402
-from judge.passages import PassagePolicy  # noqa: E402
-from judge.prompts import load_template  # noqa: E402
+from judge.judging.passages import PassagePolicy  # noqa: E402
+from judge.judging.prompts import load_template  # noqa: E402
 
 VERDICT_PREFIX = '{"verdict": "'
 POLICY = PassagePolicy(max_chars=1500, window_chars=800)

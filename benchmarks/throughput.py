@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cached_rerun import generate_workload, load  # noqa: E402
 
-from judge.decisions.claims_absence import ClaimsAbsence  # noqa: E402
-from judge.evaluate import EvalConfig, evaluate  # noqa: E402
+from judge.judging.decisions.claims_absence import ClaimsAbsence  # noqa: E402
 from judge.llm.client import DecisionClient, ModelSettings  # noqa: E402
+from judge.run.evaluate import EvalConfig, evaluate  # noqa: E402
 from judge.testing import FakeEndpoint, smart_responder  # noqa: E402
 
 LEVELS = (1, 2, 4, 8, 16, 32)

@@ -1,10 +1,12 @@
 """argue-judge: ARGUE-style evaluation of cited reports with LLM judges.
 
-Data flows one way: inputs (formats) -> walker (the flowchart over an oracle; decisions asked through llm) ->
-judgments (the seam: LLM judges and human assessors write the same records) -> metrics -> output files. The
-top-level modules hold what every layer shares and may import only downward: errors, labels, types and
-settings import nothing of the domain; `llm/` imports only errors and settings; nothing imports `cli/`.
-tests/test_architecture.py checks these rules from the source.
+Data flows one way: inputs (`formats/`) -> judging (`judging/`: the flowchart over an oracle, decisions asked
+through `llm/`, text that addresses the judge withheld by `defence/`) -> judgments (the seam: LLM judges and
+human assessors write the same records) -> `metrics/` -> outputs (`run/`, `view/`, `calibrate/`). Folders are
+floors: the top-level modules are the kernel every floor shares (errors, labels, types, settings, diagnostics),
+and each package imports only the floors below it (tests/test_architecture.py checks this from the source).
 """
 
-__version__ = "0.1.0"
+from judge._version import __version__
+
+__all__ = ["__version__"]

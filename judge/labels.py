@@ -30,7 +30,7 @@ SupportVerdict = Literal["supported", "not_supported", "cannot_judge"]
 
 # Where a response's rationale goes: before the verdict (think first; the default), after it (the verdict is
 # generated first, the rationale may be cut short), or nowhere (nothing but the verdict is generated). Set per
-# prompt set, by an option line in the template (judge.prompts).
+# prompt set, by an option line in the template (judge.judging.prompts).
 RationalePosition = Literal["first", "last", "omit"]
 RATIONALE_POSITIONS: tuple[RationalePosition, ...] = get_args(RationalePosition)
 

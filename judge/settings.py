@@ -1,8 +1,9 @@
 """Every setting that can change a verdict or a score, frozen, in one place.
 
-Signatures (judge.signature), the decision cache key (judge.llm) and the library path (judge.evaluate) all read
-these objects, so a setting cannot reach a number without also reaching the signature. This module imports
-nothing from the rest of the package except the label vocabulary, so `llm/` may depend on it.
+Signatures (judge.judging.signature), the decision cache key (judge.llm) and the library path
+(judge.run.evaluate) all read these objects, so a setting cannot reach a number without also reaching the
+signature. This module imports nothing from the rest of the package except the label vocabulary, so `llm/` may
+depend on it.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from typing import Any, Literal, get_args
 
 from judge.labels import CitationPolicy
 
-# What eval does with a sentence or document the injection detector flags (judge.injection): every policy records
-# and counts the flag; `quarantine` also withholds the flagged pieces from the model (judge.quarantine), `flag`
+# What eval does with a sentence or document the injection detector flags (defence.injection): every policy records
+# and counts the flag; `quarantine` also withholds the flagged pieces from the model (judge.defence.quarantine), `flag`
 # shows the model the text as written (to measure an attack), `penalise` withholds from documents and judges a
 # flagged sentence unsupported (#1 cited, #5 uncited) without asking the model.
 InjectionPolicy = Literal["quarantine", "flag", "penalise"]
@@ -83,7 +84,7 @@ class RetryPolicy:
 
 @dataclass(frozen=True)
 class PassagePolicy:
-    """How much of a long document the judge sees (judge.passages cuts it into the closest passages)."""
+    """How much of a long document the judge sees (judge.judging.passages cuts it into the closest passages)."""
 
     max_chars: int = 6000
     window_chars: int = 800
@@ -107,7 +108,7 @@ class DecisionThreshold:
 
 @dataclass(frozen=True)
 class Thresholds:
-    """The decision thresholds of one thresholds file (judge.thresholds reads and writes it). `digest` hashes
+    """The decision thresholds of one thresholds file (judge.judging.thresholds reads and writes it). `digest` hashes
     the file's content and names it in the judge signature."""
 
     rules: tuple[DecisionThreshold, ...]
@@ -130,5 +131,5 @@ class JudgeSettings:
 
     @property
     def withholds(self) -> bool:
-        """Whether the model is shown flagged text with its flagged pieces withheld (judge.quarantine)."""
+        """Whether the model is shown flagged text with its flagged pieces withheld (judge.defence.quarantine)."""
         return self.on_injection != "flag"

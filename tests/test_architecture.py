@@ -97,14 +97,83 @@ def test_the_cycle_finder_finds_a_cycle_and_accepts_a_chain():
 
 
 def test_the_import_graph_is_read_from_the_source():
-    assert "judge.walker" in GRAPH["judge.evaluate"]
-    assert {"judge.decisions.asker", "judge.flowchart"} <= GRAPH["judge.walker"]
-    assert "judge.llm.client" in GRAPH["judge.decisions.asker"]
+    assert "judge.judging.walker" in GRAPH["judge.run.evaluate"]
+    assert {"judge.judging.decisions.asker", "judge.judging.flowchart"} <= GRAPH["judge.judging.walker"]
+    assert "judge.llm.client" in GRAPH["judge.judging.decisions.asker"]
 
 
 def test_no_import_cycles():
     new = [sorted(c) for c in cycles(GRAPH) if c not in KNOWN_CYCLES]
     assert new == [], f"import cycles: {new}"
+
+
+# The floors of the house: what each package may import besides itself. The top-level modules are the kernel
+# every floor shares; `api` is judge/__init__ (the Python API), which only the CLI may also use. A package missing
+# here fails the test below, so a new floor is placed deliberately.
+FLOORS: dict[str, set[str]] = {
+    "kernel": set(),
+    "formats": {"kernel"},
+    "llm": {"kernel"},
+    "defence": {"kernel", "formats"},
+    "metrics": {"kernel", "formats"},
+    "judging": {"kernel", "formats", "llm", "defence"},
+    "baselines": {"kernel", "formats", "judging"},
+    "run": {"kernel", "formats", "llm", "defence", "judging", "metrics"},
+    "calibrate": {"kernel", "formats", "llm", "defence", "judging", "metrics"},
+    "view": {"kernel", "formats", "judging", "metrics", "calibrate"},
+    "adapters": {"kernel", "formats", "llm", "defence", "judging", "metrics", "run"},
+    "testing": {"kernel"},
+    "api": {"kernel", "formats", "llm", "defence", "judging", "metrics", "run", "calibrate", "baselines", "view",
+            "adapters"},
+    "cli": {"kernel", "formats", "llm", "defence", "judging", "metrics", "run", "calibrate", "baselines", "view",
+            "adapters", "api"},
+}
+
+
+def floor_of(module: str) -> str:
+    """The floor a module stands on: its top-level package, `kernel` for a top-level module, `api` for judge."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "api"
+    return parts[1] if (PACKAGE / parts[1]).is_dir() else "kernel"
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    found = []
+    for name, deps in sorted(graph.items()):
+        here = floor_of(name)
+        for dep in sorted(deps):
+            there = floor_of(dep)
+            if there != here and there not in FLOORS.get(here, set()):
+                found.append(f"{name} ({here}) imports {dep} ({there})")
+    return found
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    floors: dict[str, set[str]] = {}
+    for name, deps in graph.items():
+        floors.setdefault(floor_of(name), set()).update(floor_of(d) for d in deps if floor_of(d) != floor_of(name))
+    return floors
+
+
+def test_every_package_is_on_a_floor():
+    assert {floor_of(name) for name in MODULES} <= set(FLOORS)
+
+
+def test_each_floor_imports_only_floors_below_it():
+    assert upward_imports(GRAPH) == []
+
+
+def test_no_package_cycles():
+    assert cycles(package_graph(GRAPH)) == []
+    assert cycles({floor: set(below) for floor, below in FLOORS.items()}) == [], "the floors themselves must not loop"
+
+
+def test_a_planted_upward_import_is_caught():
+    planted = {**GRAPH, "judge.metrics.scoring": GRAPH["judge.metrics.scoring"] | {"judge.llm.client"}}
+    assert upward_imports(planted) == ["judge.metrics.scoring (metrics) imports judge.llm.client (llm)"]
+    looped = {**GRAPH, "judge.formats.reports": GRAPH["judge.formats.reports"] | {"judge.metrics.scoring"}}
+    assert cycles(package_graph(looped)) == [frozenset({"formats", "metrics"})]
 
 
 def test_llm_imports_nothing_of_the_domain():
@@ -115,7 +184,7 @@ def test_llm_imports_nothing_of_the_domain():
 
 
 def test_signature_reads_settings_not_the_walker_or_the_client():
-    assert not GRAPH["judge.signature"] & {"judge.walker", "judge.llm.client"}
+    assert not GRAPH["judge.judging.signature"] & {"judge.judging.walker", "judge.llm.client"}
 
 
 @pytest.mark.parametrize("package", sorted(n for n, p in MODULES.items() if p.name == "__init__.py"))

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from judge.adapters.autoargue import read_any_judgments, read_auto_argue, to_auto_argue, write_auto_argue
 from judge.errors import InputError
 from judge.formats import read_nugget_banks
-from judge.formats.autoargue import read_any_judgments, read_auto_argue, to_auto_argue, write_auto_argue
+from judge.formats.judgments import DecisionRecord, EarnedAnswer, ReportJudgment, SentenceJudgment, nugget_summaries
 from judge.formats.scores import read_scores
-from judge.judgments import DecisionRecord, EarnedAnswer, ReportJudgment, SentenceJudgment, nugget_summaries
 from judge.metrics import AUTO_ARGUE_MEASURES, F1, parse_measure, score_judgments, score_report
 from judge.types import Answer, Nugget, NuggetBank
 

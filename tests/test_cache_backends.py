@@ -22,8 +22,8 @@ from conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.cli.app import app
-from judge.decisions.claims_absence import ClaimsAbsence
 from judge.errors import ConfigurationError, InputError
+from judge.judging.decisions.claims_absence import ClaimsAbsence
 from judge.llm.cache import CachedAnswer, DecisionCache, canonical_json, seal
 from judge.llm.cache_backends import (
     REDIS_PREFIX,

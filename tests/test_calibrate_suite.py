@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 from judge.calibrate.runner import compare_judgments
 from judge.cli.app import app
-from judge.evaluate import score
-from judge.judgments import DecisionRecord, ReportJudgment, SentenceJudgment
+from judge.formats.judgments import DecisionRecord, ReportJudgment, SentenceJudgment
+from judge.judging.prompts import default_prompts_dir
 from judge.labels import Outcome
-from judge.prompts import default_prompts_dir
+from judge.run.evaluate import score
 from judge.testing import FakeEndpoint, smart_responder
 
 runner = CliRunner()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import instructor
 
-from judge.decisions import RESPONSE_MODELS
+from judge.judging.decisions import RESPONSE_MODELS
 from judge.llm.client import instructor_model
 
 

@@ -17,9 +17,9 @@ from conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.cli.app import app
-from judge.decisions import RESPONSE_MODELS, supports_citation
-from judge.decisions.asker import VERDICT_FIELDS, Decider, confidence_of, verdict_values
-from judge.judgments import DecisionRecord, iter_judgments
+from judge.formats.judgments import DecisionRecord, iter_judgments
+from judge.judging.decisions import RESPONSE_MODELS, supports_citation
+from judge.judging.decisions.asker import VERDICT_FIELDS, Decider, confidence_of, verdict_values
 from judge.llm.cache import CachedAnswer, DecisionCache, UnreadableEntry, canonical_json, seal, unseal
 from judge.llm.client import Answered, DecisionClient
 from judge.llm.logprob import asks_logprobs, compact_logprobs

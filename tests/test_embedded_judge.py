@@ -7,14 +7,14 @@ import asyncio
 
 import pytest
 
-from judge.decisions import absence_nugget, answers_nugget, claims_absence, supports_citation
-from judge.decisions.asker import Decider
+from judge.judging.decisions import absence_nugget, answers_nugget, claims_absence, supports_citation
+from judge.judging.decisions.asker import Decider
+from judge.judging.passages import PassagePolicy
+from judge.judging.thresholds import shipped_thresholds
 from judge.llm.cache import DecisionCache
 from judge.llm.client import DecisionClient
 from judge.llm.embedded import EMBEDDED_MODEL, embedded_available
-from judge.passages import PassagePolicy
 from judge.settings import ModelSettings
-from judge.thresholds import shipped_thresholds
 from judge.types import Answer, Document, Nugget, Request
 
 pytestmark = [pytest.mark.embedded,

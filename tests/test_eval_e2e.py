@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 
 from judge.cli.app import app
 from judge.errors import BudgetExceeded
-from judge.evaluate import EvalConfig, Inputs, evaluate
+from judge.formats.judgments import iter_judgments
 from judge.formats.scores import read_scores
-from judge.judgments import iter_judgments
+from judge.run.evaluate import EvalConfig, Inputs, evaluate
 from judge.settings import ModelSettings, RetryPolicy
 from judge.testing import FakeEndpoint, schema_name
 

@@ -11,12 +11,12 @@ import pytest
 from typer.testing import CliRunner
 
 from judge.cli.app import app
-from judge.evaluate import score
-from judge.flowchart import ReplayOracle, complete_from_decisions, injection_penalty, walk, walk_sync
+from judge.defence.injection import addresses_judge
+from judge.formats.judgments import DecisionRecord, ReportJudgment, SentenceJudgment, iter_judgments
 from judge.formats.scores import read_scores
-from judge.injection import addresses_judge
-from judge.judgments import DecisionRecord, ReportJudgment, SentenceJudgment, iter_judgments
+from judge.judging.flowchart import ReplayOracle, complete_from_decisions, injection_penalty, walk, walk_sync
 from judge.labels import Outcome
+from judge.run.evaluate import score
 from judge.testing import FakeEndpoint, schema_name, smart_responder
 from judge.view import write_view
 from tests.conftest import tagged, user_message

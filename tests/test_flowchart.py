@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from judge.flowchart import ReplayOracle, complete_from_decisions, walk
-from judge.judgments import DecisionRecord, EarnedAnswer, SentenceJudgment
+from judge.formats.judgments import DecisionRecord, EarnedAnswer, SentenceJudgment
+from judge.judging.flowchart import ReplayOracle, complete_from_decisions, walk
 from judge.labels import Outcome
 
 EARNED = [EarnedAnswer(nugget_id="q1", answer="ten")]
@@ -162,8 +162,8 @@ def test_replay_oracle_matches_support_records_by_document():
 
 def test_score_of_human_decisions_works_inside_a_running_event_loop():
     """Jupyter runs an event loop: replaying human decisions must not start another one."""
-    from judge.evaluate import score
-    from judge.judgments import ReportJudgment
+    from judge.formats.judgments import ReportJudgment
+    from judge.run.evaluate import score
 
     human = ReportJudgment(run_id="r", request_id="q", assessor="human", nuggets=[], sentences=[
         SentenceJudgment(index=0, text="x", citations=["d1"], decisions=[
@@ -185,7 +185,7 @@ def test_score_of_human_decisions_works_inside_a_running_event_loop():
 
 
 def test_the_flowchart_generator_yields_questions_and_takes_records():
-    from judge.flowchart import Question, flow
+    from judge.judging.flowchart import Question, flow
 
     steps = flow(("d1", "d2"), "all")
     first = next(steps)

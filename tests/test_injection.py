@@ -1,4 +1,4 @@
-"""The injection detector (judge.injection.detect) and the attack kinds it is measured on."""
+"""The injection detector (judge.defence.injection.detect) and the attack kinds it is measured on."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from judge.defence.injection import ATTACKS_FILE, addresses_judge, apply_attack, detect, fold, load_attacks
 from judge.errors import InputError
-from judge.injection import ATTACKS_FILE, addresses_judge, apply_attack, detect, fold, load_attacks
 
 REDTEAM = json.loads((Path(__file__).parent / "data" / "redteam.json").read_text(encoding="utf-8"))
 ATTACKS = load_attacks()

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from judge.errors import InputError
-from judge.evaluate import EvalConfig, Inputs, evaluate, score, write_outputs, write_score_files
 from judge.formats import read_reports
 from judge.formats.reports import ReportIndex
 from judge.formats.scores import write_scores
+from judge.run.evaluate import EvalConfig, Inputs, evaluate, score, write_outputs, write_score_files
+from judge.run.streaming import StoredJudgments
 from judge.settings import ModelSettings
-from judge.streaming import StoredJudgments
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 REPORT_FILES = sorted((EXAMPLES / "reports").glob("*.jsonl"))
@@ -100,7 +100,7 @@ def test_scoring_the_stream_gives_the_scores_of_the_list(tmp_path, endpoint):
 
 
 def test_packed_report_scores_unpack_to_each_measures_own_statistics_and_value(tmp_path, endpoint):
-    from judge.flowchart import complete_from_decisions
+    from judge.judging.flowchart import complete_from_decisions
     from judge.metrics import MEASURES
     from judge.metrics.facts import ReportFacts
     from judge.metrics.measure import Harmonic

@@ -1,6 +1,6 @@
 """Shards merged equal a single run byte for byte: `argue-judge eval` on the bundled example against the fake
 endpoint, once whole and as 2 and as 3 shards (each shard a separate run with its own fresh cache, as on separate
-machines), merged with `judge.merge.merge_outputs`."""
+machines), merged with `judge.run.merge.merge_outputs`."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from judge.cli.app import app
 from judge.errors import InputError
-from judge.judgments import ReportJudgment, iter_judgments
-from judge.merge import ShardOutput, merge_outputs
-from judge.shards import Shard
+from judge.formats.judgments import ReportJudgment, iter_judgments
+from judge.run.merge import ShardOutput, merge_outputs
+from judge.run.shards import Shard
 from judge.testing import FakeEndpoint
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -8,8 +8,8 @@ import math
 import pytest
 
 from judge.errors import InputError
+from judge.formats.judgments import DecisionRecord, EarnedAnswer, NuggetSummary, ReportJudgment, SentenceJudgment
 from judge.formats.scores import ALL, format_value, read_scores, write_scores
-from judge.judgments import DecisionRecord, EarnedAnswer, NuggetSummary, ReportJudgment, SentenceJudgment
 from judge.metrics import (
     AGGREGATE_MEASURES,
     ALIASES,

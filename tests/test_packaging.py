@@ -22,7 +22,8 @@ def test_the_wheel_ships_and_loads_every_prompt(tmp_path):
 
     unpacked = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(unpacked)
-    probe = ("from judge.prompts import default_prompts_dir, load_template; from judge.labels import DECISIONS; "
+    probe = ("from judge.judging.prompts import default_prompts_dir, load_template; "
+             "from judge.labels import DECISIONS; "
              "d = default_prompts_dir(); print(d); [load_template(x).render(**{k: 'v' for k in "
              "load_template(x).placeholders}) for x in DECISIONS]")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path,

@@ -8,12 +8,12 @@ import time
 import pytest
 
 from judge.errors import InputError
-from judge.passages import GAP, PassagePolicy, check_document_size, select_passages, utf8_size
-from judge.passages import _windows as windows_of
+from judge.judging.passages import GAP, PassagePolicy, check_document_size, select_passages, utf8_size
+from judge.judging.passages import _windows as windows_of
 
 
 def shown_windows(text: str, window_chars: int) -> list[str]:
-    from judge.passages import _shown
+    from judge.judging.passages import _shown
     return [_shown(text, w) for w in windows_of(text, window_chars)]
 
 

@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from judge.decisions import supports_citation
-from judge.decisions.supports_citation import SupportsCitation
-from judge.injection import fold, load_attacks
-from judge.labels import DECISIONS
-from judge.passages import PassagePolicy
-from judge.prompts import (
+from judge.defence.injection import fold, load_attacks
+from judge.judging.decisions import supports_citation
+from judge.judging.decisions.supports_citation import SupportsCitation
+from judge.judging.passages import PassagePolicy
+from judge.judging.prompts import (
     FENCE_TAGS,
     fence,
     inline,
@@ -29,6 +28,7 @@ from judge.prompts import (
     render_numbered_documents,
     render_report,
 )
+from judge.labels import DECISIONS
 from judge.types import Document, Request, Sentence
 from tests.conftest import tagged
 

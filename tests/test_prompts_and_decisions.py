@@ -7,21 +7,21 @@ import asyncio
 import pytest
 from pydantic import ValidationError
 
-from judge.decisions import absence_nugget, answers_nugget, supports_citation
-from judge.decisions.answers_nugget import AnswersNugget
-from judge.decisions.asker import question
-from judge.decisions.base import contract_hash, tailored
-from judge.decisions.legacy_support import LegacySupportsCitation, legacy_messages, support_question
-from judge.decisions.repeated_claim import RepeatedClaim
-from judge.decisions.supports_citation import SupportsCitation
 from judge.errors import ConfigurationError, InputError
+from judge.judging.decisions import absence_nugget, answers_nugget, supports_citation
+from judge.judging.decisions.answers_nugget import AnswersNugget
+from judge.judging.decisions.asker import question
+from judge.judging.decisions.base import contract_hash, tailored
+from judge.judging.decisions.legacy_support import LegacySupportsCitation, legacy_messages, support_question
+from judge.judging.decisions.repeated_claim import RepeatedClaim
+from judge.judging.decisions.supports_citation import SupportsCitation
+from judge.judging.passages import GAP, PassagePolicy, select_passages
+from judge.judging.prompts import fence, load_template
+from judge.judging.signature import JudgeSignature
 from judge.labels import DECISIONS
 from judge.llm.cache import cache_key
 from judge.llm.client import json_schema
-from judge.passages import GAP, PassagePolicy, select_passages
-from judge.prompts import fence, load_template
 from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
-from judge.signature import JudgeSignature
 from judge.types import Answer, Document, Nugget, Request
 
 
@@ -112,7 +112,7 @@ def test_the_cache_key_changes_with_every_setting_that_can_change_an_answer():
 def test_signature_names_every_prompt_and_changes_when_one_is_edited(tmp_path):
     import shutil
 
-    from judge.prompts import default_prompts_dir
+    from judge.judging.prompts import default_prompts_dir
     edited = tmp_path / "prompts"
     shutil.copytree(default_prompts_dir(), edited)
     (edited / "needs_citation.md").write_text((edited / "needs_citation.md").read_text() + "\nBe strict.\n")
@@ -130,7 +130,7 @@ def _load_decision_module(tmp_path, name, validator_limit, prepare_comment):
 
     source = f'''
 from pydantic import field_validator
-from judge.decisions.base import DecisionResponse
+from judge.judging.decisions.base import DecisionResponse
 
 
 class Toy(DecisionResponse):
@@ -161,7 +161,7 @@ def prepare():
 
 
 def test_the_contract_hash_covers_the_response_class_not_the_rest_of_its_module(tmp_path):
-    from judge.decisions.base import contract_hash
+    from judge.judging.decisions.base import contract_hash
 
     original = contract_hash(_load_decision_module(tmp_path, "toy_a", 10, "one"))
     prepare_edited = contract_hash(_load_decision_module(tmp_path, "toy_b", 10, "two"))
@@ -231,7 +231,7 @@ def test_invalid_numbers_get_a_precise_message_and_the_evidence_resolves_to_the_
 
 
 def test_a_hosted_model_is_reasked_with_the_precise_message_and_the_record_keeps_numbers_and_text():
-    from judge.decisions.asker import Decider
+    from judge.judging.decisions.asker import Decider
     from judge.llm.client import DecisionClient
     from judge.testing import FakeEndpoint
 
@@ -280,7 +280,7 @@ def test_a_long_document_is_cut_to_numbered_passages_with_gaps(tmp_path):
 def test_the_rationale_option_of_a_prompt_set_moves_or_drops_the_rationale(tmp_path, position):
     import shutil
 
-    from judge.prompts import default_prompts_dir
+    from judge.judging.prompts import default_prompts_dir
 
     edited = tmp_path / "prompts"
     shutil.copytree(default_prompts_dir(), edited)
@@ -329,7 +329,7 @@ def test_cannot_judge_is_offered_only_for_a_document_without_readable_text():
 def test_a_bad_prompt_option_names_the_file_and_line(tmp_path):
     import shutil
 
-    from judge.prompts import default_prompts_dir
+    from judge.judging.prompts import default_prompts_dir
 
     for text, message in (("rationale: sideways\n", "'rationale' must be one of first, last, omit"),
                           ("\nverbose: yes\n", "supports_citation.md:2: before '## System'")):
@@ -384,13 +384,13 @@ def test_questions_about_one_document_share_the_prompt_up_to_the_end_of_the_docu
 
 @pytest.mark.parametrize("decision", DECISIONS)
 def test_every_rationale_is_bounded_in_the_schema_the_model_sees(decision):
-    from judge.decisions import RESPONSE_MODELS
+    from judge.judging.decisions import RESPONSE_MODELS
 
     assert RESPONSE_MODELS[decision].model_json_schema()["properties"]["rationale"]["maxLength"] == 300
 
 
 def test_repeated_claim_allows_only_sentence_numbers_of_the_report():
-    from judge.decisions import repeated_claim
+    from judge.judging.decisions import repeated_claim
     from judge.types import Sentence
 
     sentences = [Sentence(index=i, text=f"Sentence {i}.") for i in range(3)]

@@ -1,4 +1,4 @@
-"""What the judge is shown of text that addresses it (judge.quarantine): every bundled attack cut back to the clean
+"""What the judge is shown of text that addresses it (defence.quarantine): every bundled attack cut back to the clean
 text it was added to, honest text untouched, and the edge cases (a note before the claim, a sentence that is
 nothing but a note, a forged block between fake tags, a document with a planted line)."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from judge.injection import detect, load_attacks
-from judge.quarantine import WITHHELD_SENTENCE, Quarantined, pieces, quarantine_document, quarantine_sentence
+from judge.defence.injection import detect, load_attacks
+from judge.defence.quarantine import WITHHELD_SENTENCE, Quarantined, pieces, quarantine_document, quarantine_sentence
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SHARED = Path(os.environ.get("ARGUE_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))

@@ -12,7 +12,7 @@ from judge.calibrate.items import CalibrationItem
 from judge.calibrate.runner import attack_applies, prepare_item
 from judge.calibrate.stats import attack_comparison, mcnemar_p
 from judge.cli.app import app
-from judge.injection import addresses_judge, load_attacks
+from judge.defence.injection import addresses_judge, load_attacks
 from judge.settings import PassagePolicy
 from judge.testing import FakeEndpoint, schema_name, smart_responder
 from tests.conftest import tagged, user_message

@@ -23,11 +23,11 @@ from typer.testing import CliRunner
 
 from judge.cli.app import app
 from judge.errors import OutputError
-from judge.evaluate import EvalConfig, Inputs, evaluate
 from judge.formats.atomic import staged, write_text_atomic
 from judge.formats.documents import DocumentStore, remove_stale_builds
-from judge.judgments import iter_judgments
+from judge.formats.judgments import iter_judgments
 from judge.llm.cache import CachedAnswer, DecisionCache, UnreadableEntry, seal, unseal
+from judge.run.evaluate import EvalConfig, Inputs, evaluate
 from judge.settings import ModelSettings, RetryPolicy
 from judge.testing import FakeEndpoint
 
@@ -297,7 +297,7 @@ def test_a_full_disk_while_writing_is_one_line_and_leaves_the_previous_outputs_w
     def disk_full(path, *args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
-    monkeypatch.setattr("judge.evaluate.write_leaderboard", disk_full)
+    monkeypatch.setattr("judge.run.evaluate.write_leaderboard", disk_full)
     with FakeEndpoint(smart_responder) as ep:
         result = run_cli(eval_args(ep, tmp_path / "cache", out), code=6)
         message = one_line(result)

@@ -13,7 +13,7 @@ import pytest
 
 from judge.errors import InputError
 from judge.formats import read_reports
-from judge.shards import Shard, select, shard_of
+from judge.run.shards import Shard, select, shard_of
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 KEYS = [(f"run-{r}", f"req-{q}") for r in range(20) for q in range(50)]
@@ -45,7 +45,7 @@ def test_bundled_reports_partition_and_keep_input_order():
 def test_assignment_is_stable_across_processes_and_hash_seeds():
     sample = KEYS[:40]
     mine = [shard_of(run, request, 5) for run, request in sample]
-    code = ("import json, sys; from judge.shards import shard_of; "
+    code = ("import json, sys; from judge.run.shards import shard_of; "
             "print(json.dumps([shard_of(r, q, 5) for r, q in json.loads(sys.argv[1])]))")
     for seed in ("1", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}

@@ -10,6 +10,7 @@ import pytest
 import typer.main
 
 from judge.cli.app import app
+from judge.judging.signature import BaselineSignature, CalibrationSignature, JudgeSignature, ScoreSignature
 from judge.settings import (
     DecisionThreshold,
     JudgeSettings,
@@ -18,7 +19,6 @@ from judge.settings import (
     RetryPolicy,
     Thresholds,
 )
-from judge.signature import BaselineSignature, CalibrationSignature, JudgeSignature, ScoreSignature
 
 # option (python parameter name) -> the signature field that records it
 RESULT_CHANGING: dict[str, dict[str, str]] = {
@@ -30,10 +30,10 @@ RESULT_CHANGING: dict[str, dict[str, str]] = {
     "merge": {},   # its numbers are those the shards' judgments give; every shard must carry one judge signature
     "calibrate": {"wice_partial": "wice_partial", "sample": "sample", "exclude": "exclude", "seed": "resample_seed",
                   "n_boot": "n_boot",
-                  "model": "judge.model", "max_tokens": "judge.max_tokens", "max_doc_chars": "judge.passages",
-                  "prompts": "judge.prompts", "against": "against", "attack": "attacks",
+                  "model": "judge.model", "max_tokens": "judge.max_tokens", "max_doc_chars": "judge.judging.passages",
+                  "prompts": "judge.judging.prompts", "against": "against", "attack": "attacks",
                   "attacks_file": "attacks_hash", "logprobs": "judge.logprobs", "fit_threshold": "fit",
-                  "thresholds": "judge.thresholds", "on_injection": "judge.on_injection",
+                  "thresholds": "judge.judging.thresholds", "on_injection": "judge.on_injection",
                   "fit_metric": "fit"},
     # baselines: the `key=` the option's value is written under in the scores-TSV signature line
     "baseline exam": {"qa": "qa=", "k": "k=", "match": "match=", "f1_threshold": "tokenF1>=",
@@ -141,7 +141,7 @@ def test_calibration_signature_has_each_seed_once_and_the_ab_prompts():
 
 def test_calibration_signature_names_the_attacks_and_their_definitions():
     from judge.calibrate.suite import attacks_hash
-    from judge.injection import load_attacks
+    from judge.defence.injection import load_attacks
 
     attacks = load_attacks()
     chosen = (attacks["assessor_note"], attacks["document_note"])

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from judge.errors import InputError
-from judge.judgments import ReportJudgment, SentenceJudgment, iter_judgments, write_judgments
-from judge.streaming import JudgmentStream
+from judge.formats.judgments import ReportJudgment, SentenceJudgment, iter_judgments, write_judgments
+from judge.run.streaming import JudgmentStream
 
 SIGNATURE = "argue-judge:test|judge:openai/fake"
 
@@ -127,7 +127,7 @@ CHILD = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, sys.argv[2])
     from test_streaming import ALL
-    from judge.streaming import JudgmentStream
+    from judge.run.streaming import JudgmentStream
     stream = JudgmentStream.open(sys.argv[1], resume=False)
     for n, j in enumerate(ALL):
         stream.append(j)
@@ -191,8 +191,8 @@ def test_eval_writes_each_reports_judgment_before_the_run_ends(uninterrupted, tm
 
     from conftest import smart_responder
 
-    from judge.evaluate import EvalConfig, Inputs, evaluate
     from judge.formats import read_reports
+    from judge.run.evaluate import EvalConfig, Inputs, evaluate
     from judge.settings import ModelSettings
     from judge.testing import FakeEndpoint
 
@@ -290,7 +290,7 @@ def test_failures_of_reports_judged_together_are_all_read_and_the_first_raised()
     import gc
 
     from judge.errors import BudgetExceeded
-    from judge.evaluate import _run_bounded
+    from judge.run.evaluate import _run_bounded
 
     unread: list[dict] = []
 

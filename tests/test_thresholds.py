@@ -16,13 +16,13 @@ from typer.testing import CliRunner
 from judge.calibrate.stats import apply_rule, cross_validated_threshold, fit_threshold, reliability
 from judge.calibrate.stats.confidence import Rule, agreement_metric
 from judge.cli.app import app
-from judge.decisions.asker import apply_threshold
 from judge.errors import InputError
-from judge.judgments import DecisionRecord, iter_judgments
+from judge.formats.judgments import DecisionRecord, iter_judgments
+from judge.judging.decisions.asker import apply_threshold
+from judge.judging.signature import JudgeSignature
+from judge.judging.thresholds import FORMAT, ThresholdRule, ThresholdsFile, read_thresholds, thresholds_json
 from judge.settings import DecisionThreshold, JudgeSettings, ModelSettings, RetryPolicy, Thresholds
-from judge.signature import JudgeSignature
 from judge.testing import FakeEndpoint
-from judge.thresholds import FORMAT, ThresholdRule, ThresholdsFile, read_thresholds, thresholds_json
 
 litellm.suppress_debug_info = True
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -192,7 +192,7 @@ def test_the_judge_signature_names_the_thresholds_and_logprobs():
 
 
 def read_rules(data: ThresholdsFile) -> Thresholds:
-    from judge.thresholds import to_thresholds
+    from judge.judging.thresholds import to_thresholds
 
     return to_thresholds(data)
 
@@ -330,7 +330,7 @@ def test_eval_thresholds_flip_verdicts_in_the_judgments(tmp_path):
 
 
 def test_a_thresholds_file_fits_a_judge_by_model_prompts_and_schemas_only():
-    from judge.thresholds import fitted_for, judge_of
+    from judge.judging.thresholds import fitted_for, judge_of
 
     judge = judge_of(ModelSettings("openai/fake", logprobs=True), prompts_dir=None)
     fitted = judge.replace("doc:passages(max=6000", "doc:passages(max=1500")
@@ -345,13 +345,13 @@ def test_a_thresholds_file_fits_a_judge_by_model_prompts_and_schemas_only():
 def test_eval_applies_the_shipped_thresholds_to_the_judge_they_were_fitted_for(tmp_path, monkeypatch):
     import shutil
 
-    import judge.thresholds
-    from judge.prompts import default_prompts_dir
+    import judge.judging.thresholds
+    from judge.judging.prompts import default_prompts_dir
 
-    judge_signature = judge.thresholds.judge_of(ModelSettings("openai/fake", logprobs=True), prompts_dir=None)
+    judge_signature = judge.judging.thresholds.judge_of(ModelSettings("openai/fake", logprobs=True), prompts_dir=None)
     shipped = tmp_path / "embedded-thresholds.json"
     shipped.write_text(thresholds_json(thresholds_data(0.95).model_copy(update={"judge": judge_signature})))
-    monkeypatch.setattr(judge.thresholds, "SHIPPED_THRESHOLDS", shipped)
+    monkeypatch.setattr(judge.judging.thresholds, "SHIPPED_THRESHOLDS", shipped)
     digest = read_thresholds(shipped)[0].digest
     base = ["eval", str(EXAMPLES / "reports"), "--requests", str(EXAMPLES / "requests.jsonl"), "--docs",
             str(EXAMPLES / "docs.jsonl"), "--nuggets", str(EXAMPLES / "nuggets"), "--model", "openai/fake",

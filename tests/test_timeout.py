@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from conftest import smart_responder
 
-from judge.decisions.claims_absence import ClaimsAbsence
-from judge.evaluate import EvalConfig, Inputs, evaluate, write_outputs
+from judge.judging.decisions.claims_absence import ClaimsAbsence
+from judge.judging.signature import JudgeSignature
 from judge.llm.cache import DecisionCache
 from judge.llm.client import DecisionClient
+from judge.run.evaluate import EvalConfig, Inputs, evaluate, write_outputs
 from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
-from judge.signature import JudgeSignature
 from judge.testing import FakeEndpoint
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -16,12 +16,12 @@ from conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.cli.app import app
-from judge.evaluate import EvalConfig, Inputs, evaluate
 from judge.formats import DocumentStore, read_nugget_banks, read_requests
-from judge.judgments import DecisionRecord, ReportJudgment, iter_judgments, write_judgments
+from judge.formats.judgments import DecisionRecord, ReportJudgment, iter_judgments, write_judgments
 from judge.labels import OUTCOME_VALUE, Outcome, Value
 from judge.llm.client import ModelSettings
 from judge.metrics import score_report
+from judge.run.evaluate import EvalConfig, Inputs, evaluate
 from judge.testing import FakeEndpoint
 from judge.types import Document
 from judge.view import write_view

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 
 import pytest
 
-from judge.decisions import RESPONSE_MODELS
 from judge.formats import DocumentStore
+from judge.judging.decisions import RESPONSE_MODELS
+from judge.judging.walker import MISSING_DOCUMENT, ReportWalker, within_limit
 from judge.labels import Outcome
 from judge.llm.client import Answered
 from judge.settings import JudgeSettings, ModelSettings
 from judge.types import Answer, Nugget, NuggetBank, Report, Request, Sentence
-from judge.walker import MISSING_DOCUMENT, ReportWalker, within_limit
 
 DOCS = "\n".join([
     '{"doc_id": "d1", "title": "Barrier", "text": "The barrier cost 40 million euros. It opened in May."}',
@@ -153,7 +153,7 @@ def test_identical_questions_in_flight_are_asked_once(tmp_path):
     """Two runs citing the same document for the same sentence must get one answer, in the first run too."""
     import asyncio as aio
 
-    from judge.decisions.claims_absence import ClaimsAbsence
+    from judge.judging.decisions.claims_absence import ClaimsAbsence
     from judge.llm.client import DecisionClient
     from judge.testing import FakeEndpoint
 
@@ -182,7 +182,7 @@ def test_a_word_limit_counts_words():
 
 
 def test_answers_without_references_are_offered_against_any_supported_sentence():
-    from judge.decisions.answers_nugget import candidates
+    from judge.judging.decisions.answers_nugget import candidates
 
     text_nugget = Nugget(nugget_id="t1", question="The barrier cost 40 million euros",
                          answers=(Answer(text="The barrier cost 40 million euros"),))
@@ -240,7 +240,7 @@ class RecordingClient:
 
 
 def judge_all(tmp_path, document_major: bool, policy="all"):
-    from judge.judgments import dumps
+    from judge.formats.judgments import dumps
 
     client = RecordingClient()
     with DocumentStore.open(MANY_DOCS, tmp_path / f"index-{document_major}-{policy}") as store:

@@ -16,7 +16,7 @@ class BaselineWarning(UserWarning):
 
 
 def version_tag() -> str:
-    from judge import __version__
+    from judge._version import __version__
 
     return f"argue-judge={__version__}"
 

@@ -129,13 +129,13 @@ _COMMON = "pa=sum_i M(res,r_i)Imp(r_i)/sum_i Imp(r_i), Imp(r_i)=sum_{j!=i} M(r_i
 
 
 def pa_bleu_signature(smooth_method: str = "exp", smooth_value: float | None = None) -> str:
-    from judge.signature import BaselineSignature
+    from judge.judging.signature import BaselineSignature
 
     metric = SentenceBleu(smooth_method, smooth_value).signature()
     return BaselineSignature.of("pa-BLEU", ("metric", metric), _COMMON).short()
 
 
 def pa_meteor_signature() -> str:
-    from judge.signature import BaselineSignature
+    from judge.judging.signature import BaselineSignature
 
     return BaselineSignature.of("pa-METEOR", ("metric", METEOR_SIGNATURE), _COMMON).short()

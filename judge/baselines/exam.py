@@ -139,7 +139,7 @@ def _gold_as_one_run(gold: Iterable[Report], banks: Mapping[str, NuggetBank]) ->
 
 
 def exam_signature(qa: QASystem, matcher: AnswerMatcher | None = None, gold: bool = False) -> str:
-    from judge.signature import BaselineSignature
+    from judge.judging.signature import BaselineSignature
 
     matcher = matcher or AnswerMatcher()
     return BaselineSignature.of(

@@ -123,7 +123,7 @@ def rouge_signature(stem: bool = True, stopwords: bool = True, multi: MultiRef =
     import rouge_score
 
     version = getattr(rouge_score, "__version__", None) or _dist_version("rouge-score")
-    from judge.signature import BaselineSignature
+    from judge.judging.signature import BaselineSignature
 
     return BaselineSignature.of(
         "ROUGE", ("metrics", f"ROUGE-1,ROUGE-2(rouge-score {version}),ROUGE-SU4(argue-judge, max_gap={SU4_MAX_GAP}, "

@@ -8,7 +8,7 @@
 - `judge.calibrate.confidence`: the judge's confidence per item against the labels; thresholds.json.
 
 - `judge.calibrate.sources`: the command line's data sets -> items (sampling, one note per source).
-- `judge.calibrate.runner` / `suite`: items asked through judge.decisions.asker.Decider; the library path.
+- `judge.calibrate.runner` / `suite`: items asked through judge.judging.decisions.asker.Decider; the library path.
 - `judge.calibrate.redteam`: the same items asked again with an attack's text in them (`calibrate --attack`).
 
 Only `runner`/`suite`/`redteam` ask a model (through the Decider); the rest is pure. May import the domain

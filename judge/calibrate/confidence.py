@@ -16,9 +16,9 @@ from judge.calibrate.stats import (
     cross_validated_threshold,
 )
 from judge.calibrate.stats.confidence import DEFAULT_FOLDS, MIN_FIT_ITEMS
-from judge.judgments import DecisionRecord
+from judge.formats.judgments import DecisionRecord
+from judge.judging.thresholds import FORMAT, THRESHOLD_DECISIONS, ThresholdRule, ThresholdsFile
 from judge.labels import DECISION_LABELS
-from judge.thresholds import FORMAT, THRESHOLD_DECISIONS, ThresholdRule, ThresholdsFile
 
 
 def _by_decision(items: Sequence[CalibrationItem]) -> dict[str, list[CalibrationItem]]:

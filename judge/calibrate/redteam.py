@@ -17,10 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from judge.calibrate.items import CalibrationItem, label_for
 from judge.calibrate.runner import attack_applies, prepare_item
 from judge.calibrate.stats import AttackResult, attack_comparison
-from judge.decisions.asker import Decider
-from judge.decisions.base import Prepared
-from judge.injection import Attack, detect
-from judge.passages import PassagePolicy
+from judge.defence.injection import Attack, detect
+from judge.judging.decisions.asker import Decider
+from judge.judging.decisions.base import Prepared
+from judge.judging.passages import PassagePolicy
 
 # The prompt values that carry text from outside (the request of an item is the data set's question, not ours
 # to attack, and is left out).

@@ -32,14 +32,14 @@ from judge.calibrate.stats import (
     pairwise_significance_agreement,
     run_summaries,
 )
-from judge.decisions import answers_nugget, supports_citation
-from judge.decisions.asker import Decider
-from judge.decisions.base import Prepared
+from judge.defence.injection import Attack
+from judge.defence.quarantine import quarantine_document, quarantine_sentence
+from judge.formats.judgments import DecisionRecord, ReportJudgment
 from judge.formats.scores import per_request
-from judge.injection import Attack
-from judge.judgments import DecisionRecord, ReportJudgment
-from judge.passages import PassagePolicy, select_passages
-from judge.quarantine import quarantine_document, quarantine_sentence
+from judge.judging.decisions import answers_nugget, supports_citation
+from judge.judging.decisions.asker import Decider
+from judge.judging.decisions.base import Prepared
+from judge.judging.passages import PassagePolicy, select_passages
 from judge.types import Answer, Document, Nugget, Request
 
 CALIBRATION_REQUEST = Request(
@@ -134,7 +134,7 @@ def compare_judgments(human: Iterable[ReportJudgment], judged: Iterable[ReportJu
                       repetitions: int = 1000) -> JudgmentsComparison:
     """Human versus judge on the same reports: decisions, outcomes (#1..#8), per-report scores, leaderboards.
 
-    `score` turns judgments into score rows (judge.evaluate.score(...)[0].rows), the same path for both sides.
+    `score` turns judgments into score rows (judge.run.evaluate.score(...)[0].rows), the same path for both sides.
     """
     human, judged = list(human), list(judged)
     notes: list[str] = []

@@ -18,15 +18,15 @@ from judge.calibrate.runner import ask_items, compare_judgments, labels_of, pred
 from judge.calibrate.sources import Exclusion, SampleSize
 from judge.calibrate.stats import AttackResult, FitMetric, agreement_by_decision, compare_prompts_on_items
 from judge.calibrate.stats.confidence import DEFAULT_FOLDS
-from judge.decisions.asker import Decider
+from judge.defence.injection import Attack
 from judge.formats.atomic import write_text_atomic
-from judge.injection import Attack
-from judge.judgments import DecisionRecord, ReportJudgment
+from judge.formats.judgments import DecisionRecord, ReportJudgment
+from judge.judging.decisions.asker import Decider
+from judge.judging.signature import CalibrationSignature, JudgeSignature, prompt_hashes
+from judge.judging.thresholds import thresholds_json
 from judge.llm.cache import DecisionCache
 from judge.llm.client import DecisionClient
 from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
-from judge.signature import CalibrationSignature, JudgeSignature, prompt_hashes
-from judge.thresholds import thresholds_json
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import logging
 
 import typer
 
-from judge import __version__
+from judge._version import __version__
 from judge.cli import baseline, cache, interop
 from judge.cli.calibrate import calibrate_command
 from judge.cli.errors import OneLineErrors

@@ -17,15 +17,15 @@ from judge.calibrate.suite import CalibrationConfig, calibrate, write_thresholds
 from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console
+from judge.defence.injection import Attack, load_attacks
 from judge.diagnostics import Diagnostics
 from judge.errors import InputError
-from judge.evaluate import score
-from judge.injection import Attack, load_attacks
-from judge.judgments import iter_judgments
+from judge.formats.judgments import iter_judgments
+from judge.judging.thresholds import read_thresholds
 from judge.llm.cache_backends import local_directory, open_decision_cache
 from judge.llm.embedded import EMBEDDED_MODEL
+from judge.run.evaluate import score
 from judge.settings import JudgeSettings, ModelSettings, PassagePolicy
-from judge.thresholds import read_thresholds
 
 CALIBRATED_POLICIES = ("quarantine", "flag")
 

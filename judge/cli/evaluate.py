@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from judge.adapters.autoargue import read_any_judgments
 from judge.cli import options
 from judge.cli.errors import run_failed, user_errors
 from judge.cli.render import (
@@ -21,19 +22,18 @@ from judge.cli.render import (
 )
 from judge.diagnostics import Diagnostics
 from judge.errors import ConfigurationError
-from judge.evaluate import EvalConfig, Inputs, evaluate, score, write_outputs, write_score_files
-from judge.evaluate import Progress as Hooks
 from judge.formats import read_nugget_banks
-from judge.formats.autoargue import read_any_judgments
+from judge.judging.thresholds import fitted_for, judge_of, read_thresholds, shipped_thresholds
 from judge.labels import CITATION_POLICIES
 from judge.llm.cache_backends import local_directory
 from judge.llm.client import price_known
 from judge.llm.embedded import EMBEDDED_MODEL
 from judge.llm.logprob import asks_logprobs
 from judge.llm.router import resolve_model, servers
+from judge.run.evaluate import EvalConfig, Inputs, evaluate, score, write_outputs, write_score_files
+from judge.run.evaluate import Progress as Hooks
+from judge.run.shards import Shard
 from judge.settings import INJECTION_POLICIES, JudgeSettings, ModelSettings, PassagePolicy, Thresholds
-from judge.shards import Shard
-from judge.thresholds import fitted_for, judge_of, read_thresholds, shipped_thresholds
 
 NUGGET_FORMATS = ("files or directories of *.json / *.jsonl (.gz too) holding v3 banks (Auto-ARGUE, AutoJudge, "
                   "RAGTIME), v1/v2 'items' banks or castorini nuggetizer records; one bank per request")

@@ -12,12 +12,12 @@ from typing import Annotated
 
 import typer
 
+from judge.adapters.autoargue import read_auto_argue, write_auto_argue
 from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console
 from judge.formats import DocumentStore, read_nugget_banks
-from judge.formats.autoargue import read_auto_argue, write_auto_argue
-from judge.judgments import iter_judgments, write_judgments
+from judge.formats.judgments import iter_judgments, write_judgments
 
 import_app = typer.Typer(help="Read judgments written by other tools into argue-judge's judgments format.",
                          no_args_is_help=True)

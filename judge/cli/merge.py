@@ -10,7 +10,7 @@ import typer
 from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console, print_argue_leaderboard
-from judge.merge import merge_outputs
+from judge.run.merge import merge_outputs
 
 
 def merge_command(

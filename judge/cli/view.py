@@ -13,7 +13,7 @@ from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console
 from judge.formats import DocumentStore, read_nugget_banks, read_requests
-from judge.judgments import ReportJudgment, iter_judgments
+from judge.formats.judgments import ReportJudgment, iter_judgments
 from judge.labels import CITATION_POLICIES
 
 

@@ -10,7 +10,7 @@ Sources:
 Layout: `measure.py` (what a measure is, the registry, parsing names without eval), `facts.py` (what one judged
 report says, worked out once), `argue.py` and `autoargue.py` (the measures, each with its per-report
 statistics), `flags.py` (sentences the injection detector flagged), `scoring.py` (reports and runs; macro and
-micro derived from the statistics). May import judge.judgments, judge.labels, judge.types, judge.errors and
+micro derived from the statistics). May import judge.formats.judgments, judge.labels, judge.types, judge.errors and
 judge.formats.scores; nothing imports back.
 
 Naming: per-request rows carry the plain measure; on a run's `all` rows a ratio measure's plain name is the

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
-from judge.judgments import EarnedAnswer, NuggetSummary, ReportJudgment, SentenceJudgment
+from judge.formats.judgments import EarnedAnswer, NuggetSummary, ReportJudgment, SentenceJudgment
 from judge.labels import IMPORTANCE_WEIGHT, PRECISION_DENOMINATOR, PRECISION_NUMERATOR, Outcome
 from judge.types import NuggetBank
 

@@ -1,6 +1,6 @@
 """How many sentences the injection detector flagged: gaming made visible, whether or not it worked.
 
-Counted from the judgments records' `flags` (written by the walker from judge.injection.detect), so `score`
+Counted from the judgments records' `flags` (written by the walker from judge.defence.injection.detect), so `score`
 recounts them without the detector; a human record without flags counts 0.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from judge.judgments import ADDRESSES_JUDGE, CITED_DOCUMENT_ADDRESSES_JUDGE
+from judge.formats.judgments import ADDRESSES_JUDGE, CITED_DOCUMENT_ADDRESSES_JUDGE
 from judge.metrics.facts import ReportFacts
 from judge.metrics.measure import Count, ParamValue, Stats, register
 
@@ -18,7 +18,7 @@ class Flagged(Count):
     flagged `addresses_judge`; with documents=True, sentences citing a document that does
     (`cited_document_addresses_judge`). Every sentence of the report counts, whatever its status.
 
-    Source: argue-judge's injection detector (judge.injection), after issue 14 (reports that talk to the judge).
+    Source: argue-judge's injection detector (judge.defence.injection), after issue 14 (reports that talk to the judge).
     """
 
     NAME = "Flagged"

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from judge.errors import InputError
+from judge.formats.judgments import ReportJudgment
 from judge.formats.scores import ALL, ScoreRow
-from judge.judgments import ReportJudgment
 from judge.metrics.facts import ReportFacts
 from judge.metrics.measure import MEASURES, Harmonic, Measure, Ratio, Stats, aggregate_measures, parse_measure
 from judge.types import NuggetBank

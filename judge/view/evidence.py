@@ -1,7 +1,7 @@
 """Where a judge's quoted evidence sits in a document's text, so the page can highlight it.
 
 The support decision accepts a quote when each of its fragments occurs in the document after
-`judge.decisions.base.normalise` (case, quote style and runs of white space ignored). To highlight the same
+`judge.judging.decisions.base.normalise` (case, quote style and runs of white space ignored). To highlight the same
 passage in the original text we normalise the document while remembering, for every normalised character,
 the original character it came from, find the fragments there and map the spans back.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from judge.decisions.base import normalise
-from judge.decisions.supports_citation import quoted_fragments
+from judge.judging.decisions.base import normalise
+from judge.judging.decisions.supports_citation import quoted_fragments
 
 # A document longer than this is shown as excerpts around the evidence, so a page citing a long news article
 # many times stays small. Shorter documents are shown whole.

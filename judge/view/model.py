@@ -2,7 +2,7 @@
 
 No HTML here: the templates only lay out these plain objects. Outcomes, earned nuggets and scores are never
 recomputed by the view: records with decisions but no outcome walk the same flowchart as `argue-judge score`
-(`judge.flowchart.complete_from_decisions`) and every number comes from `judge.metrics.score_judgments`.
+(`judge.judging.flowchart.complete_from_decisions`) and every number comes from `judge.metrics.score_judgments`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from judge.flowchart import complete_from_decisions
-from judge.judgments import DecisionRecord, EarnedAnswer, ReportJudgment, SentenceJudgment, nugget_summaries
+from judge.formats.judgments import DecisionRecord, EarnedAnswer, ReportJudgment, SentenceJudgment, nugget_summaries
+from judge.judging.flowchart import complete_from_decisions
 from judge.labels import OUTCOME_VALUE, CitationPolicy, Outcome, Value
 from judge.metrics import F1, ReportScores, RunScores, score_judgments
 from judge.types import Document, NuggetBank, Request
@@ -116,9 +116,9 @@ class SentenceView:
     decisions: tuple[DecisionView, ...]
     earned: tuple[MatchView, ...]
     cited_titles: tuple[tuple[str, str | None], ...]
-    flags: tuple[str, ...] = ()          # the injection detector's flags (judge.judgments.Flag)
+    flags: tuple[str, ...] = ()          # the injection detector's flags (judge.formats.judgments.Flag)
     flag_rules: tuple[str, ...] = ()
-    withheld: tuple[str, ...] = ()       # pieces of the sentence the model was not shown (judge.quarantine)
+    withheld: tuple[str, ...] = ()       # pieces of the sentence the model was not shown (judge.defence.quarantine)
     penalty: str | None = None           # why the outcome was set without the model (--on-injection penalise)
 
     @property

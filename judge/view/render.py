@@ -19,9 +19,9 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from judge import __version__
+from judge._version import __version__
 from judge.errors import InputError
-from judge.judgments import ReportJudgment
+from judge.formats.judgments import ReportJudgment
 from judge.labels import OUTCOME_VALUE, CitationPolicy, Outcome
 from judge.types import NuggetBank, Request
 from judge.view.compare import Comparison, compare

@@ -1,11 +1,11 @@
 """Does a cited document support the sentence? (ARGUE: the first diamond on the cited branch.)
 
 Evidence is given by number, never by copying: the document is shown as numbered passages (its sentences, from
-judge.passages' splitter; a very long one wrapped, a very short one joined to the next) and the judge lists the
+judge.judging.passages' splitter; a very long one wrapped, a very short one joined to the next) and the judge lists the
 numbers of the passages that show the claim. Each call's response schema allows only the numbers shown, so a
 grammar-constrained local model cannot write another; a hosted model that does is re-asked with a precise
 message. The record keeps the numbers and the exact passage text they resolve to: verified evidence by
-construction. (The older layout, evidence copied word for word, is kept in judge.decisions.legacy_support for
+construction. (The older layout, evidence copied word for word, is kept in judge.judging.decisions.legacy_support for
 benchmarks.)
 """
 
@@ -16,17 +16,17 @@ from typing import Any
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from judge.decisions.base import DecisionResponse, Prepared, as_number, normalise, render_request
+from judge.judging.decisions.base import DecisionResponse, Prepared, as_number, normalise, render_request
+from judge.judging.passages import PassagePolicy, select_passages, sentences
+from judge.judging.prompts import render_numbered_documents
 from judge.labels import SupportVerdict
-from judge.passages import PassagePolicy, select_passages, sentences
-from judge.prompts import render_numbered_documents
 from judge.types import Document, Request
 
 MIN_READABLE_CHARS = 40
 MAX_EVIDENCE = 8               # passages a judge may list: the fewest that show the claim
 MIN_PASSAGE_CHARS = 25         # a shorter sentence ("Mr.", a heading) is joined to the next one
 MAX_PASSAGE_CHARS = 400        # a longer one (a table row, text without full stops) is wrapped at a space
-# Where select_passages left text out of a cut document (judge.passages.GAP, also at either end).
+# Where select_passages left text out of a cut document (judge.judging.passages.GAP, also at either end).
 _GAP = re.compile(r"(?:^|\n)\[\.\.\.\](?:\n|$)")
 # Small models often quote with our own fencing around the text ("<document>[d1] Title ..."); those pieces are
 # not evidence, the words between them are. (Used for copied evidence: the legacy layout and the HTML view.)

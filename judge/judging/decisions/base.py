@@ -14,9 +14,9 @@ from annotated_types import MaxLen
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 
-from judge.judgments import EarnedAnswer
+from judge.formats.judgments import EarnedAnswer
+from judge.judging.prompts import inline
 from judge.labels import Decision, RationalePosition
-from judge.prompts import inline
 from judge.types import Request
 
 RATIONALE_CHARS = 300

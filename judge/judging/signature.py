@@ -23,13 +23,14 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from judge import __version__, quarantine
-from judge.decisions import RESPONSE_MODELS
-from judge.decisions.base import contract_hash
-from judge.injection import RULES
+from judge._version import __version__
+from judge.defence import quarantine
+from judge.defence.injection import RULES
+from judge.judging.decisions import RESPONSE_MODELS
+from judge.judging.decisions.base import contract_hash
+from judge.judging.prompts import load_template
 from judge.labels import DECISIONS, Decision
 from judge.llm.logprob import asks_logprobs
-from judge.prompts import load_template
 from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
 from judge.types import Request
 
@@ -97,7 +98,7 @@ class JudgeSignature(_Forms):
     detector: str = ""
     limit_unit: str = "none"   # what the requests' length limits count: characters, words, both, or none
     logprobs: bool = False             # decisions asked for log-probabilities (records carry a confidence)
-    thresholds: str | None = None      # digest of the decision thresholds applied (judge.thresholds)
+    thresholds: str | None = None      # digest of the decision thresholds applied (judge.judging.thresholds)
 
     @classmethod
     def of(cls, model: ModelSettings, retry: RetryPolicy, settings: JudgeSettings,

@@ -12,9 +12,9 @@ from typing import Any
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from judge.decisions.base import DecisionResponse, Prepared, render_request
-from judge.judgments import EarnedAnswer
-from judge.prompts import inline
+from judge.formats.judgments import EarnedAnswer
+from judge.judging.decisions.base import DecisionResponse, Prepared, render_request
+from judge.judging.prompts import inline
 from judge.types import Nugget, Request
 
 

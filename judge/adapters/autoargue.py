@@ -28,7 +28,7 @@ from typing import Any
 from judge.errors import InputError
 from judge.formats._jsonl import Sources, expand_paths, iter_jsonl, source_name, type_name
 from judge.formats.atomic import write_text_atomic
-from judge.judgments import (
+from judge.formats.judgments import (
     DecisionRecord,
     EarnedAnswer,
     ReportJudgment,

@@ -3,7 +3,7 @@ files a single run over all the reports writes.
 
 judgments.jsonl, scores.tsv and leaderboard.tsv are byte-identical to a single run: the judgments are put in the
 single run's order (run id, then request id) with their bytes unchanged, and every score is recomputed from the
-merged judgments through the same `judge.evaluate.score` a run uses (a macro mean over requests cannot be
+merged judgments through the same `judge.run.evaluate.score` a run uses (a macro mean over requests cannot be
 merged from shard means). cache-log.jsonl gets the shards' lines in the merged order.
 run-summary.json holds per-run facts, merged as such: the judge signature (which every shard must share), the
 recomputed score signature, usage summed over the shards, `seconds` the longest shard's (the wall time when the
@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from judge.errors import InputError
-from judge.evaluate import score, write_score_files
-from judge.judgments import ReportJudgment, iter_judgments, iter_judgments_located, write_judgments
+from judge.formats.judgments import ReportJudgment, iter_judgments, iter_judgments_located, write_judgments
+from judge.run.evaluate import score, write_score_files
 
 OUTPUT_NAMES = ("judgments.jsonl", "scores.tsv", "leaderboard.tsv", "run-summary.json", "cache-log.jsonl")
 Key = tuple[str, str]

@@ -24,16 +24,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge.errors import InputError
+from judge.judging.signature import JudgeSignature
 from judge.labels import DECISION_LABELS
 from judge.llm.logprob import asks_logprobs
 from judge.settings import DecisionThreshold, JudgeSettings, ModelSettings, RetryPolicy, Thresholds
-from judge.signature import JudgeSignature
 
 FORMAT = "argue-thresholds/1"
 # Fitted for the embedded judge on AttributionBench and WiCE dev items (calibration/embedded-dev); `eval` applies
 # it by default to that judge with the shipped prompts (`--thresholds none` switches it off).
-SHIPPED_THRESHOLDS = Path(__file__).parent / "data" / "embedded-thresholds.json"
-# The decisions a threshold can flip: their verdict is one value of one field (judge.decisions.asker) and
+SHIPPED_THRESHOLDS = Path(__file__).parents[1] / "data" / "embedded-thresholds.json"
+# The decisions a threshold can flip: their verdict is one value of one field (judge.judging.decisions.asker) and
 # flipping it needs nothing the judge did not say (no nugget label to invent).
 THRESHOLD_DECISIONS = ("supports_citation", "claims_absence", "needs_citation", "repeated_claim")
 

@@ -17,13 +17,13 @@ from typing import Any, Literal, Protocol, get_args, get_origin
 
 from pydantic import BaseModel
 
-from judge.decisions import RESPONSE_MODELS
-from judge.decisions.base import DecisionResponse, Prepared, contract_hash, tailored
-from judge.judgments import DecisionRecord
+from judge.formats.judgments import DecisionRecord
+from judge.judging.decisions import RESPONSE_MODELS
+from judge.judging.decisions.base import DecisionResponse, Prepared, contract_hash, tailored
+from judge.judging.prompts import load_template
 from judge.labels import Decision
 from judge.llm.client import Answered
 from judge.llm.logprob import verdict_probability
-from judge.prompts import load_template
 from judge.settings import ModelSettings, Thresholds
 
 # The field whose value is the verdict, for the decisions whose yes/no is one value of one field. answers_nugget

@@ -4,7 +4,7 @@ LLM judges and human assessors write the same records; every metric is computed 
 nugget list each record carries), so scoring never calls a model. One JSON object per line, one line per report.
 
 A human assessor may leave out everything but `outcome` and `earned` per sentence; or give only `decisions`
-and let the flowchart derive the outcome (see `judge.flowchart.complete_from_decisions`).
+and let the flowchart derive the outcome (see `judge.judging.flowchart.complete_from_decisions`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from judge.types import Answer, Nugget, NuggetBank
 
 FORMAT_VERSION = "argue-judgments/1"
 
-# What the injection detector (judge.injection) found: the sentence's own text addresses the judge, or a document
+# What the injection detector (defence.injection) found: the sentence's own text addresses the judge, or a document
 # it cites does. A flag never changes an outcome by itself; `eval --on-injection penalise` acts on the first.
 Flag = Literal["addresses_judge", "cited_document_addresses_judge"]
 ADDRESSES_JUDGE: Flag = "addresses_judge"
@@ -98,7 +98,7 @@ class SentenceJudgment(_Record):
     earned: list[EarnedAnswer] = Field(default_factory=list)
     decisions: list[DecisionRecord] = Field(default_factory=list)
     # The detector's flags, the rule behind each ("sentence: <rule>", "document <doc_id>: <rule>"), the pieces of
-    # the sentence withheld from the model (--on-injection quarantine, judge.quarantine) and why the outcome was
+    # the sentence withheld from the model (--on-injection quarantine, judge.defence.quarantine) and why the outcome was
     # set without asking the model (--on-injection penalise). Left out of the file when empty, so records of
     # unflagged sentences read as they always did.
     flags: list[Flag] = Field(default_factory=list)

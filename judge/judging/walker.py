@@ -21,7 +21,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 
-from judge.decisions import (
+from judge.defence.flags import FlagChecker
+from judge.defence.quarantine import quarantine_document, quarantine_sentence
+from judge.formats import DocumentStore
+from judge.formats.judgments import DecisionRecord, ReportJudgment, SentenceJudgment, nugget_summaries
+from judge.judging.decisions import (
     absence_nugget,
     answers_nugget,
     claims_absence,
@@ -29,12 +33,8 @@ from judge.decisions import (
     repeated_claim,
     supports_citation,
 )
-from judge.decisions.asker import AsksModels, Decider
-from judge.flags import FlagChecker
-from judge.flowchart import Question, flow, sentence_penalty, walk
-from judge.formats import DocumentStore
-from judge.judgments import DecisionRecord, ReportJudgment, SentenceJudgment, nugget_summaries
-from judge.quarantine import quarantine_document, quarantine_sentence
+from judge.judging.decisions.asker import AsksModels, Decider
+from judge.judging.flowchart import Question, flow, sentence_penalty, walk
 from judge.settings import JudgeSettings
 from judge.types import Document, NuggetBank, Report, Request, Sentence
 
@@ -74,7 +74,7 @@ class ReportWalker:
         self.on_sentence = on_sentence
         self.flag_checker = FlagChecker(documents)
         # What the model is shown: under quarantine (and penalise) flagged pieces of sentences and documents are
-        # withheld (judge.quarantine); under `flag` the text as written.
+        # withheld (judge.defence.quarantine); under `flag` the text as written.
         self.shown_documents = ShownDocuments(documents, self.flag_checker) if settings.withholds else documents
         self._asked: dict[_SupportKey, DecisionRecord] = {}
 
@@ -207,7 +207,7 @@ class LLMOracle:
 
 class ShownDocuments:
     """The document store as the model sees it: a document the detector flags is shown with its flagged pieces
-    withheld (judge.quarantine), every other one as stored. Only the (rare) quarantined copies are kept, so memory
+    withheld (defence.quarantine), every other one as stored. Only the (rare) quarantined copies are kept, so memory
     does not grow with the documents a run cites."""
 
     def __init__(self, documents: DocumentStore, flag_checker: FlagChecker):

@@ -4,7 +4,7 @@ Placeholders are `{{ name }}`; rendering is plain substitution (no code runs in 
 placeholder must be filled. Untrusted text (reports, documents, nuggets, requests) cannot forge the prompt's
 structure:
 
-- Tags are matched on a look-alike-free view of the text (judge.injection.fold: full-width and small forms,
+- Tags are matched on a look-alike-free view of the text (judge.defence.injection.fold: full-width and small forms,
   zero-width and bidi characters inside tag names, HTML entities, angle-bracket look-alikes), so `< /document>`,
   `</document` without `>`, `＜/document＞`, `</docu<ZWSP>ment>` and `&lt;/document&gt;` are all neutralised to
   `‹/document›`, as are chat-template control tokens (`<|im_end|>`, `[INST]`, `<<SYS>>`). Which tag names count
@@ -23,7 +23,7 @@ one document share a long prompt prefix (a local model reuses its KV state for i
 
 A template may start, before `## System`, with option lines `name: value` (part of the file, so of its hash):
 `rationale: first | last | omit` places the response's rationale before the verdict (the default), after it, or
-leaves it out (see judge.decisions.base.tailored). An option is a property of the prompt set, so `calibrate
+leaves it out (see judge.judging.decisions.base.tailored). An option is a property of the prompt set, so `calibrate
 --prompts NEW --against OLD` compares it like any other prompt change.
 """
 
@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from judge.defence.injection import fold_char, is_invisible
 from judge.errors import ConfigurationError
-from judge.injection import fold_char, is_invisible
 from judge.labels import RATIONALE_POSITIONS, Decision, RationalePosition
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
@@ -70,7 +70,7 @@ GAP_LINE = "[...]"
 @cache
 def default_prompts_dir() -> Path:
     """The wheel ships prompts as judge/_prompts; a source checkout has them at the top level."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # judge/
     installed = here / "_prompts"
     return installed if installed.is_dir() else here.parent / "prompts"
 
@@ -294,7 +294,7 @@ def _neutralise(text: str, tag_pattern: re.Pattern[str], headers: bool) -> str:
 
 
 def _skeleton(text: str) -> tuple[str, list[int], list[int]]:
-    """The look-alike-free view of `text` (judge.injection.fold_char, HTML entities decoded) and, per character
+    """The look-alike-free view of `text` (judge.defence.injection.fold_char, HTML entities decoded) and, per character
     of it, the span of `text` it came from."""
     chars: list[str] = []
     starts: list[int] = []

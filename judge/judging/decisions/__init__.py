@@ -4,7 +4,7 @@ judgments, passages, prompts, settings and llm (to ask); never the walker, metri
 
 from __future__ import annotations
 
-from judge.decisions import (
+from judge.judging.decisions import (
     absence_nugget,
     answers_nugget,
     claims_absence,
@@ -12,7 +12,7 @@ from judge.decisions import (
     repeated_claim,
     supports_citation,
 )
-from judge.decisions.base import DecisionResponse, Prepared
+from judge.judging.decisions.base import DecisionResponse, Prepared
 from judge.labels import Decision
 
 RESPONSE_MODELS: dict[Decision, type[DecisionResponse]] = {

@@ -16,24 +16,24 @@ from typing import Any
 
 from judge.diagnostics import Diagnostics
 from judge.errors import InputError
-from judge.flowchart import complete_from_decisions
 from judge.formats import DocumentStore, citation_warnings, read_nugget_banks, read_requests
 from judge.formats.atomic import staged
+from judge.formats.judgments import ReportJudgment, nugget_summaries, write_judgments
 from judge.formats.reports import ReportEntry, ReportIndex
 from judge.formats.scores import leaderboard, write_leaderboard, write_scores
-from judge.judgments import ReportJudgment, nugget_summaries, write_judgments
+from judge.judging.flowchart import complete_from_decisions
+from judge.judging.signature import JudgeSignature, ScoreSignature
+from judge.judging.walker import ReportWalker, within_limit
 from judge.labels import CitationPolicy
 from judge.llm.cache import DEFAULT_CACHE_DIR, DecisionCache
 from judge.llm.cache_backends import BackendDecisionCache, open_decision_cache
 from judge.llm.client import DecisionClient, Usage
 from judge.llm.router import servers
 from judge.metrics import Scores, score_judgments
+from judge.run.shards import Shard
+from judge.run.streaming import JudgmentStream, StoredJudgments
 from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
-from judge.shards import Shard
-from judge.signature import JudgeSignature, ScoreSignature
-from judge.streaming import JudgmentStream, StoredJudgments
 from judge.types import NuggetBank, Report, Request
-from judge.walker import ReportWalker, within_limit
 
 LEADERBOARD_MEASURES = (
     "F1", "SentencePrecision", "NuggetRecall", "NuggetRecall(weighted=True)",
@@ -167,7 +167,7 @@ def evaluate(inputs: Inputs, config: EvalConfig, progress: Progress | None = Non
              ) -> Evaluation:
     """Judge every report and score the judgments (runs its own event loop: from a notebook, await
     `evaluate_async` instead). With `out`, each report's judgment is appended to `out/judgments.jsonl` the moment
-    it is complete, and the file is put in its final order at the end (see judge.streaming)."""
+    it is complete, and the file is put in its final order at the end (see judge.run.streaming)."""
     return asyncio.run(evaluate_async(inputs, config, progress, out))
 
 
@@ -236,7 +236,7 @@ async def _judge_all(inputs: Inputs, config: EvalConfig, signature: JudgeSignatu
 
     async def judge_request(entries: list[ReportEntry]) -> None:
         # The reports of one request share documents: their support questions go first, in document-major order
-        # (see judge.walker), then each report is walked and written the moment it is complete.
+        # (see judge.judging.walker), then each report is walked and written the moment it is complete.
         reports = [inputs.reports.read(entry) for entry in entries]
         await walker.ask_supports_document_major((r, inputs.requests[r.request_id]) for r in reports)
         await asyncio.gather(*(judge(r) for r in reports))
@@ -365,7 +365,7 @@ def write_outputs(evaluation: Evaluation, out_dir: Path) -> dict[str, Path]:
         "diagnostics": evaluation.diagnostics.as_json(),
         "run": evaluation.run,
     }
-    # A streamed run finalised judgments.jsonl already (atomically, judge.streaming): it is not written again.
+    # A streamed run finalised judgments.jsonl already (atomically, judge.run.streaming): it is not written again.
     streamed = evaluation.judgments_path is not None and \
         evaluation.judgments_path.resolve() == paths["judgments.jsonl"].resolve()
     with staged(p for name, p in paths.items() if not (streamed and name == "judgments.jsonl")) as temp:

@@ -249,7 +249,7 @@ def addresses_judge(text: str) -> bool:
 
 # --- attacks ------------------------------------------------------------------------------------------------------
 
-ATTACKS_FILE = Path(__file__).resolve().parent / "data" / "attacks.json"
+ATTACKS_FILE = Path(__file__).resolve().parents[1] / "data" / "attacks.json"
 TARGETS = ("sentence", "document", "report")
 _ZERO_WIDTH = ("\u200b", "\u200c", "\u200d", "\u2060")
 

@@ -21,12 +21,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, model_validator
 
-from judge.decisions import supports_citation
-from judge.decisions.asker import question
-from judge.decisions.base import DecisionResponse, contract_hash, normalise, render_request
+from judge.judging.decisions import supports_citation
+from judge.judging.decisions.asker import question
+from judge.judging.decisions.base import DecisionResponse, contract_hash, normalise, render_request
+from judge.judging.passages import PassagePolicy, select_passages
+from judge.judging.prompts import PromptTemplate
 from judge.labels import SupportVerdict
-from judge.passages import PassagePolicy, select_passages
-from judge.prompts import PromptTemplate
 from judge.types import Document, Request
 
 SupportLayout = Literal["new", "legacy"]
@@ -120,7 +120,7 @@ def legacy_messages(request: Request, sentence: str, documents: list[Document],
 def support_question(layout: SupportLayout, request: Request, sentence: str, documents: list[Document],
                      passages: PassagePolicy = PassagePolicy(), prompts_dir: Path | None = None) -> SupportQuestion:
     """The support question for `sentence` citing `documents`, in the older (`legacy`) or today's (`new`)
-    layout. `new` is exactly what `eval` asks (judge.decisions.asker.Decider.question)."""
+    layout. `new` is exactly what `eval` asks (judge.judging.decisions.asker.Decider.question)."""
     if layout == "new":
         prepared = supports_citation.prepare(request, sentence, documents, passages)
         messages, model, contract = question(prepared, prompts_dir)

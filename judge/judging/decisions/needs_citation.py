@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from judge.decisions.base import DecisionResponse, Prepared, render_request
+from judge.judging.decisions.base import DecisionResponse, Prepared, render_request
 from judge.types import Request
 
 

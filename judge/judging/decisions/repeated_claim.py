@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from judge.decisions.base import DecisionResponse, Prepared, as_number
-from judge.prompts import render_report
+from judge.judging.decisions.base import DecisionResponse, Prepared, as_number
+from judge.judging.prompts import render_report
 from judge.types import Sentence
 
 

@@ -2,7 +2,7 @@
 
 `flow` is a plain generator: it yields the next questions (several at once only where they are independent:
 one supports-citation question per cited document) and receives their records, so it knows nothing of how
-they are answered. `walk` drives it with an async oracle (the LLM: judge.walker.LLMOracle, with `await`);
+they are answered. `walk` drives it with an async oracle (the LLM: judge.judging.walker.LLMOracle, with `await`);
 `walk_sync` drives it with a synchronous one (a human's recorded decisions, ReplayOracle; scripted tables), so
 scoring human labels needs no event loop and works inside a running one (Jupyter). Human labels and model
 judgments reach their outcomes by the same code.
@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from judge.judgments import ADDRESSES_JUDGE, DecisionRecord, EarnedAnswer, SentenceJudgment
+from judge.formats.judgments import ADDRESSES_JUDGE, DecisionRecord, EarnedAnswer, SentenceJudgment
 from judge.labels import CitationPolicy, Decision, Outcome, SentenceStatus
 from judge.settings import InjectionPolicy
 

@@ -1,16 +1,16 @@
 """The injection detector's findings for a judged sentence, as the flags of its judgments record.
 
 A sentence is flagged `addresses_judge` when its own text talks to the assessor, judge or model
-(judge.injection.detect), and `cited_document_addresses_judge` when a document it cites does (the collection is
+(judge.defence.injection.detect), and `cited_document_addresses_judge` when a document it cites does (the collection is
 not the report's doing, so that flag is never penalised). Each flag comes with the rule that fired. Documents are
 checked once per walker, however many sentences cite them.
 """
 
 from __future__ import annotations
 
+from judge.defence.injection import detect
 from judge.formats import DocumentStore
-from judge.injection import detect
-from judge.judgments import ADDRESSES_JUDGE, CITED_DOCUMENT_ADDRESSES_JUDGE, Flag
+from judge.formats.judgments import ADDRESSES_JUDGE, CITED_DOCUMENT_ADDRESSES_JUDGE, Flag
 from judge.types import Sentence
 
 

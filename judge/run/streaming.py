@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Self, overload
 
 from judge.errors import InputError
-from judge.judgments import ReportJudgment, dumps, iter_judgments
+from judge.formats.judgments import ReportJudgment, dumps, iter_judgments
 
 Key = tuple[str, str]
 

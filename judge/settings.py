@@ -118,6 +118,19 @@ class Thresholds:
         return next((r for r in self.rules if r.decision == decision), None)
 
 
+class DefaultThresholds:
+    """The marker for "the decision thresholds this judge gets by default": the shipped rules for the embedded judge
+    with the shipped prompts, none for any other judge. `judge.judging.thresholds.choose_thresholds` is the one
+    place that decides; every entry point (eval, calibrate, the Python API, the adapters) resolves the marker
+    through it before judging, so "the judge I calibrate" and "the judge I run" are the same judge."""
+
+    def __repr__(self) -> str:
+        return "DEFAULT_THRESHOLDS"
+
+
+DEFAULT_THRESHOLDS = DefaultThresholds()
+
+
 @dataclass(frozen=True)
 class JudgeSettings:
     """Judging choices that change outcomes (all in the signature)."""
@@ -127,7 +140,8 @@ class JudgeSettings:
     passages: PassagePolicy = PassagePolicy()
     prompts_dir: Path | None = None
     on_injection: InjectionPolicy = "quarantine"
-    thresholds: Thresholds | None = None
+    # None: no thresholds (the model's own verdicts); DEFAULT_THRESHOLDS: resolved by choose_thresholds.
+    thresholds: Thresholds | DefaultThresholds | None = DEFAULT_THRESHOLDS
 
     @property
     def withholds(self) -> bool:

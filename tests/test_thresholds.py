@@ -13,6 +13,7 @@ import pytest
 from conftest import smart_responder, tagged, user_message
 from typer.testing import CliRunner
 
+import judge.judging.thresholds
 from judge.calibrate.stats import apply_rule, cross_validated_threshold, fit_threshold, reliability
 from judge.calibrate.stats.confidence import Rule, agreement_metric
 from judge.cli.app import app
@@ -404,3 +405,62 @@ def test_calibrate_measures_the_judge_with_thresholds_applied(tmp_path):
     assert "supported" in judged("plain") and set(judged("held")) == {"not_supported"}
     signature = json.loads((tmp_path / "held" / "calibration.json").read_text())["signature"]
     assert f"|thr:{read_thresholds(rules)[0].digest}|" in signature
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# one place decides the judge's defaults
+# ---------------------------------------------------------------------------------------------------------------
+
+class _Captured(Exception):
+    """Raised by a stand-in for the library call, once the CLI has built its config."""
+
+
+def test_eval_calibrate_and_the_python_api_build_the_same_embedded_judge(tmp_path, monkeypatch):
+    import judge.cli.calibrate as calibrate_cli
+    import judge.cli.evaluate as evaluate_cli
+    from judge.calibrate.suite import CalibrationConfig
+    from judge.llm.embedded import EMBEDDED_MODEL
+    from judge.run.evaluate import EvalConfig
+
+    configs = {}
+
+    def capture(name):
+        def stand_in(_inputs_or_items, config, *args, **kwargs):
+            configs[name] = config
+            raise _Captured
+        return stand_in
+
+    monkeypatch.setattr(evaluate_cli, "evaluate", capture("eval"))
+    monkeypatch.setattr(calibrate_cli, "calibrate", capture("calibrate"))
+    items = tmp_path / "ab.jsonl"
+    items.write_text(json.dumps({"id": "i1", "claim": "The bridge opened in 1932.", "src_dataset": "toy",
+                                 "references": ["The bridge opened in 1932."],
+                                 "attribution_label": "attributable"}) + "\n")
+    evaluated = runner.invoke(app, ["eval", str(EXAMPLES / "reports"), "--requests", str(EXAMPLES / "requests.jsonl"),
+                                    "--docs", str(EXAMPLES / "docs.jsonl"), "--nuggets", str(EXAMPLES / "nuggets"),
+                                    "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "out")])
+    calibrated = runner.invoke(app, ["calibrate", "--attributionbench", str(items), "--cache-dir",
+                                     str(tmp_path / "cache"), "--out", str(tmp_path / "cal"), "--no-plots"])
+    assert isinstance(evaluated.exception, _Captured) and isinstance(calibrated.exception, _Captured)
+    shipped = read_thresholds(judge.judging.thresholds.SHIPPED_THRESHOLDS)[0]
+    api = EvalConfig(model=ModelSettings(EMBEDDED_MODEL)).judge
+    calibration_api = CalibrationConfig(model=ModelSettings(EMBEDDED_MODEL)).judge
+    for built in (configs["eval"].judge, configs["calibrate"].judge, api, calibration_api):
+        assert built.thresholds == shipped, "every entry point applies the shipped rules to the embedded judge"
+        assert (built.prompts_dir, built.on_injection) == (None, "quarantine")
+    assert configs["eval"].model.model == configs["calibrate"].model.model == EMBEDDED_MODEL
+    assert configs["eval"].model.sampling() == configs["calibrate"].model.sampling()
+    notice = "thresholds: embedded-thresholds.json, fitted for this judge on dev data"
+    assert evaluated.output.splitlines()[0].startswith(notice)
+    assert calibrated.output.splitlines()[0].startswith(notice)
+
+
+def test_fitting_thresholds_and_thresholds_none_use_the_models_own_verdicts():
+    from judge.calibrate.suite import CalibrationConfig
+    from judge.llm.embedded import EMBEDDED_MODEL
+    from judge.run.evaluate import EvalConfig
+
+    embedded = ModelSettings(EMBEDDED_MODEL)
+    assert CalibrationConfig(model=embedded, fit_metric="kappa").judge.thresholds is None
+    assert EvalConfig(model=embedded, judge=JudgeSettings(thresholds=None)).judge.thresholds is None
+    assert EvalConfig(model=ModelSettings("openai/gpt-4o-mini")).judge.thresholds is None  # not fitted for it

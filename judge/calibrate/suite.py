@@ -7,7 +7,7 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from judge.calibrate.confidence import confidence_by_decision, fit_thresholds, thresholds_file
@@ -22,8 +22,9 @@ from judge.defence.injection import Attack
 from judge.formats.atomic import write_text_atomic
 from judge.formats.judgments import DecisionRecord, ReportJudgment
 from judge.judging.decisions.asker import Decider
-from judge.judging.signature import CalibrationSignature, JudgeSignature, prompt_hashes
-from judge.judging.thresholds import thresholds_json
+from judge.judging.fingerprints import prompt_hashes
+from judge.judging.signature import CalibrationSignature, JudgeSignature
+from judge.judging.thresholds import resolve_thresholds, thresholds_json
 from judge.llm.cache import DecisionCache
 from judge.llm.client import DecisionClient
 from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
@@ -44,6 +45,12 @@ class CalibrationConfig:
     wice_partial: str | None = None        # how WiCE's partially_supported was labelled (None: no WiCE items)
     attacks: tuple[Attack, ...] = ()       # red team: each item is asked again under each of these attacks
     fit_metric: FitMetric | None = None    # --fit-threshold: fit decision thresholds maximising this metric
+
+    def __post_init__(self) -> None:
+        # The judge calibrated is the judge eval runs: its default thresholds come from the same function.
+        # Thresholds are fitted on the model's own verdicts, so fitting applies none.
+        judge = replace(self.judge, thresholds=None) if self.fit_metric is not None else self.judge
+        object.__setattr__(self, "judge", resolve_thresholds(self.model, judge))
 
     def signature(self, items: int) -> CalibrationSignature:
         against = prompt_hashes(self.against.prompts_dir) if self.against is not None else None

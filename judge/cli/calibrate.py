@@ -21,7 +21,6 @@ from judge.defence.injection import Attack, load_attacks
 from judge.diagnostics import Diagnostics
 from judge.errors import InputError
 from judge.formats.judgments import iter_judgments
-from judge.judging.thresholds import read_thresholds
 from judge.llm.cache_backends import local_directory, open_decision_cache
 from judge.llm.embedded import EMBEDDED_MODEL
 from judge.run.evaluate import score
@@ -75,10 +74,7 @@ def calibrate_command(
     fit_threshold: Annotated[bool, typer.Option(
         "--fit-threshold", help="Fit a confidence threshold per decision on the items (k-fold cross-validated) and "
         f"write OUT/{THRESHOLDS_NAME} for eval --thresholds.")] = False,
-    thresholds: Annotated[Path | None, typer.Option(
-        "--thresholds", help="Apply these decision thresholds (from calibrate --fit-threshold, e.g. the shipped "
-        "judge/data/embedded-thresholds.json) to every verdict before it is compared: the judge as eval runs it. "
-        "Measure them on items they were not fitted on (--exclude).", exists=True, dir_okay=False)] = None,
+    thresholds: options.ThresholdsOption = None,
     fit_metric: Annotated[str, typer.Option(
         "--fit-metric", help=f"What --fit-threshold maximises: {', '.join(FIT_METRICS)}.")] = "kappa",
     concurrency: options.Concurrency = 4,
@@ -115,12 +111,14 @@ def calibrate_command(
         if not items and not human_records:
             raise InputError("nothing to calibrate: give --attributionbench, --wice, --nuggets/--docs "
                              "or --human with --judged")
-        rules = read_thresholds(thresholds)[0] if thresholds is not None else None
+        model_settings = ModelSettings(model, api_base, api_key, max_tokens=max_tokens, logprobs=logprobs,
+                                       threads=threads)
+        rules = None if fit_threshold else options.judge_thresholds(thresholds, model_settings, prompts)
         settings = JudgeSettings(prompts_dir=prompts, passages=PassagePolicy(max_chars=max_doc_chars),
                                  on_injection=on_injection, thresholds=rules)  # type: ignore[arg-type]
         cache = open_decision_cache(cache_dir)
         config = CalibrationConfig(
-            model=ModelSettings(model, api_base, api_key, max_tokens=max_tokens, logprobs=logprobs, threads=threads),
+            model=model_settings,
             judge=settings,
             against=JudgeSettings(prompts_dir=against) if against else None, concurrency=concurrency, cache=cache,
             n_boot=n_boot, seed=seed, sample=sample_size, exclude=exclusion,

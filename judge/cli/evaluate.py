@@ -23,17 +23,15 @@ from judge.cli.render import (
 from judge.diagnostics import Diagnostics
 from judge.errors import ConfigurationError
 from judge.formats import read_nugget_banks
-from judge.judging.thresholds import fitted_for, judge_of, read_thresholds, shipped_thresholds
 from judge.labels import CITATION_POLICIES
 from judge.llm.cache_backends import local_directory
 from judge.llm.client import price_known
 from judge.llm.embedded import EMBEDDED_MODEL
-from judge.llm.logprob import asks_logprobs
 from judge.llm.router import resolve_model, servers
 from judge.run.evaluate import EvalConfig, Inputs, evaluate, score, write_outputs, write_score_files
 from judge.run.evaluate import Progress as Hooks
 from judge.run.shards import Shard
-from judge.settings import INJECTION_POLICIES, JudgeSettings, ModelSettings, PassagePolicy, Thresholds
+from judge.settings import INJECTION_POLICIES, JudgeSettings, ModelSettings, PassagePolicy
 
 NUGGET_FORMATS = ("files or directories of *.json / *.jsonl (.gz too) holding v3 banks (Auto-ARGUE, AutoJudge, "
                   "RAGTIME), v1/v2 'items' banks or castorini nuggetizer records; one bank per request")
@@ -56,11 +54,7 @@ def eval_command(
     seed: options.Seed = 0,
     max_tokens: options.MaxTokens = 512,
     logprobs: options.Logprobs = None,
-    thresholds: Annotated[str | None, typer.Option(
-        "--thresholds", help="Decision thresholds from calibrate --fit-threshold (a FILE), or 'none': a verdict "
-        "held with less confidence flips (both verdicts are kept in the judgments; the signature names the rules). "
-        "Default: the embedded judge with the shipped prompts uses the thresholds fitted for it on dev data "
-        "(judge/data/embedded-thresholds.json); other judges use none.")] = None,
+    thresholds: options.ThresholdsOption = None,
     citation_policy: Policy = "all",
     truncate: Annotated[bool, typer.Option(
         "--truncate/--no-truncate", help="Judge only the sentences within the request's length limit.")] = True,
@@ -121,10 +115,7 @@ def eval_command(
     passages = PassagePolicy(max_chars=max_doc_chars, max_doc_bytes=max_doc_bytes)
     settings = replace(settings, logprobs=logprobs, threads=threads)
     with user_errors(debug):  # a bad thresholds file stops the run before any input is read
-        rules = _thresholds(thresholds, settings, prompts)
-    if rules is not None and not asks_logprobs(settings):
-        raise typer.BadParameter("thresholds compare each decision's confidence, which needs log-probabilities: "
-                                 "add --logprobs (the provider must return them)", param_hint="--thresholds")
+        rules = options.judge_thresholds(thresholds, settings, prompts)
     with user_errors(debug), Inputs.load(reports, requests, nuggets, docs, local_directory(cache) / "docstore",
                                          max_doc_bytes=max_doc_bytes, shard=part) as inputs:
         config = EvalConfig(
@@ -172,26 +163,6 @@ def eval_command(
         console.print(f"view: {index}", highlight=False, soft_wrap=True)
     if evaluation.failure:
         run_failed(evaluation.failure)
-
-
-def _thresholds(option: str | None, settings: ModelSettings, prompts: Path | None) -> Thresholds | None:
-    """The rules of --thresholds FILE ('none': no rules); without the option, the shipped rules when they were
-    fitted for this judge and it gives log-probabilities. A warning when a file was fitted for another judge (its
-    rules then say little)."""
-    if option is not None and option.strip().lower() == "none":
-        return None
-    if option is None:
-        shipped = shipped_thresholds(settings, prompts)
-        if shipped is None:
-            return None
-        console.print(f"thresholds: {shipped[1].name}, fitted for this judge on dev data (--thresholds none: "
-                      "the model's own verdicts)", highlight=False, soft_wrap=True)
-        return shipped[0]
-    rules, data = read_thresholds(Path(option))
-    if not fitted_for(judge_of(settings, prompts), data):
-        console.print(f"warning: {option} was fitted for another judge (model, prompts or response schemas "
-                      f"differ): {data.judge}", highlight=False, soft_wrap=True)
-    return rules
 
 
 def model_settings(model: str, api_bases: list[str], router: Path | None, api_key: str | None, timeout: float,

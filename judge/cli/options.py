@@ -8,8 +8,12 @@ from typing import Annotated
 
 import typer
 
+from judge.cli.render import console
+from judge.judging.thresholds import choose_thresholds
 from judge.llm.cache import DEFAULT_CACHE_DIR
 from judge.llm.embedded import EMBEDDED_MODEL
+from judge.llm.logprob import asks_logprobs
+from judge.settings import ModelSettings, Thresholds
 
 
 def non_negative(value: float | None) -> float | None:
@@ -31,6 +35,11 @@ Model = Annotated[str, typer.Option(
 ApiBase = Annotated[str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible or other server.")]
 ApiKey = Annotated[str | None, typer.Option("--api-key", envvar="ARGUE_JUDGE_API_KEY", show_envvar=True,
                                             help="Key for the provider (litellm also reads e.g. OPENAI_API_KEY).")]
+ThresholdsOption = Annotated[str | None, typer.Option(
+    "--thresholds", help="Decision thresholds from calibrate --fit-threshold (a FILE), or 'none': a verdict held "
+    "with less confidence flips (both verdicts are kept in the judgments; the signature names the rules). Default: "
+    "the embedded judge with the shipped prompts uses the thresholds fitted for it on dev data "
+    "(judge/data/embedded-thresholds.json); other judges use none. eval and calibrate decide this alike.")]
 Temperature = Annotated[float, typer.Option("--temperature", callback=non_negative,
                                            help="Sampling temperature (recorded in the signature).")]
 Seed = Annotated[int, typer.Option("--seed", help="Sampling seed passed to the model (recorded in the signature).")]
@@ -64,3 +73,15 @@ Logprobs = Annotated[bool | None, typer.Option(
 
 DEFAULT_CACHE = DEFAULT_CACHE_DIR
 DEFAULT_CACHE_TARGET = str(DEFAULT_CACHE_DIR)
+
+
+def judge_thresholds(option: str | None, settings: ModelSettings, prompts: Path | None) -> Thresholds | None:
+    """--thresholds as eval and calibrate both apply it (judge.judging.thresholds.choose_thresholds decides), with
+    its one-line notice printed first: which rules the judge applies, or that a file was fitted for another judge."""
+    choice = choose_thresholds(option, settings, prompts)
+    if choice.rules is not None and not asks_logprobs(settings):
+        raise typer.BadParameter("thresholds compare each decision's confidence, which needs log-probabilities: "
+                                 "add --logprobs (the provider must return them)", param_hint="--thresholds")
+    if choice.notice:
+        console.print(choice.notice, highlight=False, soft_wrap=True)
+    return choice.rules

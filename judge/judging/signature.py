@@ -15,51 +15,17 @@ Each reads the frozen settings of judge.settings; nothing here runs a model.
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
-from pathlib import Path
 from typing import Any
 
 from judge._version import __version__
-from judge.defence import quarantine
-from judge.defence.injection import RULES
-from judge.judging.decisions import RESPONSE_MODELS
-from judge.judging.decisions.base import contract_hash
-from judge.judging.prompts import load_template
-from judge.labels import DECISIONS, Decision
+from judge.judging.fingerprints import detector_hash, prompt_hashes, prompts_tag, schema_hash
+from judge.judging.thresholds import resolve_thresholds
 from judge.llm.logprob import asks_logprobs
 from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
 from judge.types import Request
-
-ABBREVIATIONS: dict[Decision, str] = {"supports_citation": "sc", "answers_nugget": "an", "claims_absence": "ca",
-                                      "absence_nugget": "ab", "needs_citation": "nc", "repeated_claim": "rc"}
-
-
-def schema_hash() -> str:
-    """Response schemas and the validators behind them (their contract hashes), in one short hash."""
-    contracts = {d: [RESPONSE_MODELS[d].model_json_schema(), contract_hash(RESPONSE_MODELS[d])] for d in DECISIONS}
-    text = json.dumps(contracts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:8]
-
-
-def detector_hash() -> str:
-    """The injection detector's rules and the quarantine's cutting in one short hash: they decide the flags
-    (counted in the scores), what the model is shown of flagged text and, with `--on-injection penalise`,
-    outcomes."""
-    parts = [json.dumps(RULES, ensure_ascii=False), inspect.getsource(quarantine)]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:8]
-
-
-def prompt_hashes(prompts_dir: Path | None) -> tuple[tuple[str, str], ...]:
-    """(decision, short hash of its template) for every decision, in the fixed decision order."""
-    return tuple((d, load_template(d, prompts_dir).short_hash) for d in DECISIONS)
-
-
-def _prompts(hashes: tuple[tuple[str, str], ...], short: bool) -> str:
-    return "+".join(f"{ABBREVIATIONS[d] if short else d}={h}" for d, h in hashes)  # type: ignore[index]
 
 
 class _Forms:
@@ -104,6 +70,7 @@ class JudgeSignature(_Forms):
     def of(cls, model: ModelSettings, retry: RetryPolicy, settings: JudgeSettings,
            requests: Iterable[Request] = ()) -> JudgeSignature:
         """`requests`: the requests judged, whose length limits (and the unit they count) the walker applies."""
+        settings = resolve_thresholds(model, settings)  # the thresholds this judge applies, decided in one place
         units = sorted({r.limit_unit for r in requests if r.limit is not None})
         return cls(__version__, model.model, model.temperature, model.seed, model.max_tokens, retry.reasks,
                    prompt_hashes(settings.prompts_dir), schema_hash(), settings.policy, settings.truncate,
@@ -114,7 +81,7 @@ class JudgeSignature(_Forms):
         return [
             ("argue-judge", self.version), ("judge", self.model), ("temp", f"{self.temperature:g}"),
             ("seed", str(self.seed)), ("maxtok", str(self.max_tokens)), ("reask", str(self.reasks)),
-            ("prompts", _prompts(self.prompts, short)), ("schema", self.schema), ("cite", self.citation_policy),
+            ("prompts", prompts_tag(self.prompts, short)), ("schema", self.schema), ("cite", self.citation_policy),
             ("trunc", "yes" if self.truncate else "no"), ("limit", self.limit_unit), ("doc", self.passages),
             ("inj", f"{self.on_injection}@{self.detector}"),
             *([("lp", "yes")] if self.logprobs else []),
@@ -139,9 +106,20 @@ class ScoreSignature(_Forms):
     citation_policy: str = "all"   # how human decisions were turned into outcomes (score --citation-policy)
 
     def _fields(self, short: bool) -> list[tuple[str, str]]:
+        # A key appears once and means one thing: the judge's signature already says `cite:` (the policy its
+        # walker turned decisions into outcomes with), so scoring adds its own only where that says nothing
+        # (human judgments) or something else (`score-cite`: decisions re-derived under another policy).
+        judged_with = _value_of(self.judge, "cite")
+        cite = [] if judged_with == self.citation_policy else \
+            [("cite" if judged_with is None else "score-cite", self.citation_policy)]
         return [("", self.judge), ("requests", str(self.requests)), ("reports", str(self.reports)),
-                ("failed", str(self.failed)), ("undetermined", str(self.undetermined)),
-                ("cite", self.citation_policy)]
+                ("failed", str(self.failed)), ("undetermined", str(self.undetermined)), *cite]
+
+
+def _value_of(signature: str, key: str) -> str | None:
+    """The value of `key` in a short signature (`a:1|b:2`), None when it has no such key."""
+    return next((value for name, _, value in (part.partition(":") for part in signature.split("|"))
+                 if name == key), None)
 
 
 @dataclass(frozen=True)
@@ -170,7 +148,7 @@ class CalibrationSignature(_Forms):
         if self.wice_partial is not None:
             out.append(("wice_partial", self.wice_partial))
         if self.against is not None:
-            out.append(("against", _prompts(self.against, short)))
+            out.append(("against", prompts_tag(self.against, short)))
         if self.attacks is not None:
             out.append(("attack", "+".join(self.attacks) + f"@{self.attacks_hash}"))
         if self.fit is not None:

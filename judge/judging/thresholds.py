@@ -18,16 +18,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge.errors import InputError
-from judge.judging.signature import JudgeSignature
+from judge.judging.fingerprints import prompt_hashes, prompts_tag, schema_hash
 from judge.labels import DECISION_LABELS
 from judge.llm.logprob import asks_logprobs
-from judge.settings import DecisionThreshold, JudgeSettings, ModelSettings, RetryPolicy, Thresholds
+from judge.settings import (
+    DecisionThreshold,
+    DefaultThresholds,
+    JudgeSettings,
+    ModelSettings,
+    Thresholds,
+)
 
 FORMAT = "argue-thresholds/1"
 # Fitted for the embedded judge on AttributionBench and WiCE dev items (calibration/embedded-dev); `eval` applies
@@ -98,8 +105,9 @@ def read_thresholds(path: str | Path) -> tuple[Thresholds, ThresholdsFile]:
 
 
 def judge_of(model: ModelSettings, prompts_dir: Path | None) -> str:
-    """The short judge signature a thresholds file is compared with (see `fitted_for`)."""
-    return JudgeSignature.of(model, RetryPolicy(), JudgeSettings(prompts_dir=prompts_dir)).short()
+    """What a thresholds file is compared with (see `fitted_for`): the parts of the judge signature that decide
+    what a confidence means, in the signature's own `key:value|...` form."""
+    return f"judge:{model.model}|prompts:{prompts_tag(prompt_hashes(prompts_dir))}|schema:{schema_hash()}"
 
 
 def fitted_for(judge_signature: str, data: ThresholdsFile) -> bool:
@@ -111,6 +119,41 @@ def fitted_for(judge_signature: str, data: ThresholdsFile) -> bool:
 
 
 _FITTED_FOR = ("judge", "prompts", "schema")
+
+
+@dataclass(frozen=True)
+class ThresholdChoice:
+    """The decision thresholds a judge applies, and the one line that tells the user which (None: nothing to say)."""
+
+    rules: Thresholds | None
+    notice: str | None = None
+
+
+def choose_thresholds(option: str | Path | None, model: ModelSettings, prompts_dir: Path | None) -> ThresholdChoice:
+    """The one place that decides which decision thresholds a judge applies (eval, calibrate, the Python API and
+    the adapters all come here). `option` is what the user asked for: a thresholds file, 'none' (the model's own
+    verdicts) or None (the default: the rules shipped for the embedded judge when it is the judge they were fitted
+    for, none otherwise). A file fitted for another judge is applied, with a warning as its notice."""
+    if option is not None and str(option).strip().lower() == "none":
+        return ThresholdChoice(None)
+    if option is None:
+        shipped = shipped_thresholds(model, prompts_dir)
+        if shipped is None:
+            return ThresholdChoice(None)
+        return ThresholdChoice(shipped[0], f"thresholds: {shipped[1].name}, fitted for this judge on dev data "
+                                           "(--thresholds none: the model's own verdicts)")
+    rules, data = read_thresholds(Path(option))
+    if fitted_for(judge_of(model, prompts_dir), data):
+        return ThresholdChoice(rules, f"thresholds: {option}")
+    return ThresholdChoice(rules, f"warning: {option} was fitted for another judge (model, prompts or response "
+                                  f"schemas differ): {data.judge}")
+
+
+def resolve_thresholds(model: ModelSettings, judge: JudgeSettings) -> JudgeSettings:
+    """`judge` with DEFAULT_THRESHOLDS replaced by this judge's default rules (explicit rules, or None, kept)."""
+    if not isinstance(judge.thresholds, DefaultThresholds):
+        return judge
+    return replace(judge, thresholds=choose_thresholds(None, model, judge.prompts_dir).rules)
 
 
 def shipped_thresholds(model: ModelSettings, prompts_dir: Path | None) -> tuple[Thresholds, Path] | None:

@@ -35,6 +35,7 @@ from judge.judging.decisions import (
 )
 from judge.judging.decisions.asker import AsksModels, Decider
 from judge.judging.flowchart import Question, flow, sentence_penalty, walk
+from judge.judging.thresholds import resolve_thresholds
 from judge.settings import JudgeSettings
 from judge.types import Document, NuggetBank, Report, Request, Sentence
 
@@ -68,6 +69,7 @@ class ReportWalker:
 
     def __init__(self, client: AsksModels, documents: DocumentStore, settings: JudgeSettings = JudgeSettings(),
                  on_sentence: Callable[[], None] | None = None):
+        settings = resolve_thresholds(client.settings, settings)
         self.decider = Decider(client, settings.prompts_dir, settings.thresholds)
         self.documents = documents
         self.settings = settings

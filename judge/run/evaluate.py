@@ -23,6 +23,7 @@ from judge.formats.reports import ReportEntry, ReportIndex
 from judge.formats.scores import leaderboard, write_leaderboard, write_scores
 from judge.judging.flowchart import complete_from_decisions
 from judge.judging.signature import JudgeSignature, ScoreSignature
+from judge.judging.thresholds import resolve_thresholds
 from judge.judging.walker import ReportWalker, within_limit
 from judge.labels import CitationPolicy
 from judge.llm.cache import DEFAULT_CACHE_DIR, DecisionCache
@@ -131,6 +132,10 @@ class EvalConfig:
     # With an output directory: keep the reports an interrupted run already wrote to its judgments.jsonl
     # (checked against the inputs: a report whose text, limit or nuggets changed is judged again).
     resume: bool = False
+
+    def __post_init__(self) -> None:
+        # The judge's default thresholds are decided in one place, whoever builds the config (CLI, API, adapter).
+        object.__setattr__(self, "judge", resolve_thresholds(self.model, self.judge))
 
 
 @dataclass

@@ -80,6 +80,9 @@ class Decider:
     """Renders a prepared decision's prompt, asks the client, and records the verdict (or the failure)."""
 
     def __init__(self, client: AsksModels, prompts_dir: Path | None = None, thresholds: Thresholds | None = None):
+        if thresholds is not None and not isinstance(thresholds, Thresholds):
+            raise TypeError(f"Decider takes resolved thresholds (judge.judging.thresholds.resolve_thresholds), "
+                            f"not {thresholds!r}")
         self.client = client
         self.prompts_dir = prompts_dir
         self.thresholds = thresholds

@@ -50,7 +50,7 @@ def prepare(judged_sentences: list[Sentence], sentence: Sentence) -> Prepared:
         decision="repeated_claim",
         values={"report": render_report(judged_sentences), "number": str(number), "sentence": sentence.text},
         context={"count": len(judged_sentences), "number": number},
-        # Every number of the report: one response class per report length, not per (length, sentence) pair;
-        # the validator re-asks when the sentence names itself.
-        choices=(("related_sentences", tuple(range(1, len(judged_sentences) + 1))),),
+        # The numbers of the other sentences: the schema admits only what the validator accepts (a grammar that
+        # allowed the sentence's own number let the embedded judge answer it three times and fail the decision).
+        choices=(("related_sentences", tuple(n for n in range(1, len(judged_sentences) + 1) if n != number)),),
     )

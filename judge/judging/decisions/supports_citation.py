@@ -85,13 +85,17 @@ class SupportsCitation(DecisionResponse):
         context = info.context or {}
         if "passages" not in context:
             return self
-        readable = sum(len(p) for p in context["passages"])
-        if self.verdict == "cannot_judge" and readable >= MIN_READABLE_CHARS:
+        # Only what the per-call schema cannot already rule out, and nothing it admits: a grammar-constrained judge
+        # writes any answer the schema admits, and a rejection it cannot act on is a failed decision. So the
+        # outlet is refused only where the call did not offer it and the text is long enough to read; and a
+        # 'supported' without passage numbers (the prompt asks for them; a schema cannot tie one field to another)
+        # is kept as the judge's verdict with no evidence recorded, never re-asked into a failure.
+        passages = context["passages"]
+        readable = sum(len(p) for p in passages)
+        if (self.verdict == "cannot_judge" and readable >= MIN_READABLE_CHARS
+                and "cannot_judge" not in allowed_verdicts(passages)):
             raise ValueError("The document is readable, so decide: 'supported' if it states everything the "
                              "sentence says, otherwise 'not_supported'.")
-        if self.verdict == "supported" and not self.evidence:
-            raise ValueError("You answered 'supported' but listed no passage numbers. List the numbers of the "
-                             "passages that show it, or answer 'not_supported'.")
         return self
 
     def decided(self) -> bool | None:

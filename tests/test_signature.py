@@ -30,10 +30,10 @@ RESULT_CHANGING: dict[str, dict[str, str]] = {
     "merge": {},   # its numbers are those the shards' judgments give; every shard must carry one judge signature
     "calibrate": {"wice_partial": "wice_partial", "sample": "sample", "exclude": "exclude", "seed": "resample_seed",
                   "n_boot": "n_boot",
-                  "model": "judge.model", "max_tokens": "judge.max_tokens", "max_doc_chars": "judge.judging.passages",
-                  "prompts": "judge.judging.prompts", "against": "against", "attack": "attacks",
+                  "model": "judge.model", "max_tokens": "judge.max_tokens", "max_doc_chars": "judge.passages",
+                  "prompts": "judge.prompts", "against": "against", "attack": "attacks",
                   "attacks_file": "attacks_hash", "logprobs": "judge.logprobs", "fit_threshold": "fit",
-                  "thresholds": "judge.judging.thresholds", "on_injection": "judge.on_injection",
+                  "thresholds": "judge.thresholds", "on_injection": "judge.on_injection",
                   "fit_metric": "fit"},
     # baselines: the `key=` the option's value is written under in the scores-TSV signature line
     "baseline exam": {"qa": "qa=", "k": "k=", "match": "match=", "f1_threshold": "tokenF1>=",

@@ -10,21 +10,27 @@ just opened it). Its text is the holder's while the lock is held and empty once 
 Locks are per process and re-entrant: `eval` holds its folder from the first check to the last rename, and the
 library calls it makes (`evaluate`, `write_outputs`) take the same lock again without blocking themselves.
 Readers (merge reading shards) take a shared lock, which any number may hold but not beside a writer.
+
+Where there is no flock (Windows, a file system that refuses it) commands run unlocked, as they did before.
 """
 
 from __future__ import annotations
 
-import fcntl
+import errno
 import json
 import os
-import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from judge.errors import InputError
+from judge.errors import InputError, OutputError
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock
+    fcntl = None  # type: ignore[assignment]
 
 LOCK_NAME = ".argue-lock"
 
@@ -41,15 +47,18 @@ def output_lock(out: str | Path, command: str) -> Iterator[None]:
         out.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
         raise InputError("--out must be a directory, and this is a file (or under one)", out) from None
+    except OSError as exc:
+        raise OutputError(f"cannot write {out}: {exc.strerror or exc}") from exc
     key = str(out.resolve())
     with _guard:
         if key in _held:
             _held[key] += 1
             fd = None
         else:
-            fd = _acquire(out, fcntl.LOCK_EX, "wait for it to end or choose another --out")
+            fd = _acquire(out, "exclusive", "wait for it to end or choose another --out")
             _held[key] = 1
-            _write_holder(fd, command)
+            if fd is not None:
+                _write_holder(fd, command)
     try:
         yield
     finally:
@@ -70,28 +79,44 @@ def reading_lock(folder: str | Path) -> Iterator[None]:
     if not (folder / LOCK_NAME).is_file() or str(folder.resolve()) in _held:
         yield
         return
-    fd = _acquire(folder, fcntl.LOCK_SH, "wait for it to end", create=False)
+    fd = _acquire(folder, "shared", "wait for it to end")
     try:
         yield
     finally:
-        os.close(fd)
+        if fd is not None:
+            os.close(fd)
 
 
-def _acquire(folder: Path, mode: int, advice: str, create: bool = True) -> int:
+def _acquire(folder: Path, mode: str, advice: str) -> int | None:
+    """The open, locked lock file; None where locks are not to be had (no flock; a shared lock on a folder we
+    may only read, which no command of ours can be writing as this user either)."""
+    if fcntl is None:
+        return None
     path = folder / LOCK_NAME
-    fd = os.open(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
+    exclusive = mode == "exclusive"
     try:
-        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT if exclusive else os.O_RDONLY, 0o644)
+    except OSError as exc:
+        if not exclusive:
+            return None
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
         raise InputError(f"{_holder(path)} is writing {folder}{_since(path)}; {advice}") from None
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+            return None  # a file system without flock: unlocked, as before there were locks
+        raise OutputError(f"cannot lock {path}: {exc.strerror or exc}") from exc
     return fd
 
 
 def _write_holder(fd: int, command: str) -> None:
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    text = json.dumps({"pid": os.getpid(), "command": command, "started": started,
-                       "argv": sys.argv[1:]}) + "\n"
+    # not the command line: it may hold an --api-key
+    text = json.dumps({"pid": os.getpid(), "command": command, "started": started}) + "\n"
     os.ftruncate(fd, 0)
     os.pwrite(fd, text.encode("utf-8"), 0)
 

@@ -232,7 +232,7 @@ def test_cache_log_lines_of_a_report_need_not_be_together(runs, tmp_path):
 def test_a_missing_shard_is_refused_naming_it(eval_shards, tmp_path):
     with pytest.raises(InputError, match=r"shard 3/3 missing: got 1/3 \(.*shard-1\), 2/3 \(.*shard-2\)"):
         merge_outputs(eval_shards[:2], tmp_path / "m")
-    assert not (tmp_path / "m" / "judgments.jsonl").exists()
+    assert not (tmp_path / "m").exists()  # refused before --out was touched
 
 
 def test_a_shard_whose_judgments_fall_short_of_its_summary_is_refused(eval_shards, tmp_path):

@@ -127,11 +127,12 @@ def eval_command(
     if rules is not None and not asks_logprobs(settings):
         raise typer.BadParameter("thresholds compare each decision's confidence, which needs log-probabilities: "
                                  "add --logprobs (the provider must return them)", param_hint="--thresholds")
-    # One run writes --out at a time, from here to its last rename (judge.formats.lock); until then the finished
-    # files of an earlier run stay as they are (the new ones are written in OUT/.argue-run and swapped in).
-    with user_errors(debug), output_lock(out, "eval"), \
-            Inputs.load(reports, requests, nuggets, docs, local_directory(cache) / "docstore",
-                        max_doc_bytes=max_doc_bytes, shard=part) as inputs:
+    # Inputs are read and checked before --out is touched. Then one run writes --out at a time, to its last rename
+    # (judge.formats.lock); until then the finished files of an earlier run stay as they are (the new ones are
+    # written in OUT/.argue-run and swapped in by write_outputs).
+    with user_errors(debug), Inputs.load(reports, requests, nuggets, docs, local_directory(cache) / "docstore",
+                                         max_doc_bytes=max_doc_bytes, shard=part) as inputs, \
+            output_lock(out, "eval"):
         config = EvalConfig(
             model=settings,
             judge=JudgeSettings(citation_policy, truncate, passages, prompts,  # type: ignore[arg-type]

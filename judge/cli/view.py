@@ -14,7 +14,6 @@ from judge.cli.errors import user_errors
 from judge.cli.render import console
 from judge.formats import DocumentStore, read_nugget_banks, read_requests
 from judge.formats.judgments import ReportJudgment, iter_judgments
-from judge.formats.lock import output_lock
 from judge.labels import CITATION_POLICIES
 
 
@@ -46,7 +45,6 @@ def view_command(
         records = _read(judgments)
         other = _read(against) if against else None
         store = stack.enter_context(DocumentStore.open(list(docs), cache_dir / "docstore")) if docs else None
-        stack.enter_context(output_lock(out, "view"))
         files = write_view(
             records, out, requests=read_requests(requests) if requests else None,
             banks=read_nugget_banks(list(nuggets)) if nuggets else None, documents=store, against=other,

@@ -136,11 +136,16 @@ def merge_outputs(directories: Sequence[str | Path], out_dir: str | Path) -> Mer
     with ExitStack() as held:
         for directory in directories:  # no eval may rewrite a shard while it is read
             held.enter_context(reading_lock(Path(directory)))
+        shards = [ShardOutput.read(Path(d)) for d in directories]
+        _check_same_judge(shards)
+        order = _merged_order(shards)  # overlapping shards first: the most specific reason
+        notes = _check_whole(shards)
+        # the shards are checked: only now is --out touched
         held.enter_context(output_lock(out_dir, "merge"))
         work = WorkingFolder(out_dir)
         work.start()
         try:
-            merged = _merge(directories, work)
+            merged = _merge(shards, order, notes, work)
             merged.paths = work.commit(OUTPUT_NAMES)
         except BaseException:
             work.discard()
@@ -156,11 +161,9 @@ def _check_out_is_no_input(out_dir: Path, directories: list[Path]) -> None:
             raise InputError(f"--out {out_dir} is one of the shards being merged; write the merge to another folder")
 
 
-def _merge(directories: Sequence[str | Path], work: WorkingFolder) -> Merged:
-    shards = [ShardOutput.read(Path(d)) for d in directories]
-    _check_same_judge(shards)
-    order = _merged_order(shards)  # overlapping shards first: the most specific reason
-    notes = _check_whole(shards)
+def _merge(shards: list[ShardOutput], order: list[tuple[Key, ShardOutput]], notes: list[str], work: WorkingFolder
+           ) -> Merged:
+    """The merged outputs, written in the working folder of --out."""
     label = shards[0].judge_label
 
     paths = {name: work.file(name) for name in OUTPUT_NAMES}

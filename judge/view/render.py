@@ -23,6 +23,7 @@ from judge._version import __version__
 from judge.errors import InputError
 from judge.formats.atomic import write_text_atomic
 from judge.formats.judgments import ReportJudgment
+from judge.formats.lock import output_lock
 from judge.labels import OUTCOME_VALUE, CitationPolicy, Outcome
 from judge.types import NuggetBank, Request
 from judge.view.compare import Comparison, compare
@@ -143,4 +144,5 @@ def write_view(judgments: Iterable[ReportJudgment], out_dir: str | Path, *,
         other = build_site(list(against), requests=requests, banks=banks, documents=documents, policy=policy,
                            folder=REPORTS_DIR)
         comparison = compare(site, other, labels[0], labels[1], folder=COMPARE_DIR)
-    return write_site(site, Path(out_dir), comparison, has_banks=bool(banks))
+    with output_lock(out_dir, "view"):  # the records are checked: only now is the folder touched
+        return write_site(site, Path(out_dir), comparison, has_banks=bool(banks))

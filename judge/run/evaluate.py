@@ -222,7 +222,10 @@ def stream_for(out: Path, resume: bool, signature: str) -> JudgmentStream:
     log = work.file("judgments.jsonl")
     work.start(keep=[log.name] if resume else [])
     if resume and not log.exists() and (out / "judgments.jsonl").is_file():
-        shutil.copyfile(out / "judgments.jsonl", log)
+        try:
+            shutil.copyfile(out / "judgments.jsonl", log)
+        except OSError as exc:
+            raise work.output_error(exc, [log.name]) from exc
     return JudgmentStream.open(log, resume=resume, signature=signature)
 
 

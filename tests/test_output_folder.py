@@ -50,17 +50,18 @@ def outputs(out: Path) -> dict[str, bytes]:
     return {name: (out / name).read_bytes() for name in OUTPUT_NAMES}
 
 
-def start_cli(args: list[str]) -> subprocess.Popen:
+def start_cli(args: list[str], stderr: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-c", CLI, *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=env)
+    with stderr.open("w") as errors:  # the child keeps its own copy of the handle
+        return subprocess.Popen([sys.executable, "-c", CLI, *args], stdout=subprocess.DEVNULL, stderr=errors,
+                                env=env)
 
 
-def wait_for(condition, child: subprocess.Popen, what: str, seconds: float = 60) -> None:
+def wait_for(condition, child: subprocess.Popen, what: str, stderr: Path, seconds: float = 60) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
         if child.poll() is not None:
-            pytest.fail(f"the child ended (exit {child.returncode}) before {what}")
+            pytest.fail(f"the child ended (exit {child.returncode}) before {what}: {_text(stderr)[-2000:]}")
         if time.monotonic() > deadline:
             pytest.fail(f"no {what} within {seconds} s")
         time.sleep(0.05)
@@ -123,9 +124,10 @@ def test_a_rerun_killed_with_9_leaves_the_finished_run_whole_and_resume_finishes
     shutil.copytree(finished[1], cache)  # another --seed: none of its decisions are in it
     log = out / WORK_DIR / "judgments.jsonl"
     with FakeEndpoint(smart_responder, latency=0.2) as ep:
-        child = start_cli(eval_args(ep.api_base, cache, out, "--seed", "1", "-j", "1"))
+        child = start_cli(eval_args(ep.api_base, cache, out, "--seed", "1", "-j", "1"), tmp_path / "stderr.txt")
         try:
-            wait_for(lambda: log.exists() and log.read_bytes().count(b"\n") >= 2, child, "two reports judged")
+            wait_for(lambda: log.exists() and log.read_bytes().count(b"\n") >= 2, child, "two reports judged",
+                     tmp_path / "stderr.txt")
         finally:
             child.send_signal(signal.SIGKILL)
             child.wait(timeout=30)
@@ -188,9 +190,10 @@ def test_a_commit_cut_short_is_finished_by_the_next_command(tmp_path, monkeypatc
 def test_a_second_command_into_a_folder_being_written_refuses_naming_the_first(finished, tmp_path):
     out = tmp_path / "out"
     with FakeEndpoint(smart_responder, latency=0.2) as ep:
-        child = start_cli(eval_args(ep.api_base, tmp_path / "cache", out, "-j", "1"))
+        child = start_cli(eval_args(ep.api_base, tmp_path / "cache", out, "-j", "1"), tmp_path / "stderr.txt")
         try:
-            wait_for(lambda: f'"pid": {child.pid}' in _text(out / LOCK_NAME), child, "lock taken")
+            wait_for(lambda: f'"pid": {child.pid}' in _text(out / LOCK_NAME), child, "lock taken",
+                     tmp_path / "stderr.txt")
             holder = f"argue-judge eval (pid {child.pid}) is writing {out} since "
             refused = {
                 "eval": runner.invoke(app, eval_args(ep.api_base, tmp_path / "cache-2", out)),

@@ -17,7 +17,9 @@ from typer.testing import CliRunner
 
 from judge.cli.app import app
 from judge.errors import BudgetExceeded
+from judge.formats.atomic import WORK_DIR
 from judge.formats.judgments import iter_judgments
+from judge.formats.lock import LOCK_NAME
 from judge.formats.scores import read_scores
 from judge.run.evaluate import EvalConfig, Inputs, evaluate
 from judge.settings import ModelSettings, RetryPolicy
@@ -447,10 +449,11 @@ def test_max_cost_stops_the_run_and_a_rerun_resumes_from_the_cache(cold, priced_
     assert "budget reached" in result.output and "Traceback" not in result.output
     spent = endpoint.calls
     assert 0 < spent < cold.calls
-    # no scores of a partial run: only the judgments log that streaming leaves for a resume (every line in it a
-    # complete report, from this judge)
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["judgments.jsonl"]
-    log = (tmp_path / "out" / "judgments.jsonl").read_text()
+    # no outputs of a partial run: only the judgments log that streaming leaves for a resume, in the working
+    # folder (every line in it a complete report, from this judge), beside the released lock
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [LOCK_NAME, WORK_DIR]
+    assert sorted(p.name for p in (tmp_path / "out" / WORK_DIR).iterdir()) == ["judgments.jsonl"]
+    log = (tmp_path / "out" / WORK_DIR / "judgments.jsonl").read_text()
     for judgment in iter_judgments(log) if log.strip() else []:
         assert judgment.signature == json.loads(cold.out.joinpath("judgments.jsonl").read_text().splitlines()[0]
                                                 )["signature"]

@@ -21,6 +21,7 @@ from judge.testing import FakeEndpoint
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 BYTE_IDENTICAL = ("judgments.jsonl", "scores.tsv", "leaderboard.tsv")
+UNCHECKED = "these runs record no --shard I/N, so merge cannot check that no part of the evaluation is missing"
 runner = CliRunner()
 
 
@@ -91,7 +92,7 @@ def test_merged_shards_equal_the_single_run_byte_for_byte(runs, tmp_path, n):
         assert (directory / "judgments.jsonl").read_bytes() != (whole / "judgments.jsonl").read_bytes()
 
     merged = merge_outputs(list(reversed(shard_dirs[n])), tmp_path / "merged")  # shard order must not matter
-    assert merged.reports == 6 and merged.notes == []
+    assert merged.reports == 6 and merged.notes == [UNCHECKED]  # runs over hand-split reports, without --shard
     for name in BYTE_IDENTICAL:
         assert (tmp_path / "merged" / name).read_bytes() == (whole / name).read_bytes(), name
 
@@ -150,8 +151,8 @@ def test_baseline_score_files_are_reported_not_silently_dropped(runs, tmp_path):
     for copy in copies:
         (copy / "exam.scores.tsv").write_text("# exam\nrun-cited\tall\tEXAM\t0.5000\n", encoding="utf-8")
     merged = merge_outputs(copies, tmp_path / "merged")
-    assert merged.notes == ["not merged: exam.scores.tsv (baseline scores are not additive; rerun the baselines "
-                            "on all the reports)"]
+    assert merged.notes == [UNCHECKED, "not merged: exam.scores.tsv (baseline scores are not additive; rerun the "
+                            "baselines on all the reports)"]
     assert not (tmp_path / "merged" / "exam.scores.tsv").exists()
 
 
@@ -224,3 +225,45 @@ def test_cache_log_lines_of_a_report_need_not_be_together(runs, tmp_path):
     merge_outputs(copies, tmp_path / "interleaved")
     assert (tmp_path / "interleaved" / "cache-log.jsonl").read_bytes() == \
         (tmp_path / "as-written" / "cache-log.jsonl").read_bytes()
+
+
+# -- issue 25 item 3: only a whole evaluation is merged ---------------------------------------------------------
+
+def test_a_missing_shard_is_refused_naming_it(eval_shards, tmp_path):
+    with pytest.raises(InputError, match=r"shard 3/3 missing: got 1/3 \(.*shard-1\), 2/3 \(.*shard-2\)"):
+        merge_outputs(eval_shards[:2], tmp_path / "m")
+    assert not (tmp_path / "m").exists()  # refused before --out was touched
+
+
+def test_a_shard_whose_judgments_fall_short_of_its_summary_is_refused(eval_shards, tmp_path):
+    """What a rerun killed while it wrote judgments.jsonl in place left: a partial log beside the older run's
+    summary (eval no longer writes in place, but such folders exist)."""
+    copies = copied(eval_shards, tmp_path / "copies")
+    shard = max(copies, key=lambda d: (d / "judgments.jsonl").read_bytes().count(b"\n"))
+    lines = (shard / "judgments.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    assert len(lines) >= 2
+    (shard / "judgments.jsonl").write_text(lines[0], encoding="utf-8")
+    with pytest.raises(InputError, match=rf"{shard.name}: judgments.jsonl holds 1 reports but run-summary.json "
+                                         rf"counts {len(lines)}: a run into it did not finish"):
+        merge_outputs(copies, tmp_path / "m")
+
+
+def test_an_out_that_is_one_of_the_shards_is_refused_and_left_as_it_was(eval_shards, tmp_path):
+    copies = copied(eval_shards, tmp_path)
+    before = {p.name: p.read_bytes() for p in copies[1].iterdir() if p.is_file()}
+    result = runner.invoke(app, ["merge", *map(str, copies), "--out", str(copies[1])])
+    assert result.exit_code == 2 and "is one of the shards being merged" in result.output
+    assert {p.name: p.read_bytes() for p in copies[1].iterdir() if p.is_file()} == before
+
+
+def test_a_failed_shard_fails_the_merged_run_as_eval_would(runs, eval_shards, tmp_path):
+    copies = copied(eval_shards, tmp_path)
+    facts = summary(copies[1])
+    facts["failed"] = "no decision succeeded: all 9 failed (first: Connection error); check --model"
+    (copies[1] / "run-summary.json").write_text(json.dumps(facts), encoding="utf-8")
+    result = runner.invoke(app, ["merge", *map(str, copies), "--out", str(tmp_path / "merged")])
+    assert result.exit_code == 5, result.output
+    assert "run failed: shard 2/3" in " ".join(result.output.split())
+    merged = summary(tmp_path / "merged")["failed"]
+    assert merged.startswith(f"shard 2/3 ({copies[1]}) failed: no decision succeeded")
+    assert summary(tmp_path / "merged")["score_signature"] == summary(runs[0] / "whole")["score_signature"]

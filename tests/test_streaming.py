@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from judge.errors import InputError
+from judge.formats.atomic import WORK_DIR
 from judge.formats.judgments import ReportJudgment, SentenceJudgment, iter_judgments, write_judgments
 from judge.run.streaming import JudgmentStream
 
@@ -221,8 +222,8 @@ def test_eval_writes_each_reports_judgment_before_the_run_ends(uninterrupted, tm
         try:
             on_disk: list[ReportJudgment] = []
             for _ in range(600):  # up to 30 s
-                text = (out / "judgments.jsonl").read_text(encoding="utf-8") if (out / "judgments.jsonl").exists() \
-                    else ""
+                log = out / WORK_DIR / "judgments.jsonl"  # the run's log, in its working folder until it ends
+                text = log.read_text(encoding="utf-8") if log.exists() else ""
                 on_disk = list(iter_judgments(text)) if text.strip() else []
                 if len(on_disk) == len(reports) - 1:
                     break
@@ -233,8 +234,11 @@ def test_eval_writes_each_reports_judgment_before_the_run_ends(uninterrupted, tm
             release.set()
             worker.join(60)
     assert held.key in {j.key for j in result["evaluation"].judgments}
-    # finalised into the single-run order: the very bytes of an uninterrupted CLI run
-    assert (out / "judgments.jsonl").read_bytes() == (uninterrupted[0] / "judgments.jsonl").read_bytes()
+    # finalised into the single-run order (in the working folder, until write_outputs moves it into place): the
+    # very bytes of an uninterrupted CLI run
+    final = result["evaluation"].judgments_path
+    assert final == out / WORK_DIR / "judgments.jsonl"
+    assert final.read_bytes() == (uninterrupted[0] / "judgments.jsonl").read_bytes()
 
 
 KILLED_EVAL = textwrap.dedent("""
@@ -260,7 +264,7 @@ def test_eval_killed_with_9_resumes_to_the_same_bytes_asking_only_what_was_not_j
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         try:
             for _ in range(1200):  # wait (up to 60 s) for two complete reports on disk, then kill -9
-                log = out / "judgments.jsonl"
+                log = out / WORK_DIR / "judgments.jsonl"  # the run's log, in its working folder until it ends
                 if log.exists() and log.read_bytes().count(b"\n") >= 2:
                     break
                 if child.poll() is not None:

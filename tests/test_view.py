@@ -432,9 +432,9 @@ def test_cli_view_writes_pages_and_reports_bad_input(example, tmp_path):
     other = tmp_path / "human.jsonl"
     write_judgments(other, flipped(records, ("run-cited", "ex-101"), 2))
     out = tmp_path / "view"
-    stale = out / "reports" / "old-page.html"
-    stale.parent.mkdir(parents=True)
-    stale.write_text("stale", encoding="utf-8")
+    # a page an earlier view wrote (its report is gone since): removed, so no link points at stale judgments
+    earlier = write_view([records[0].model_copy(update={"run_id": "run-old"})], out)
+    stale = next(p for p in earlier.pages if "run-old" in p.name)
     result = runner.invoke(app, ["view", str(path), "--nuggets", str(EXAMPLES / "nuggets"),
                                  "--requests", str(EXAMPLES / "requests.jsonl"), "--docs", str(EXAMPLES / "docs.jsonl"),
                                  "--against", str(other), "--cache-dir", str(tmp_path / "cache"), "--out", str(out)])
@@ -481,3 +481,32 @@ def test_confidence_threshold_and_flipped_verdict_are_shown_where_recorded(examp
     assert f"the model said {'yes' if flipped.model_verdict else 'no'}" in shown
     # a decision without a recorded confidence says nothing about it (never a guessed number)
     assert not any("confidence" in b["text"] for b in boxes[1:])
+
+
+def test_a_view_into_a_folder_removes_only_what_an_earlier_view_wrote(example, tmp_path):
+    """Issue 25 item 5: the user's own files beside the pages (even .html files in reports/) are never removed;
+    the pages of an earlier view that this one does not write again are."""
+    _, records, *_ = example
+    out = tmp_path / "site"
+    notes, readme = out / "reports" / "2024-notes.html", out / "README.txt"
+    notes.parent.mkdir(parents=True)
+    notes.write_text("my notes", encoding="utf-8")
+    readme.write_text("mine", encoding="utf-8")
+    earlier = write_view([*records, records[0].model_copy(update={"run_id": "run-old"})], out)
+    old_page = next(p for p in earlier.pages if "run-old" in p.name)
+    files = write_view(records, out)
+    assert notes.read_text(encoding="utf-8") == "my notes" and readme.read_text(encoding="utf-8") == "mine"
+    assert not old_page.exists()
+    assert sorted((out / "reports").glob("*.html")) == sorted([*files.pages, notes])
+
+
+def test_an_edited_view_manifest_cannot_make_a_view_delete_other_files(example, tmp_path):
+    from judge.view.render import MANIFEST
+
+    _, records, *_ = example
+    out, outside = tmp_path / "site", tmp_path / "keep.html"
+    outside.write_text("keep", encoding="utf-8")
+    write_view(records, out)
+    (out / MANIFEST).write_text(f"../keep.html\n{outside}\nindex.html\n", encoding="utf-8")
+    write_view(records, out)
+    assert outside.read_text(encoding="utf-8") == "keep"

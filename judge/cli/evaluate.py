@@ -23,6 +23,7 @@ from judge.cli.render import (
 from judge.diagnostics import Diagnostics
 from judge.errors import ConfigurationError
 from judge.formats import read_nugget_banks
+from judge.formats.lock import output_lock
 from judge.labels import CITATION_POLICIES
 from judge.llm.cache_backends import local_directory
 from judge.llm.client import price_known
@@ -79,8 +80,9 @@ def eval_command(
         "--shard", help="Judge only shard I of N (e.g. 2/3), chosen by a hash of run and request; combine the "
         "shards' --out directories with `argue-judge merge`.")] = None,
     resume: Annotated[bool, typer.Option(
-        "--resume", help="Keep the reports an interrupted run already wrote to --out/judgments.jsonl (those whose "
-        "inputs did not change); without it they are judged again, from the cache.")] = False,
+        "--resume", help="Keep the reports already judged whose inputs did not change: those of a killed run (its "
+        "log in --out/.argue-run) if there is one, else those of the finished --out/judgments.jsonl; without it "
+        "they are judged again, from the cache.")] = False,
     prompts: options.Prompts = None,
     on_injection: Annotated[str, typer.Option(
         "--on-injection", help="Text that addresses the judge ('Note to the assessor: ...'), in a sentence or a cited "
@@ -116,8 +118,12 @@ def eval_command(
     settings = replace(settings, logprobs=logprobs, threads=threads)
     with user_errors(debug):  # a bad thresholds file stops the run before any input is read
         rules = options.judge_thresholds(thresholds, settings, prompts)
+    # Inputs are read and checked before --out is touched. Then one run writes --out at a time, to its last rename
+    # (judge.formats.lock); until then the finished files of an earlier run stay as they are (the new ones are
+    # written in OUT/.argue-run and swapped in by write_outputs).
     with user_errors(debug), Inputs.load(reports, requests, nuggets, docs, local_directory(cache) / "docstore",
-                                         max_doc_bytes=max_doc_bytes, shard=part) as inputs:
+                                         max_doc_bytes=max_doc_bytes, shard=part) as inputs, \
+            output_lock(out, "eval"):
         config = EvalConfig(
             model=settings,
             judge=JudgeSettings(citation_policy, truncate, passages, prompts,  # type: ignore[arg-type]
@@ -210,7 +216,8 @@ def score_command(
         label = next((j.signature for j in records if j.signature), None) or \
             ",".join(sorted({j.assessor for j in records})) or "unknown"
         scores, signature, warnings = score(records, label, citation_policy, banks)  # type: ignore[arg-type]
-        write_score_files(scores, signature, out / "scores.tsv", out / "leaderboard.tsv")
+        with output_lock(out, "score"):
+            write_score_files(scores, signature, out / "scores.tsv", out / "leaderboard.tsv")
     print_argue_leaderboard(scores.aggregate_rows())
     print_flags(scores.aggregate_rows())
     diagnostics = Diagnostics()

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from judge.cli import options
-from judge.cli.errors import user_errors
+from judge.cli.errors import run_failed, user_errors
 from judge.cli.render import console, print_argue_leaderboard
 from judge.run.merge import merge_outputs
 
@@ -26,3 +26,5 @@ def merge_command(
         console.print(f"note: {note}", highlight=False)
     console.print(f"merged {merged.reports} reports from {len(shards)} shards; wrote "
                   f"{', '.join(str(p) for p in merged.paths.values())}", highlight=False, soft_wrap=True)
+    if merged.failure:  # a shard's run failed (it exited 5): so did the whole run, as eval would say
+        run_failed(merged.failure)

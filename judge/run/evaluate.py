@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from judge.diagnostics import Diagnostics
-from judge.errors import InputError
+from judge.errors import InputError, OutputError
 from judge.formats import DocumentStore, citation_warnings, read_nugget_banks, read_requests
-from judge.formats.atomic import staged
+from judge.formats.atomic import WorkingFolder
 from judge.formats.judgments import ReportJudgment, nugget_summaries, write_judgments
+from judge.formats.lock import output_lock
 from judge.formats.reports import ReportEntry, ReportIndex
 from judge.formats.scores import leaderboard, write_leaderboard, write_scores
 from judge.judging.flowchart import complete_from_decisions
@@ -40,6 +43,7 @@ LEADERBOARD_MEASURES = (
     "F1", "SentencePrecision", "NuggetRecall", "NuggetRecall(weighted=True)",
     *(f"OutcomeCount(outcome={n})" for n in range(1, 9)), "Truncated", "Failed", "Flagged",
 )
+OUTPUT_NAMES = ("judgments.jsonl", "scores.tsv", "leaderboard.tsv", "run-summary.json", "cache-log.jsonl")
 
 
 @dataclass
@@ -129,8 +133,9 @@ class EvalConfig:
     price_per_1k: float | None = None   # USD per 1,000 tokens, for models litellm has no price for
     max_failed_fraction: float = 0.2    # above this share of failed sentences the run is reported failed
     shard: Shard | None = None   # recorded in the run summary; the reports are chosen by Inputs.load(shard=)
-    # With an output directory: keep the reports an interrupted run already wrote to its judgments.jsonl
-    # (checked against the inputs: a report whose text, limit or nuggets changed is judged again).
+    # With an output directory: keep the reports already judged (checked against the inputs: a report whose text,
+    # limit or nuggets changed is judged again): those of a killed run's log in OUT/.argue-run if there is one,
+    # else those of the finished OUT/judgments.jsonl (see stream_for).
     resume: bool = False
 
     def __post_init__(self) -> None:
@@ -158,7 +163,8 @@ class Evaluation:
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
     seconds: float = 0.0
     failure: str | None = None  # why the run as a whole failed (see run_failure); outputs are written anyway
-    # Where the judgments were streamed to and finalised, if anywhere (write_outputs then leaves that file be).
+    # Where the judgments were streamed to and finalised, if anywhere: the working folder of `out`, from which
+    # write_outputs moves the file into place (and then points this, and `judgments`, at its final path).
     judgments_path: Path | None = None
     # Per-run facts for run-summary.json that change no verdict: timeout, servers, shard, resumed reports.
     run: dict[str, Any] = field(default_factory=dict)
@@ -172,7 +178,9 @@ def evaluate(inputs: Inputs, config: EvalConfig, progress: Progress | None = Non
              ) -> Evaluation:
     """Judge every report and score the judgments (runs its own event loop: from a notebook, await
     `evaluate_async` instead). With `out`, each report's judgment is appended to `out/judgments.jsonl` the moment
-    it is complete, and the file is put in its final order at the end (see judge.run.streaming)."""
+    it is complete, and the file is put in its final order at the end (see judge.run.streaming); that file is in
+    the working folder `out/.argue-run`, so the finished files of an earlier run stay as they are until
+    `write_outputs` replaces them all at once."""
     return asyncio.run(evaluate_async(inputs, config, progress, out))
 
 
@@ -181,12 +189,15 @@ async def evaluate_async(inputs: Inputs, config: EvalConfig, progress: Progress 
     progress = progress or Progress()
     started = time.perf_counter()
     signature = JudgeSignature.of(config.model, config.retry, config.judge, inputs.requests.values())
-    stream = JudgmentStream.open(Path(out) / "judgments.jsonl", resume=config.resume, signature=signature.short()) \
-        if out is not None else None
+    stream = None
     cache = None
     try:
+        # The cache first: a configuration error (unreachable Redis, a corrupt database) stops the run before
+        # anything in `out` is touched.
         cache = open_decision_cache(config.cache_dir) if config.cache_dir else None
-        judgments, usage, resumed = await _judge_all(inputs, config, signature, cache, progress, stream)
+        with output_lock(out, "eval") if out is not None else nullcontext():
+            stream = stream_for(Path(out), config.resume, signature.short()) if out is not None else None
+            judgments, usage, resumed = await _judge_all(inputs, config, signature, cache, progress, stream)
     finally:
         if stream:
             stream.close()  # a no-op after finalise; otherwise the log stays for --resume
@@ -201,10 +212,26 @@ async def evaluate_async(inputs: Inputs, config: EvalConfig, progress: Progress 
                              "sealed with one", "cache")
     diagnostics.extend(notes, "scores")
     run = {"timeout_seconds": config.model.timeout, "servers": len(servers(config.model)),
-           "shard": str(config.shard) if config.shard else None, "resumed_reports": resumed}
+           "shard": str(config.shard) if config.shard else None, "resumed_reports": resumed,
+           "reports": len(judgments)}  # what merge checks a shard's judgments.jsonl against
     return Evaluation(judgments, scores, usage, signature, score_signature, diagnostics,
                       time.perf_counter() - started, run_failure(judgments, usage, config.max_failed_fraction),
                       judgments_path=stream.path if stream else None, run=run)
+
+
+def stream_for(out: Path, resume: bool, signature: str) -> JudgmentStream:
+    """The judgments log of a run into `out`, in its working folder. With `resume`: a killed run's log if the
+    folder holds one, else a copy of the finished `out/judgments.jsonl` (a finished run resumed: every unchanged
+    report is kept); without, an empty log (a killed run's is discarded; its decisions are in the cache)."""
+    work = WorkingFolder(out)
+    log = work.file("judgments.jsonl")
+    work.start(keep=[log.name] if resume else [])
+    if resume and not log.exists() and (out / "judgments.jsonl").is_file():
+        try:
+            shutil.copyfile(out / "judgments.jsonl", log)
+        except OSError as exc:
+            raise work.output_error(exc, [log.name]) from exc
+    return JudgmentStream.open(log, resume=resume, signature=signature)
 
 
 async def _judge_all(inputs: Inputs, config: EvalConfig, signature: JudgeSignature,
@@ -356,10 +383,32 @@ def run_failure(judgments: Iterable[ReportJudgment], usage: Usage, max_failed_fr
 
 def write_outputs(evaluation: Evaluation, out_dir: Path) -> dict[str, Path]:
     """Judgments, scores and leaderboard are byte-identical on a rerun; run-summary.json and cache-log.jsonl
-    hold the per-run facts (timing, usage, what came from the cache). All five are written to temporary files
-    and renamed into place only when every one is complete (judge.formats.atomic)."""
-    paths = {name: out_dir / name for name in
-             ("judgments.jsonl", "scores.tsv", "leaderboard.tsv", "run-summary.json", "cache-log.jsonl")}
+    hold the per-run facts (timing, usage, what came from the cache). All five are written in the working folder
+    `out_dir/.argue-run` and moved into place together only when every one is complete (judge.formats.atomic:
+    WorkingFolder), holding the folder's lock; on an output error the finished files stay as they were."""
+    out_dir = Path(out_dir)
+    with output_lock(out_dir, "eval"):
+        work = WorkingFolder(out_dir)
+        streamed = evaluation.judgments_path is not None and \
+            evaluation.judgments_path.resolve() == work.file("judgments.jsonl").resolve()
+        if not streamed:
+            work.start()
+        try:
+            _write_to(work, evaluation, streamed)
+            paths = work.commit(OUTPUT_NAMES)
+        except OutputError:
+            work.discard()  # a rerun is free (every decision is in the cache); no half-written folder stays
+            raise
+    if streamed:  # the file moved: read it from where it is now
+        evaluation.judgments_path = paths["judgments.jsonl"]
+        if isinstance(evaluation.judgments, StoredJudgments):
+            evaluation.judgments.path = paths["judgments.jsonl"]
+    return paths
+
+
+def _write_to(work: WorkingFolder, evaluation: Evaluation, streamed: bool) -> None:
+    """The run's outputs, in the working folder (the finalised judgments log is there already when `streamed`)."""
+    paths = {name: work.file(name) for name in OUTPUT_NAMES}
     summary = {
         "judge_signature": evaluation.judge_signature.as_dict(),
         "score_signature": evaluation.score_signature.short(),
@@ -370,24 +419,21 @@ def write_outputs(evaluation: Evaluation, out_dir: Path) -> dict[str, Path]:
         "diagnostics": evaluation.diagnostics.as_json(),
         "run": evaluation.run,
     }
-    # A streamed run finalised judgments.jsonl already (atomically, judge.run.streaming): it is not written again.
-    streamed = evaluation.judgments_path is not None and \
-        evaluation.judgments_path.resolve() == paths["judgments.jsonl"].resolve()
-    with staged(p for name, p in paths.items() if not (streamed and name == "judgments.jsonl")) as temp:
+    try:
         if not streamed:
-            write_judgments(temp[paths["judgments.jsonl"]], evaluation.judgments)
-        write_score_files(evaluation.scores, evaluation.score_signature, temp[paths["scores.tsv"]],
-                          temp[paths["leaderboard.tsv"]])
-        temp[paths["run-summary.json"]].write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n",
-                                                   encoding="utf-8")
-        with temp[paths["cache-log.jsonl"]].open("w", encoding="utf-8") as log:
+            write_judgments(paths["judgments.jsonl"], evaluation.judgments)
+        write_score_files(evaluation.scores, evaluation.score_signature, paths["scores.tsv"],
+                          paths["leaderboard.tsv"])
+        paths["run-summary.json"].write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        with paths["cache-log.jsonl"].open("w", encoding="utf-8") as log:
             for j in evaluation.judgments:
                 for s in j.sentences:
                     for d in s.decisions:
                         log.write(json.dumps({"run_id": j.run_id, "request_id": j.request_id, "sentence": s.index,
                                               "decision": d.decision, "doc_ids": d.doc_ids, "cached": d.cached},
                                              sort_keys=True) + "\n")
-    return paths
+    except OSError as exc:
+        raise work.output_error(exc, OUTPUT_NAMES) from exc
 
 
 def write_score_files(scores: Scores, signature: ScoreSignature, scores_path: Path, board_path: Path) -> None:

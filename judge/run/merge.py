@@ -8,6 +8,13 @@ merged from shard means). cache-log.jsonl gets the shards' lines in the merged o
 run-summary.json holds per-run facts, merged as such: the judge signature (which every shard must share), the
 recomputed score signature, usage summed over the shards, `seconds` the longest shard's (the wall time when the
 shards run side by side), the warnings a single run would give, and `merged_from`, the shard directories.
+
+What is merged must be a whole evaluation: the shards of `eval --shard I/N` record I/N in their run summaries, so
+merge refuses a missing shard, a shard given twice or shards of different counts; each summary records how many
+reports its run wrote, so a judgments.jsonl that does not hold them (a killed rerun's log beside an older summary)
+is refused too. A shard whose run failed (its summary's `failed`, exit 5) makes the merged run failed the same
+way. The output folder must not be one of the shards, and it is locked and written as eval writes its own
+(judge.formats.lock, judge.formats.atomic.WorkingFolder).
 """
 
 from __future__ import annotations
@@ -15,15 +22,18 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from judge.errors import InputError
+from judge.formats.atomic import WorkingFolder
 from judge.formats.judgments import ReportJudgment, iter_judgments, iter_judgments_located, write_judgments
-from judge.run.evaluate import score, write_score_files
+from judge.formats.lock import output_lock, reading_lock
+from judge.run.evaluate import OUTPUT_NAMES, score, write_score_files
+from judge.run.shards import Shard
 
-OUTPUT_NAMES = ("judgments.jsonl", "scores.tsv", "leaderboard.tsv", "run-summary.json", "cache-log.jsonl")
 Key = tuple[str, str]
 
 
@@ -40,6 +50,9 @@ class ShardOutput:
 
     @classmethod
     def read(cls, directory: Path) -> ShardOutput:
+        if WorkingFolder(directory).committing():
+            raise InputError("a run into this folder was killed while it replaced its files: run the same eval "
+                             "into it again (add --resume) to finish, then merge", directory)
         for name in ("judgments.jsonl", "run-summary.json"):
             if not (directory / name).is_file():
                 raise InputError(f"no {name}: not the output directory of an `eval` run (or it did not finish)",
@@ -64,7 +77,30 @@ class ShardOutput:
                 places[judgment.key] = (offset, len(raw))
                 if judgment.signature and judgment.signature not in signatures:
                     signatures.append(judgment.signature)
-        return cls(directory, summary, signatures[0] if signatures else "unknown", places, signatures)
+        shard = cls(directory, summary, signatures[0] if signatures else "unknown", places, signatures)
+        shard.check_complete()
+        return shard
+
+    @property
+    def shard(self) -> Shard | None:
+        """The --shard I/N its run judged (None for a run without --shard), from its run summary."""
+        spec = (self.summary.get("run") or {}).get("shard")
+        return Shard.parse(spec) if spec else None
+
+    def check_complete(self) -> None:
+        """The judgments.jsonl must hold every report its run-summary.json counts: a run killed while it wrote
+        judgments.jsonl in place (before outputs were swapped in whole) left a partial log beside an older
+        summary. The count is in `run.reports`; older summaries have it only in the score signature."""
+        run = self.summary.get("run") or {}
+        expected = run.get("reports")
+        if expected is None:
+            signature = str(self.summary.get("score_signature", ""))
+            expected = next((int(part[len("reports:"):]) for part in signature.split("|")
+                             if part.startswith("reports:") and part[len("reports:"):].isdigit()), None)
+        if expected is not None and expected != len(self.places):
+            raise InputError(f"judgments.jsonl holds {len(self.places)} reports but run-summary.json counts "
+                             f"{expected}: a run into it did not finish (killed?); rerun that shard's eval into it "
+                             "(add --resume), then merge", self.directory)
 
     def judgments(self) -> Iterator[ReportJudgment]:
         """This shard's judgments, read from its file one at a time."""
@@ -89,25 +125,57 @@ class Merged:
     reports: int
     notes: list[str] = field(default_factory=list)   # what the merge could not carry over, for the user
     rows: list[Any] = field(default_factory=list)    # the merged `all` rows (what the leaderboards show), to print
+    failure: str | None = None  # why a shard's run failed: the merged run failed too (the CLI exits 5, as eval)
 
 
 def merge_outputs(directories: Sequence[str | Path], out_dir: str | Path) -> Merged:
     if not directories:
         raise InputError("nothing to merge: give the output directories of the shards")
     out_dir = Path(out_dir)
-    shards = [ShardOutput.read(Path(d)) for d in directories]
-    _check_same_judge(shards)
-    order = _merged_order(shards)
+    _check_out_is_no_input(out_dir, [Path(d) for d in directories])
+    with ExitStack() as held:
+        for directory in directories:  # no eval may rewrite a shard while it is read
+            held.enter_context(reading_lock(Path(directory)))
+        shards = [ShardOutput.read(Path(d)) for d in directories]
+        _check_same_judge(shards)
+        order = _merged_order(shards)  # overlapping shards first: the most specific reason
+        notes = _check_whole(shards)
+        # the shards are checked: only now is --out touched
+        held.enter_context(output_lock(out_dir, "merge"))
+        work = WorkingFolder(out_dir)
+        work.start()
+        try:
+            merged = _merge(shards, order, notes, work)
+            merged.paths = work.commit(OUTPUT_NAMES)
+        except BaseException:
+            work.discard()
+            raise
+    return merged
+
+
+def _check_out_is_no_input(out_dir: Path, directories: list[Path]) -> None:
+    """Merging into a shard's folder would replace that shard's files while they are read (its cache-log lines
+    were lost)."""
+    for directory in directories:
+        if out_dir.resolve() == directory.resolve():
+            raise InputError(f"--out {out_dir} is one of the shards being merged; write the merge to another folder")
+
+
+def _merge(shards: list[ShardOutput], order: list[tuple[Key, ShardOutput]], notes: list[str], work: WorkingFolder
+           ) -> Merged:
+    """The merged outputs, written in the working folder of --out."""
     label = shards[0].judge_label
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = {name: out_dir / name for name in OUTPUT_NAMES}
+    paths = {name: work.file(name) for name in OUTPUT_NAMES}
     _write_merged_judgments(order, paths["judgments.jsonl"])
     scores, score_signature, score_notes = score(
         iter_judgments(paths["judgments.jsonl"]) if order else iter(()), label)
     write_score_files(scores, score_signature, paths["scores.tsv"], paths["leaderboard.tsv"])
+    failure = "; ".join(f"shard {f'{s.shard} ({s.directory})' if s.shard else s.directory} failed: "
+                        f"{s.summary['failed']}" for s in shards if s.summary.get("failed")) or None
     summary = {
         "judge_signature": shards[0].summary.get("judge_signature"),
+        "failed": failure,
         "score_signature": score_signature.short(),
         "usage": _sum_usage([s.summary.get("usage", {}) for s in shards]),
         "seconds": max(float(s.summary.get("seconds", 0.0)) for s in shards),
@@ -117,9 +185,40 @@ def merge_outputs(directories: Sequence[str | Path], out_dir: str | Path) -> Mer
     paths["run-summary.json"].write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     _merge_cache_logs(shards, [key for key, _ in order], paths["cache-log.jsonl"])
     leftovers = sorted({p.name for s in shards for p in s.directory.glob("*.scores.tsv")} - {"scores.tsv"})
-    notes = [f"not merged: {name} (baseline scores are not additive; rerun the baselines on all the reports)"
-             for name in leftovers]
-    return Merged(paths, len(order), notes, scores.aggregate_rows())
+    notes += [f"not merged: {name} (baseline scores are not additive; rerun the baselines on all the reports)"
+              for name in leftovers]
+    notes += [f"{s.directory} holds an unfinished run (killed?): merged its last finished run"
+              for s in shards if WorkingFolder(s.directory).exists()]
+    return Merged(paths, len(order), notes, scores.aggregate_rows(), failure)
+
+
+def _check_whole(shards: list[ShardOutput]) -> list[str]:
+    """Refuse a set of `eval --shard I/N` outputs that is not all N shards, each once; outputs of runs without
+    --shard (each over its own part of the reports) cannot be checked, and the note says so."""
+    parts = [s.shard for s in shards]
+    if all(part is None for part in parts):
+        return ([] if len(shards) == 1 else
+                ["these runs record no --shard I/N, so merge cannot check that no part of the evaluation is missing"])
+    if any(part is None for part in parts):
+        plain = next(s.directory for s in shards if s.shard is None)
+        raise InputError(f"{plain} was not run with --shard I/N but the others were; merge the N shards of one "
+                         "evaluation")
+    counts = sorted({part.count for part in parts if part})
+    if len(counts) > 1:
+        raise InputError(f"shards of different counts ({', '.join(f'/{n}' for n in counts)}): merge the N shards "
+                         "of one evaluation")
+    count = counts[0]
+    seen: dict[int, Path] = {}
+    for shard in shards:
+        index = shard.shard.index if shard.shard else 0
+        if index in seen:
+            raise InputError(f"shard {index}/{count} given twice: {seen[index]} and {shard.directory}")
+        seen[index] = shard.directory
+    missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in seen]
+    if missing:
+        given = ", ".join(f"{i}/{count} ({seen[i]})" for i in sorted(seen))
+        raise InputError(f"shard {', '.join(missing)} missing: got {given}; give the --out folder of every shard")
+    return []
 
 
 def _check_same_judge(shards: list[ShardOutput]) -> None:

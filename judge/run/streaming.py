@@ -1,11 +1,13 @@
 """The judgments file written as the run goes: one line per report, appended and flushed the moment the report's
 judgment is complete, then put in canonical order when the run ends.
 
-While a run is going, `judgments.jsonl` is a log in completion order: valid JSONL that `argue-judge score` can
-read at any time, and all a killed run leaves behind besides its cache. `finalise()` rewrites it in the order a
-single uninterrupted run writes (sorted by run id, then request id) through a temporary file and an atomic
-rename, copying each line's bytes unchanged: the final file is byte-identical to `write_judgments` of the same
-judgments, whatever order they completed in, and a crash during the rewrite leaves the log intact.
+While a run is going, its `judgments.jsonl` is a log in completion order (in the working folder
+`OUT/.argue-run/`, see judge.formats.atomic.WorkingFolder, so a finished run's file stays whole beside it): valid
+JSONL that `argue-judge score` can read at any time, and all a killed run leaves behind besides its cache.
+`finalise()` rewrites it in the order a single uninterrupted run writes (sorted by run id, then request id)
+through a temporary file and an atomic rename, copying each line's bytes unchanged: the final file is
+byte-identical to `write_judgments` of the same judgments, whatever order they completed in, and a crash during
+the rewrite leaves the log intact.
 
 On restart `JudgmentStream.open(path, resume=True)` reads the log back (dropping a last line cut short by the
 kill), so the caller can skip the reports already judged; `resume=False` starts an empty log. A report judged

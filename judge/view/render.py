@@ -21,7 +21,9 @@ from markupsafe import Markup
 
 from judge._version import __version__
 from judge.errors import InputError
+from judge.formats.atomic import write_text_atomic
 from judge.formats.judgments import ReportJudgment
+from judge.formats.lock import output_lock
 from judge.labels import OUTCOME_VALUE, CitationPolicy, Outcome
 from judge.types import NuggetBank, Request
 from judge.view.compare import Comparison, compare
@@ -29,6 +31,9 @@ from judge.view.model import FLAG_TEXT, OUTCOME_TEXT, VALUE_STYLE, DocumentLooku
 
 REPORTS_DIR = "reports"
 COMPARE_DIR = "compare"
+# The files a view wrote, one path (relative to its folder) a line: the next view into the folder removes those
+# it does not write again, and never a file this list does not name (the user's own notes beside the pages).
+MANIFEST = ".argue-view-files"
 
 
 @dataclass
@@ -75,8 +80,9 @@ def render_page(template: str, **context: object) -> str:
 
 def write_site(site: Site, out_dir: Path, comparison: Comparison | None = None, *, has_banks: bool = False
                ) -> ViewFiles:
-    """Render and write every page of `site` (and of `comparison`); pages left over from an earlier view in
-    the same folder are removed so no link points at stale judgments."""
+    """Render and write every page of `site` (and of `comparison`); pages an earlier view wrote into the same
+    folder (its manifest) and this one does not are removed, so no link points at stale judgments. Nothing else
+    in the folder is touched."""
     out_dir.mkdir(parents=True, exist_ok=True)
     files = ViewFiles(index=out_dir / "index.html", comparison=comparison)
     _write(files.index, render_page("index.html.j2", title="ARGUE judgments", root="", site=site,
@@ -91,12 +97,25 @@ def write_site(site: Site, out_dir: Path, comparison: Comparison | None = None, 
         _write(path, render_page("compare.html.j2", title=f"compare {pair.a.run_id} / {pair.a.request_id}",
                                  root="../", p=pair, comparison=comparison))
         files.pages.append(path)
-    written = set(files.pages)
-    for folder in (REPORTS_DIR, COMPARE_DIR):
-        for old in (out_dir / folder).glob("*.html"):
-            if old not in written:
-                old.unlink()
+    written = {path.relative_to(out_dir).as_posix() for path in files.all}
+    for stale in sorted(_earlier_view(out_dir) - written):
+        (out_dir / stale).unlink(missing_ok=True)
+    write_text_atomic(out_dir / MANIFEST, "".join(f"{name}\n" for name in sorted(written)))
     return files
+
+
+def _earlier_view(out_dir: Path) -> set[str]:
+    """The pages the previous view into `out_dir` wrote, by its manifest: only plain relative paths of `.html`
+    files within the folder (an edited manifest cannot make a view delete anything else)."""
+    manifest = out_dir / MANIFEST
+    if not manifest.is_file():
+        return set()  # no view wrote this folder (or one from before manifests): remove nothing
+    names = set()
+    for name in manifest.read_text(encoding="utf-8").splitlines():
+        parts = Path(name).parts
+        if name.endswith(".html") and parts and not Path(name).is_absolute() and ".." not in parts:
+            names.add(Path(name).as_posix())
+    return names
 
 
 def _write(path: Path, text: str) -> None:
@@ -125,4 +144,5 @@ def write_view(judgments: Iterable[ReportJudgment], out_dir: str | Path, *,
         other = build_site(list(against), requests=requests, banks=banks, documents=documents, policy=policy,
                            folder=REPORTS_DIR)
         comparison = compare(site, other, labels[0], labels[1], folder=COMPARE_DIR)
-    return write_site(site, Path(out_dir), comparison, has_banks=bool(banks))
+    with output_lock(out_dir, "view"):  # the records are checked: only now is the folder touched
+        return write_site(site, Path(out_dir), comparison, has_banks=bool(banks))

@@ -57,7 +57,7 @@ def start_cli(args: list[str], stderr: Path) -> subprocess.Popen:
                                 env=env)
 
 
-def wait_for(condition, child: subprocess.Popen, what: str, stderr: Path, seconds: float = 60) -> None:
+def wait_for(condition, child: subprocess.Popen, what: str, stderr: Path, seconds: float = 300) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
         if child.poll() is not None:

@@ -6,7 +6,8 @@ One class per kind of result:
   the judge gets, and the detector that decides it; whether decisions carry a confidence, and the decision
   thresholds applied to it);
 - `ScoreSignature`: what the scores were computed from (the judge or 'human' assessors, the citation policy
-  the outcomes were derived under, requests, reports, failed and undetermined sentences);
+  the outcomes were derived under, requests, reports, failed and undetermined sentences; with a human sample for
+  prediction-powered estimates, its hash, sampling design and confidence level);
 - `CalibrationSignature`: the judge plus the calibration material (items, label policy, sample, bootstrap,
   resampling seed, the prompts of an A/B comparison, the attack kinds of a red-team run, the threshold fit);
 - `BaselineSignature`: an automatic baseline and every setting it ran with.
@@ -136,11 +137,18 @@ class ScoreSignature(_Forms):
     failed: int
     undetermined: int
     citation_policy: str = "all"   # how human decisions were turned into outcomes (score --citation-policy)
+    # Prediction-powered estimates (--human): a hash of the human judgments' bytes and how many reports they
+    # judged, the sampling design and the confidence level of the intervals. None: no human sample.
+    human: str | None = None
+    sample: str | None = None
+    confidence: float | None = None
 
     def _fields(self, short: bool) -> list[tuple[str, str]]:
         return [("", self.judge), ("requests", str(self.requests)), ("reports", str(self.reports)),
                 ("failed", str(self.failed)), ("undetermined", str(self.undetermined)),
-                ("cite", self.citation_policy)]
+                ("cite", self.citation_policy),
+                *([("human", self.human), ("sample", str(self.sample)), ("conf", f"{self.confidence:g}")]
+                  if self.human is not None else [])]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from judge.cli import options
+from judge.cli import options, ppi
 from judge.cli.errors import run_failed, user_errors
 from judge.cli.render import (
     console,
@@ -33,6 +33,7 @@ from judge.llm.logprob import asks_logprobs
 from judge.llm.router import resolve_model, servers
 from judge.settings import INJECTION_POLICIES, JudgeSettings, ModelSettings, PassagePolicy, Thresholds
 from judge.shards import Shard
+from judge.prediction_powered import check_human_files, ppi_json
 from judge.thresholds import fitted_for, judge_of, read_thresholds, shipped_thresholds
 
 NUGGET_FORMATS = ("files or directories of *.json / *.jsonl (.gz too) holding v3 banks (Auto-ARGUE, AutoJudge, "
@@ -102,10 +103,15 @@ def eval_command(
     ] = False,
     gold: Annotated[list[Path] | None, typer.Option(
         "--gold", help="Gold reports for the reference-based baselines.")] = None,
+    human: options.Human = None,
+    sample: options.Sample = "reports",
+    confidence: options.Confidence = 0.95,
     out: options.Out = Path("argue-out"),
     debug: options.Debug = False,
 ) -> None:
-    """Judge reports sentence by sentence (ARGUE) and write judgments, scores and a leaderboard."""
+    """Judge reports sentence by sentence (ARGUE) and write judgments, scores and a leaderboard. With --human,
+    also the prediction-powered estimates of each run's scores from a human sample (docs/ppi.md)."""
+    ppi.check_design(sample)
     if citation_policy not in CITATION_POLICIES:
         raise typer.BadParameter(f"choose one of {', '.join(CITATION_POLICIES)}", param_hint="--citation-policy")
     if on_injection not in INJECTION_POLICIES:
@@ -127,6 +133,9 @@ def eval_command(
                                  "add --logprobs (the provider must return them)", param_hint="--thresholds")
     with user_errors(debug), Inputs.load(reports, requests, nuggets, docs, local_directory(cache) / "docstore",
                                          max_doc_bytes=max_doc_bytes, shard=part) as inputs:
+        if human:  # refuse a human file that does not fit before any model call
+            check_human_files(human, {entry.key for entry in inputs.reports.entries}, sample,  # type: ignore[arg-type]
+                              inputs.banks)
         config = EvalConfig(
             model=settings,
             judge=JudgeSettings(citation_policy, truncate, passages, prompts,  # type: ignore[arg-type]
@@ -154,16 +163,23 @@ def eval_command(
         if with_baselines:  # before the summary is written, so their diagnostics reach run-summary.json
             baseline_rows, headlines = _baselines(inputs, gold, out, evaluation.diagnostics)
         paths = write_outputs(evaluation, out)
+        corrected = ppi.estimate(evaluation.scores, evaluation.score_signature, evaluation.judgments, human,
+                                 sample, confidence, citation_policy, inputs.banks) if human else None
         if view:  # while the document store is open: the pages show the cited documents
             from judge.view import write_view  # pulls in jinja2 and scipy only when asked for
 
             index = write_view(evaluation.judgments, out / "view", requests=inputs.requests, banks=inputs.banks,
-                               documents=inputs.documents).index
+                               documents=inputs.documents,
+                               estimates=ppi_json(*corrected) if corrected else None).index
     print_argue_leaderboard(evaluation.scores.aggregate_rows())
     print_flags(evaluation.scores.aggregate_rows())
     if with_baselines:
         print_leaderboard(evaluation.scores.aggregate_rows() + baseline_rows, ["F1", *headlines],
                           "The judge beside the baselines (run level)", sort_by="F1")
+    if corrected is not None:
+        with user_errors(debug):
+            console.print(f"wrote {', '.join(str(p) for p in ppi.report(*corrected, out))}", highlight=False,
+                          soft_wrap=True)
     print_usage(evaluation.usage, evaluation.seconds)
     print_diagnostics(evaluation.diagnostics)
     console.print(f"signature: {evaluation.score_signature.short()}", highlight=False, soft_wrap=True)
@@ -229,16 +245,23 @@ def score_command(
     citation_policy: Policy = "all",
     nuggets: Annotated[list[Path] | None, typer.Option("--nuggets", "-n", help=f"Nugget banks: {NUGGET_FORMATS}. "
                        "Needed for Auto-ARGUE judgments and Auto-ARGUE's relevance and coverage measures.")] = None,
+    human: options.Human = None,
+    sample: options.Sample = "reports",
+    confidence: options.Confidence = 0.95,
     out: options.Out = Path("argue-out"),
     debug: options.Debug = False,
 ) -> None:
-    """Recompute every metric from judgments alone (no model calls): LLM judgments and human labels alike."""
+    """Recompute every metric from judgments alone (no model calls): LLM judgments and human labels alike. With
+    --human, also the prediction-powered estimates of each run's scores from a human sample (docs/ppi.md)."""
+    ppi.check_design(sample)
     with user_errors(debug):
         banks = read_nugget_banks(list(nuggets)) if nuggets else None
         records = read_any_judgments(list(judgments), banks)
         label = next((j.signature for j in records if j.signature), None) or \
             ",".join(sorted({j.assessor for j in records})) or "unknown"
         scores, signature, warnings = score(records, label, citation_policy, banks)  # type: ignore[arg-type]
+        corrected = ppi.estimate(scores, signature, records, human, sample, confidence,
+                                 citation_policy, banks) if human else None  # type: ignore[arg-type]
         write_score_files(scores, signature, out / "scores.tsv", out / "leaderboard.tsv")
     print_argue_leaderboard(scores.aggregate_rows())
     print_flags(scores.aggregate_rows())
@@ -247,3 +270,7 @@ def score_command(
     print_diagnostics(diagnostics)
     console.print(f"signature: {signature.short()}", highlight=False, soft_wrap=True)
     console.print(f"wrote {out / 'scores.tsv'}, {out / 'leaderboard.tsv'}", highlight=False)
+    if corrected is not None:
+        with user_errors(debug):
+            paths = ppi.report(*corrected, out)
+        console.print(f"wrote {', '.join(str(p) for p in paths)}", highlight=False, soft_wrap=True)

@@ -103,14 +103,14 @@ def main() -> None:
                 r = result[method]
                 pooled[n][method].append(r)
                 print(f"| {n} | {run} ({len(human)}) | {human.mean():.3f} | {judge.mean():.3f} | {method} | "
-                      f"{r['coverage']:.3f} | {r['width']:.3f} | {r['bias']:+.3f} |")
+                      f"{r['coverage']:.3f} | {r['width']:.4f} | {r['bias']:+.3f} |")
     print("\n| n | runs | method | mean coverage | min coverage | mean width |")
     print("|---|---|---|---|---|---|")
     for n, by_method in pooled.items():
         for method, results in by_method.items():
             cov = [r["coverage"] for r in results]
             print(f"| {n} | {len(results)} | {method} | {np.mean(cov):.3f} | {min(cov):.3f} | "
-                  f"{np.mean([r['width'] for r in results]):.3f} |")
+                  f"{np.mean([r['width'] for r in results]):.4f} |")
     print(f"\n# {time.perf_counter() - started:.1f} s")
 
 

@@ -46,6 +46,22 @@ def human_digest(paths: Sequence[str | Path]) -> str:
     return digest.hexdigest()[:8]
 
 
+def _read_checked(paths: Sequence[str | Path], judged: set[tuple[str, str]],
+                  banks: Mapping[str, NuggetBank] | None) -> list[ReportJudgment]:
+    """The human records, each file checked to judge a subset of `judged`, no report judged twice."""
+    records: list[ReportJudgment] = []
+    seen: set[tuple[str, str]] = set()
+    for path in paths:
+        file_records = read_any_judgments([path], banks)
+        check_subset(judged, [j.key for j in file_records], source_name(path))
+        for j in file_records:
+            if j.key in seen:
+                raise InputError(f"two human judgments of run {j.run_id} request {j.request_id}", source_name(path))
+            seen.add(j.key)
+        records += file_records
+    return records
+
+
 def read_human(paths: Sequence[str | Path], judged: Iterable[ReportJudgment],
                banks: Mapping[str, NuggetBank] | None = None) -> list[ReportJudgment]:
     """Human judgments records, each file checked to judge a subset of the judged reports (InputError naming the
@@ -57,30 +73,15 @@ def read_human(paths: Sequence[str | Path], judged: Iterable[ReportJudgment],
         keys.add(j.key)
         if j.nuggets is not None:
             nuggets.setdefault(j.request_id, j.nuggets)
-    records: list[ReportJudgment] = []
-    for path in paths:
-        file_records = read_any_judgments([path], banks)
-        check_subset(keys, [j.key for j in file_records], source_name(path))
-        records += [j if j.nuggets is not None or j.request_id not in nuggets
-                    else j.model_copy(update={"nuggets": nuggets[j.request_id]}) for j in file_records]
-    seen: set[tuple[str, str]] = set()
-    for j in records:
-        if j.key in seen:
-            raise InputError(f"two human judgments of run {j.run_id} request {j.request_id}",
-                             ", ".join(str(p) for p in paths))
-        seen.add(j.key)
-    return records
+    return [j if j.nuggets is not None or j.request_id not in nuggets
+            else j.model_copy(update={"nuggets": nuggets[j.request_id]}) for j in _read_checked(paths, keys, banks)]
 
 
 def check_human_files(paths: Sequence[str | Path], judged: set[tuple[str, str]], design: Design,
                       banks: Mapping[str, NuggetBank] | None = None) -> None:
-    """Refuse, before any judging, human files that judge reports outside `judged` (run, request) or that do not
-    fit the design (InputError naming the file)."""
-    keys: set[tuple[str, str]] = set()
-    for path in paths:
-        found = [j.key for j in read_any_judgments([path], banks)]
-        check_subset(judged, found, source_name(path))
-        keys.update(found)
+    """Refuse, before any judging, human files that judge reports outside `judged` (run, request), judge one
+    twice, or do not fit the design (InputError naming the file)."""
+    keys = {j.key for j in _read_checked(paths, judged, banks)}
     Inclusion(design, judged, keys, ", ".join(str(p) for p in paths))
 
 

@@ -199,24 +199,23 @@ def _converter():
     return module
 
 
+def _eval_args(api_base: str, root: Path, out: Path, *extra: str) -> list[str]:
+    return ["eval", str(EXAMPLES / "reports"), "--requests", str(EXAMPLES / "requests.jsonl"),
+            "--docs", str(EXAMPLES / "docs.jsonl"), "--nuggets", str(EXAMPLES / "nuggets"),
+            "--model", "openai/fake", "--api-base", api_base, "--api-key", "x",
+            "--cache-dir", str(root / "cache"), "--out", str(out), *extra]
+
+
 @pytest.fixture(scope="module")
 def judged_example(tmp_path_factory):
     """The bundled example judged by the scripted fake judge (judge.testing's smart responder), and the designed
     outcomes of expected_outcomes.json as human judgments of all six reports."""
-    from typer.testing import CliRunner
-
-    from judge.cli.app import app
     from judge.testing import FakeEndpoint, smart_responder
 
     root = tmp_path_factory.mktemp("ppi-example")
     endpoint = FakeEndpoint(smart_responder)
     try:
-        result = CliRunner().invoke(app, [
-            "eval", str(EXAMPLES / "reports"), "--requests", str(EXAMPLES / "requests.jsonl"),
-            "--docs", str(EXAMPLES / "docs.jsonl"), "--nuggets", str(EXAMPLES / "nuggets"),
-            "--model", "openai/fake", "--api-base", endpoint.api_base, "--api-key", "x",
-            "--cache-dir", str(root / "cache"), "--out", str(root / "out")])
-        assert result.exit_code == 0, result.output
+        _cli(*_eval_args(endpoint.api_base, root, root / "out"))
     finally:
         endpoint.stop()
     judgments = root / "out" / "judgments.jsonl"
@@ -288,3 +287,28 @@ def test_a_human_file_that_is_not_a_subset_is_refused_in_one_line(judged_example
     output = _cli("score", str(judgments), "--human", str(root / "human-ex101.jsonl"), "--sample", "bogus",
                   "--out", str(tmp_path / "out"), code=2)
     assert "choose one of reports, requests" in output
+
+
+def test_eval_refuses_an_unfit_human_file_before_any_model_call_and_shows_intervals_in_the_view(judged_example,
+                                                                                              tmp_path):
+    from judge.testing import FakeEndpoint, smart_responder
+
+    root, _ = judged_example
+    endpoint = FakeEndpoint(smart_responder)
+    try:
+        output = _cli(*_eval_args(endpoint.api_base, tmp_path, tmp_path / "refused", "--human",
+                                  str(root / "human-ex101.jsonl"), "--sample", "reports", "--human",
+                                  str(root / "human-all.jsonl")), code=2)
+        assert "human-all.jsonl: two human judgments of run run-cited request ex-101" in output
+        output = _cli(*_eval_args(endpoint.api_base, tmp_path, tmp_path / "partial", "--human",
+                                  str(EXAMPLES / "reports" / "run-cited.jsonl")), code=2)
+        assert "run-cited.jsonl" in output
+        assert endpoint.calls == 0
+        output = _cli(*_eval_args(endpoint.api_base, root, tmp_path / "out", "--human",
+                                  str(root / "human-ex101.jsonl"), "--view"))
+    finally:
+        endpoint.stop()
+    assert "Prediction-powered estimates" in output and "ppi signature:" in output
+    index = (tmp_path / "out" / "view" / "index.html").read_text(encoding="utf-8")
+    assert "Corrected by the human sample" in index and "|human:3@" in index
+    assert (tmp_path / "out" / "ppi.tsv").is_file()

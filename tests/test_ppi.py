@@ -312,3 +312,15 @@ def test_eval_refuses_an_unfit_human_file_before_any_model_call_and_shows_interv
     index = (tmp_path / "out" / "view" / "index.html").read_text(encoding="utf-8")
     assert "Corrected by the human sample" in index and "|human:3@" in index
     assert (tmp_path / "out" / "ppi.tsv").is_file()
+
+
+def test_calibrate_section_reads_the_savings_off_the_confusion_matrix():
+    from judge.calibrate.report_ppi import savings_row
+    from judge.calibrate.stats import AgreementResult
+
+    # phi = (40*40 - 10*10) / 50^2 = 0.6: lambda 0.6, variance kept 1 - 0.36, one label worth 1/0.64
+    result = AgreementResult(labels=["supported", "not_supported"], n_total=100, n=100, failed=0, failed_ids=[],
+                             accuracy=0.8, balanced_accuracy=0.8, kappa=0.6, kappa_ci_low=None, kappa_ci_high=None,
+                             ci_level=0.95, n_boot=0, seed=None, boot_undefined=0, per_class=[],
+                             confusion=[[40, 10], [10, 40]])
+    assert savings_row("sc", result) == ["sc", 100, "0.600", "0.600", "0.60", "0.640", "1.56", "64"]

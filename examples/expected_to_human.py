@@ -7,7 +7,7 @@ eval examples/reports ...`) and writes one record per report as an assessor woul
 outcomes per sentence, and each earned nugget's answers on the report's first sentence whose outcome earns
 (#3, or #8 for an absence nugget). With --keep, only those reports (run/request) are written: a human sample.
 
-    python examples/expected_to_human.py argue-out/judgments.jsonl human.jsonl [--keep run-cited/ex-101 ...]
+    python -m examples.expected_to_human argue-out/judgments.jsonl human.jsonl [--keep run-cited/ex-101 ...]
 """
 
 from __future__ import annotations

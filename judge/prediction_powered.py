@@ -25,7 +25,7 @@ from judge.judgments import NuggetSummary, ReportJudgment
 from judge.labels import CitationPolicy
 from judge.metrics import Scores
 from judge.metrics.corrected import PPI_MEASURES, CorrectedScores, correct_scores
-from judge.metrics.ppi import Estimate
+from judge.metrics.ppi import Estimate, Interval
 from judge.metrics.sampling import Design, Inclusion, check_subset
 from judge.signature import ScoreSignature
 from judge.types import NuggetBank
@@ -121,7 +121,7 @@ def ppi_json(corrected: CorrectedScores, signature: ScoreSignature) -> dict:
     def clean(value: float) -> float | str | None:
         return None if math.isnan(value) else "inf" if value == math.inf else round(value, 6)
 
-    def interval(i) -> dict:  # noqa: ANN001
+    def interval(i: Interval) -> dict:
         return {"value": clean(i.value), "low": clean(i.low), "high": clean(i.high)}
 
     def estimate(e: Estimate) -> dict:

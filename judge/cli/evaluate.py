@@ -31,9 +31,9 @@ from judge.llm.client import price_known
 from judge.llm.embedded import EMBEDDED_MODEL
 from judge.llm.logprob import asks_logprobs
 from judge.llm.router import resolve_model, servers
+from judge.prediction_powered import check_human_files, estimate_with_humans, ppi_json
 from judge.settings import INJECTION_POLICIES, JudgeSettings, ModelSettings, PassagePolicy, Thresholds
 from judge.shards import Shard
-from judge.prediction_powered import check_human_files, ppi_json
 from judge.thresholds import fitted_for, judge_of, read_thresholds, shipped_thresholds
 
 NUGGET_FORMATS = ("files or directories of *.json / *.jsonl (.gz too) holding v3 banks (Auto-ARGUE, AutoJudge, "
@@ -163,8 +163,9 @@ def eval_command(
         if with_baselines:  # before the summary is written, so their diagnostics reach run-summary.json
             baseline_rows, headlines = _baselines(inputs, gold, out, evaluation.diagnostics)
         paths = write_outputs(evaluation, out)
-        corrected = ppi.estimate(evaluation.scores, evaluation.score_signature, evaluation.judgments, human,
-                                 sample, confidence, citation_policy, inputs.banks) if human else None
+        corrected = estimate_with_humans(evaluation.scores, evaluation.score_signature, human,
+                                         evaluation.judgments, sample, confidence,  # type: ignore[arg-type]
+                                         citation_policy, inputs.banks) if human else None  # type: ignore[arg-type]
         if view:  # while the document store is open: the pages show the cited documents
             from judge.view import write_view  # pulls in jinja2 and scipy only when asked for
 
@@ -260,8 +261,8 @@ def score_command(
         label = next((j.signature for j in records if j.signature), None) or \
             ",".join(sorted({j.assessor for j in records})) or "unknown"
         scores, signature, warnings = score(records, label, citation_policy, banks)  # type: ignore[arg-type]
-        corrected = ppi.estimate(scores, signature, records, human, sample, confidence,
-                                 citation_policy, banks) if human else None  # type: ignore[arg-type]
+        corrected = estimate_with_humans(scores, signature, human, records, sample, confidence,  # type: ignore[arg-type]
+                                         citation_policy, banks) if human else None  # type: ignore[arg-type]
         write_score_files(scores, signature, out / "scores.tsv", out / "leaderboard.tsv")
     print_argue_leaderboard(scores.aggregate_rows())
     print_flags(scores.aggregate_rows())

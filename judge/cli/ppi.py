@@ -3,36 +3,23 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
 from judge.cli.render import console
-from judge.judgments import ReportJudgment
-from judge.labels import CitationPolicy
-from judge.metrics import Scores
 from judge.metrics.argue import F1
 from judge.metrics.corrected import PPI_MEASURES, CorrectedScores
 from judge.metrics.ppi import Interval
 from judge.metrics.sampling import DESIGNS
-from judge.prediction_powered import estimate_with_humans, write_ppi_files
+from judge.prediction_powered import write_ppi_files
 from judge.signature import ScoreSignature
-from judge.types import NuggetBank
 
 
 def check_design(sample: str) -> None:
     if sample not in DESIGNS:
         raise typer.BadParameter(f"choose one of {', '.join(DESIGNS)}", param_hint="--sample")
-
-
-def estimate(scores: Scores, signature: ScoreSignature, judged: Iterable[ReportJudgment], human: list[Path],
-             sample: str, confidence: float, policy: CitationPolicy, banks: Mapping[str, NuggetBank] | None
-             ) -> tuple[CorrectedScores, ScoreSignature]:
-    """The estimates and their signature; raises InputError (one line) on a human file that does not fit."""
-    return estimate_with_humans(scores, signature, human, judged, sample,  # type: ignore[arg-type]
-                                confidence, policy, banks)
 
 
 def report(corrected: CorrectedScores, signature: ScoreSignature, out: Path) -> list[Path]:

@@ -537,7 +537,8 @@ def test_html_report_is_self_contained_with_every_table_and_figure_inline(tmp_pa
     assert text.startswith("<!DOCTYPE html>") and page.all("html") == [{"lang": "en"}]
     assert page.headings[0] == "Calibration report" and "supports_citation" in page.headings
     # the same tables as the Markdown, each captioned, with header cells scoped for screen readers
-    assert len(page.tables) == md.count("\n|---") == 11
+    assert len(page.tables) == md.count("\n|---") == 12
+    assert "Human labels saved by prediction-powered inference" in page.headings
     assert len(page.captions) == len(page.tables) and all(page.captions)
     assert {a.get("scope") for a in page.all("th")} == {"col", "row"}
     kappa_ci = f"[{results.decisions['supports_citation'].kappa_ci_low:.3f}, " \

@@ -26,7 +26,7 @@ RESULT_CHANGING: dict[str, dict[str, str]] = {
              "citation_policy": "citation_policy", "truncate": "truncate", "max_doc_chars": "passages",
              "prompts": "prompts", "on_injection": "on_injection", "logprobs": "logprobs",
              "thresholds": "thresholds"},
-    "score": {"citation_policy": "citation_policy"},
+    "score": {"citation_policy": "citation_policy", "human": "human", "sample": "sample", "confidence": "confidence"},
     "merge": {},   # its numbers are those the shards' judgments give; every shard must carry one judge signature
     "calibrate": {"wice_partial": "wice_partial", "sample": "sample", "exclude": "exclude", "seed": "resample_seed",
                   "n_boot": "n_boot",
@@ -42,6 +42,9 @@ RESULT_CHANGING: dict[str, dict[str, str]] = {
     "baseline pa-bleu": {"smooth": "smooth:", "smooth_value": "smooth:"},
     "baseline pa-meteor": {},
 }
+# --human and its options change the prediction-powered estimates, which the ScoreSignature of ppi.tsv signs
+PPI_OPTIONS = {"human": "human", "sample": "sample", "confidence": "confidence"}
+SIGNED_BY_THE_PPI_SIGNATURE = {"eval": set(PPI_OPTIONS)}
 # options that cannot change a number, and why (inputs are the material itself; ScoreSignature counts it)
 NEUTRAL: dict[str, set[str]] = {
     # max_doc_bytes refuses a run, never changes its numbers; price_per_1k only prices the budget;
@@ -82,9 +85,10 @@ def test_every_option_of_every_number_producing_command_is_declared():
     found = {k: v for k, v in commands().items() if k.split()[0] not in CONVERTERS}
     assert sorted(found) == sorted(RESULT_CHANGING)
     for command, options in found.items():
-        undeclared = set(options) - set(RESULT_CHANGING[command]) - NEUTRAL[command]
+        ppi = SIGNED_BY_THE_PPI_SIGNATURE.get(command, set())
+        undeclared = set(options) - set(RESULT_CHANGING[command]) - NEUTRAL[command] - ppi
         assert not undeclared, f"{command}: say whether {sorted(undeclared)} change a number (and sign them)"
-        stale = (set(RESULT_CHANGING[command]) | NEUTRAL[command]) - set(options)
+        stale = (set(RESULT_CHANGING[command]) | NEUTRAL[command] | ppi) - set(options)
         assert not stale, f"{command}: {sorted(stale)} are no longer options"
 
 
@@ -101,6 +105,13 @@ def field_names(cls, prefix: str = "") -> set[str]:
                                               ("calibrate", CalibrationSignature)])
 def test_result_changing_options_map_to_signature_fields(command, cls):
     assert set(RESULT_CHANGING[command].values()) <= field_names(cls)
+
+
+def test_ppi_options_map_to_score_signature_fields_and_change_it():
+    assert set(PPI_OPTIONS.values()) <= field_names(ScoreSignature)
+    base = ScoreSignature("j", 2, 6, 0, 0, human="6@0123abcd", sample="reports", confidence=0.95)
+    for change in (dict(human="6@89abcdef"), dict(sample="requests"), dict(confidence=0.9)):
+        assert dataclasses.replace(base, **change).short() != base.short()
 
 
 def judge_signature(model=ModelSettings("m"), retry=RetryPolicy(), judge=JudgeSettings()) -> JudgeSignature:

@@ -40,6 +40,7 @@ from judge.calibrate.report_confidence import (
     plot_reliability,
     threshold_blocks,
 )
+from judge.calibrate.report_ppi import ppi_blocks
 from judge.calibrate.results import CalibrationResults, items_jsonl, load_calibration_json, results_json
 from judge.calibrate.stats import VERDICTS, AgreementResult, LeaderboardCorrelation, Rate
 from judge.formats.atomic import write_text_atomic
@@ -88,6 +89,7 @@ def report_blocks(results: CalibrationResults) -> list[Block]:
     out += _decision_blocks(results)
     out += confidence_blocks(results)
     out += threshold_blocks(results)
+    out += ppi_blocks(results)
     out += _report_level_blocks(results)
     out += _run_level_blocks(results)
     out += _pairwise_blocks(results)

@@ -10,7 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from judge.adapters.autoargue import read_any_judgments
-from judge.cli import options
+from judge.cli import options, ppi
 from judge.cli.errors import run_failed, user_errors
 from judge.cli.render import (
     console,
@@ -31,6 +31,7 @@ from judge.llm.embedded import EMBEDDED_MODEL
 from judge.llm.router import resolve_model, servers
 from judge.run.evaluate import EvalConfig, Inputs, evaluate, score, write_outputs, write_score_files
 from judge.run.evaluate import Progress as Hooks
+from judge.run.prediction_powered import check_human_files, estimate_with_humans, ppi_json
 from judge.run.shards import Shard
 from judge.settings import INJECTION_POLICIES, JudgeSettings, ModelSettings, PassagePolicy
 
@@ -98,10 +99,15 @@ def eval_command(
     ] = False,
     gold: Annotated[list[Path] | None, typer.Option(
         "--gold", help="Gold reports for the reference-based baselines.")] = None,
+    human: options.Human = None,
+    sample: options.Sample = "reports",
+    confidence: options.Confidence = 0.95,
     out: options.Out = Path("argue-out"),
     debug: options.Debug = False,
 ) -> None:
-    """Judge reports sentence by sentence (ARGUE) and write judgments, scores and a leaderboard."""
+    """Judge reports sentence by sentence (ARGUE) and write judgments, scores and a leaderboard. With --human,
+    also the prediction-powered estimates of each run's scores from a human sample (docs/ppi.md)."""
+    ppi.check_design(sample)
     if citation_policy not in CITATION_POLICIES:
         raise typer.BadParameter(f"choose one of {', '.join(CITATION_POLICIES)}", param_hint="--citation-policy")
     if on_injection not in INJECTION_POLICIES:
@@ -124,6 +130,9 @@ def eval_command(
     with user_errors(debug), Inputs.load(reports, requests, nuggets, docs, local_directory(cache) / "docstore",
                                          max_doc_bytes=max_doc_bytes, shard=part) as inputs, \
             output_lock(out, "eval"):
+        if human:  # refuse a human file that does not fit before any model call
+            check_human_files(human, {entry.key for entry in inputs.reports.entries}, sample,  # type: ignore[arg-type]
+                              inputs.banks)
         config = EvalConfig(
             model=settings,
             judge=JudgeSettings(citation_policy, truncate, passages, prompts,  # type: ignore[arg-type]
@@ -151,16 +160,23 @@ def eval_command(
         if with_baselines:  # before the summary is written, so their diagnostics reach run-summary.json
             baseline_rows, headlines = _baselines(inputs, gold, out, evaluation.diagnostics)
         paths = write_outputs(evaluation, out)
+        corrected = estimate_with_humans(evaluation.scores, evaluation.score_signature, human,
+                                         evaluation.judgments, sample, confidence,  # type: ignore[arg-type]
+                                         citation_policy, inputs.banks) if human else None  # type: ignore[arg-type]
+        ppi_paths = ppi.write(*corrected, out) if corrected is not None else []
         if view:  # while the document store is open: the pages show the cited documents
             from judge.view import write_view  # pulls in jinja2 and scipy only when asked for
 
             index = write_view(evaluation.judgments, out / "view", requests=inputs.requests, banks=inputs.banks,
-                               documents=inputs.documents).index
+                               documents=inputs.documents,
+                               estimates=ppi_json(*corrected) if corrected else None).index
     print_argue_leaderboard(evaluation.scores.aggregate_rows())
     print_flags(evaluation.scores.aggregate_rows())
     if with_baselines:
         print_leaderboard(evaluation.scores.aggregate_rows() + baseline_rows, ["F1", *headlines],
                           "The judge beside the baselines (run level)", sort_by="F1")
+    if corrected is not None:
+        ppi.show(*corrected, ppi_paths)
     print_usage(evaluation.usage, evaluation.seconds)
     print_diagnostics(evaluation.diagnostics)
     console.print(f"signature: {evaluation.score_signature.short()}", highlight=False, soft_wrap=True)
@@ -206,18 +222,26 @@ def score_command(
     citation_policy: Policy = "all",
     nuggets: Annotated[list[Path] | None, typer.Option("--nuggets", "-n", help=f"Nugget banks: {NUGGET_FORMATS}. "
                        "Needed for Auto-ARGUE judgments and Auto-ARGUE's relevance and coverage measures.")] = None,
+    human: options.Human = None,
+    sample: options.Sample = "reports",
+    confidence: options.Confidence = 0.95,
     out: options.Out = Path("argue-out"),
     debug: options.Debug = False,
 ) -> None:
-    """Recompute every metric from judgments alone (no model calls): LLM judgments and human labels alike."""
+    """Recompute every metric from judgments alone (no model calls): LLM judgments and human labels alike. With
+    --human, also the prediction-powered estimates of each run's scores from a human sample (docs/ppi.md)."""
+    ppi.check_design(sample)
     with user_errors(debug):
         banks = read_nugget_banks(list(nuggets)) if nuggets else None
         records = read_any_judgments(list(judgments), banks)
         label = next((j.signature for j in records if j.signature), None) or \
             ",".join(sorted({j.assessor for j in records})) or "unknown"
         scores, signature, warnings = score(records, label, citation_policy, banks)  # type: ignore[arg-type]
+        corrected = estimate_with_humans(scores, signature, human, records, sample, confidence,  # type: ignore[arg-type]
+                                         citation_policy, banks) if human else None  # type: ignore[arg-type]
         with output_lock(out, "score"):
             write_score_files(scores, signature, out / "scores.tsv", out / "leaderboard.tsv")
+            ppi_paths = ppi.write(*corrected, out) if corrected is not None else []
     print_argue_leaderboard(scores.aggregate_rows())
     print_flags(scores.aggregate_rows())
     diagnostics = Diagnostics()
@@ -225,3 +249,5 @@ def score_command(
     print_diagnostics(diagnostics)
     console.print(f"signature: {signature.short()}", highlight=False, soft_wrap=True)
     console.print(f"wrote {out / 'scores.tsv'}, {out / 'leaderboard.tsv'}", highlight=False)
+    if corrected is not None:
+        ppi.show(*corrected, ppi_paths)

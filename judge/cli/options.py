@@ -85,3 +85,20 @@ def judge_thresholds(option: str | None, settings: ModelSettings, prompts: Path 
     if choice.notice:
         console.print(choice.notice, highlight=False, soft_wrap=True)
     return choice.rules
+
+
+def confidence_level(value: float) -> float:
+    if not math.isfinite(value) or not 0 < value < 1:
+        raise typer.BadParameter(f"{value} is not a confidence level between 0 and 1 (e.g. 0.95)")
+    return value
+
+
+# Prediction-powered estimates from a human sample (judge.run.prediction_powered; docs/ppi.md).
+Human = Annotated[list[Path] | None, typer.Option(
+    "--human", help="Human judgments (the judgments format, outcomes or decisions) of a sample of the judged "
+    "reports: adds prediction-powered estimates with intervals (ppi.tsv, ppi-pairs.tsv, ppi.json).")]
+Sample = Annotated[str, typer.Option(
+    "--sample", help="How the --human reports were chosen: 'reports' (at random, stratified by request where every "
+    "request has one) or 'requests' (whole requests at random, every report of each judged).")]
+Confidence = Annotated[float, typer.Option(
+    "--confidence", callback=confidence_level, help="Confidence level of the --human intervals.")]

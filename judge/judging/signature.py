@@ -6,7 +6,8 @@ One class per kind of result:
   the judge gets, and the detector that decides it; whether decisions carry a confidence, and the decision
   thresholds applied to it);
 - `ScoreSignature`: what the scores were computed from (the judge or 'human' assessors, the citation policy
-  the outcomes were derived under, requests, reports, failed and undetermined sentences);
+  the outcomes were derived under, requests, reports, failed and undetermined sentences; with a human sample for
+  prediction-powered estimates, its hash, sampling design and confidence level);
 - `CalibrationSignature`: the judge plus the calibration material (items, label policy, sample, bootstrap,
   resampling seed, the prompts of an A/B comparison, the attack kinds of a red-team run, the threshold fit);
 - `BaselineSignature`: an automatic baseline and every setting it ran with.
@@ -104,6 +105,11 @@ class ScoreSignature(_Forms):
     failed: int
     undetermined: int
     citation_policy: str = "all"   # how human decisions were turned into outcomes (score --citation-policy)
+    # Prediction-powered estimates (--human): a hash of the human judgments' bytes and how many reports they
+    # judged, the sampling design and the confidence level of the intervals. None: no human sample.
+    human: str | None = None
+    sample: str | None = None
+    confidence: float | None = None
 
     def _fields(self, short: bool) -> list[tuple[str, str]]:
         # A key appears once and means one thing: the judge's signature already says `cite:` (the policy its
@@ -113,7 +119,10 @@ class ScoreSignature(_Forms):
         cite = [] if judged_with == self.citation_policy else \
             [("cite" if judged_with is None else "score-cite", self.citation_policy)]
         return [("", self.judge), ("requests", str(self.requests)), ("reports", str(self.reports)),
-                ("failed", str(self.failed)), ("undetermined", str(self.undetermined)), *cite]
+                ("failed", str(self.failed)), ("undetermined", str(self.undetermined)), *cite,
+                # `ppi-` keys: a human judge's own label already starts with `human:`
+                *([("ppi-human", self.human), ("ppi-sample", str(self.sample)), ("ppi-conf", f"{self.confidence:g}")]
+                  if self.human is not None else [])]
 
 
 def _value_of(signature: str, key: str) -> str | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
@@ -78,15 +79,16 @@ def render_page(template: str, **context: object) -> str:
     return _environment().get_template(template).render(**context)
 
 
-def write_site(site: Site, out_dir: Path, comparison: Comparison | None = None, *, has_banks: bool = False
-               ) -> ViewFiles:
+def write_site(site: Site, out_dir: Path, comparison: Comparison | None = None, *, has_banks: bool = False,
+               estimates: Mapping[str, Any] | None = None) -> ViewFiles:
     """Render and write every page of `site` (and of `comparison`); pages an earlier view wrote into the same
     folder (its manifest) and this one does not are removed, so no link points at stale judgments. Nothing else
-    in the folder is touched."""
+    in the folder is touched. `estimates`: the prediction-powered estimates as
+    judge.run.prediction_powered.ppi_json gives them (shown on the index with their intervals)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     files = ViewFiles(index=out_dir / "index.html", comparison=comparison)
     _write(files.index, render_page("index.html.j2", title="ARGUE judgments", root="", site=site,
-                                    comparison=comparison))
+                                    comparison=comparison, estimates=estimates))
     for report in site.reports:
         path = out_dir / report.file
         _write(path, render_page("report.html.j2", title=f"{report.run_id} / {report.request_id}", root="../",
@@ -126,12 +128,14 @@ def _write(path: Path, text: str) -> None:
 def write_view(judgments: Iterable[ReportJudgment], out_dir: str | Path, *,
                requests: Mapping[str, Request] | None = None, banks: Mapping[str, NuggetBank] | None = None,
                documents: DocumentLookup | None = None, against: Iterable[ReportJudgment] | None = None,
-               labels: tuple[str, str] = ("judgments", "against"), policy: CitationPolicy = "all") -> ViewFiles:
+               labels: tuple[str, str] = ("judgments", "against"), policy: CitationPolicy = "all",
+               estimates: Mapping[str, Any] | None = None) -> ViewFiles:
     """The library path behind `argue-judge view` (and `eval --view`): judgments records in, static pages out.
 
     `requests`, `banks` and `documents` only add text (request statements, attesting documents, highlighted
     evidence); every outcome and score comes from the records, as `argue-judge score` computes them. With
     `against`, comparison pages pair the two sets' reports by (run_id, request_id); `labels` names the two sides.
+    `estimates`: prediction-powered estimates from a human sample (ppi.json's content), shown on the index.
     Raises InputError on duplicate reports or (with `against`) reports whose sentences differ.
     """
     records = list(judgments)
@@ -145,4 +149,4 @@ def write_view(judgments: Iterable[ReportJudgment], out_dir: str | Path, *,
                            folder=REPORTS_DIR)
         comparison = compare(site, other, labels[0], labels[1], folder=COMPARE_DIR)
     with output_lock(out_dir, "view"):  # the records are checked: only now is the folder touched
-        return write_site(site, Path(out_dir), comparison, has_banks=bool(banks))
+        return write_site(site, Path(out_dir), comparison, has_banks=bool(banks), estimates=estimates)

@@ -1,0 +1,69 @@
+"""`--human` for `argue-judge eval` and `score`: prediction-powered estimates, written and printed."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from judge.cli.render import console
+from judge.judging.signature import ScoreSignature
+from judge.metrics.argue import F1
+from judge.metrics.corrected import PPI_MEASURES, CorrectedScores
+from judge.metrics.ppi import Interval
+from judge.metrics.sampling import DESIGNS
+from judge.run.prediction_powered import write_ppi_files
+
+
+def check_design(sample: str) -> None:
+    if sample not in DESIGNS:
+        raise typer.BadParameter(f"choose one of {', '.join(DESIGNS)}", param_hint="--sample")
+
+
+def write(corrected: CorrectedScores, signature: ScoreSignature, out: Path) -> list[Path]:
+    """Write ppi.tsv, ppi-pairs.tsv and ppi.json into `out` (under the command's lock on it); returns the paths."""
+    return list(write_ppi_files(corrected, signature, out).values())
+
+
+def show(corrected: CorrectedScores, signature: ScoreSignature, paths: list[Path]) -> None:
+    """Print the estimates, their signature and the files written."""
+    print_corrected(corrected)
+    console.print(f"ppi signature: {signature.short()}", highlight=False, soft_wrap=True)
+    console.print(f"wrote {', '.join(str(p) for p in paths)}", highlight=False, soft_wrap=True)
+
+
+def _interval(i: Interval, digits: int = 3) -> str:
+    if math.isnan(i.value):
+        return "–"
+    bounds = "" if math.isnan(i.low) else f" [{i.low:.{digits}f}, {i.high:.{digits}f}]"
+    return f"{i.value:.{digits}f}{bounds}"
+
+
+def print_corrected(corrected: CorrectedScores) -> None:
+    level = f"{corrected.confidence:.0%}"
+    table = Table(title=f"Prediction-powered estimates ({level} intervals; sample: {corrected.design})",
+                  title_justify="left")
+    for name, justify in (("run_id", "left"), ("measure", "left"), ("rank", "right"), ("n/N", "right"),
+                          ("judge", "right"), ("human only", "right"), ("PPI", "right"), ("λ", "right"),
+                          ("labels worth", "right")):
+        table.add_column(name, justify=justify, no_wrap=name in ("run_id", "measure"))  # type: ignore[arg-type]
+    for measure in PPI_MEASURES:
+        for r in corrected.of_measure(measure):
+            e = r.estimate
+            worth = "–" if math.isnan(e.effective_labels) else "all" if e.effective_labels == math.inf \
+                else f"{e.effective_labels:.1f}"
+            table.add_row(r.run_id, measure.name, "–" if r.rank is None else str(r.rank), f"{e.labelled}/{e.units}",
+                          "–" if math.isnan(e.judge_only) else f"{e.judge_only:.3f}",
+                          _interval(e.human_only), _interval(e.ppi) if e.estimable else "not estimable",
+                          "–" if math.isnan(e.lam) else f"{e.lam:.2f}", worth)
+        table.add_section()
+    console.print(table)
+    apart = corrected.distinguishable(F1)
+    pairs = [p for p in corrected.pairs if p.measure == F1.name]
+    console.print(f"F1: {len(apart)} of {len(pairs)} pairs of runs told apart at {level}"
+                  + "".join(f"\n  {p.run_a} − {p.run_b}: {_interval(p.estimate.ppi)}" for p in apart),
+                  highlight=False, soft_wrap=True)
+    for note in corrected.notes:
+        console.print(f"note: {note}", highlight=False, soft_wrap=True)

@@ -1,0 +1,158 @@
+"""The library path behind `--human`: the judge's scores of every report, human judgments of a sample of them,
+and the prediction-powered estimates that follow (ppi.tsv, ppi-pairs.tsv, ppi.json).
+
+`argue-judge score ... --human FILE` and `eval ... --human FILE` call `estimate_with_humans` then
+`write_ppi_files`; a notebook calls the same. The estimators are judge.metrics.ppi (formulas), judge.metrics.sampling
+(designs) and judge.metrics.corrected (runs, pairs, ranking); docs/ppi.md explains them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from judge.errors import InputError
+from judge.formats._jsonl import expand_paths, is_literal, source_name
+from judge.formats.atomic import staged
+from judge.formats.judgments import NuggetSummary, ReportJudgment, iter_judgments
+from judge.formats.scores import format_value
+from judge.judging.signature import ScoreSignature
+from judge.labels import CitationPolicy
+from judge.metrics import Scores
+from judge.metrics.corrected import PPI_MEASURES, CorrectedScores, correct_scores
+from judge.metrics.ppi import Estimate, Interval
+from judge.metrics.sampling import Design, Inclusion, check_subset
+from judge.run.evaluate import score
+from judge.types import NuggetBank
+
+PPI_FILES = ("ppi.tsv", "ppi-pairs.tsv", "ppi.json")
+RUN_COLUMNS = ("run_id", "measure", "rank", "reports", "labelled", "judge_only", "human_only", "human_low",
+               "human_high", "ppi", "ppi_low", "ppi_high", "lambda", "effective_labels", "status")
+PAIR_COLUMNS = ("measure", "run_a", "run_b", "requests", "labelled", "judge_diff", "human_diff", "ppi_diff",
+                "ppi_low", "ppi_high", "distinguishable", "status")
+
+
+def human_digest(paths: Sequence[str | Path]) -> str:
+    """A short hash of the human judgments' bytes (every file, in the order given; a directory's files sorted)."""
+    digest = hashlib.sha256()
+    for source in expand_paths(list(paths)):
+        digest.update(source.encode("utf-8") if is_literal(source) else Path(source).read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()[:8]
+
+
+def _read_checked(paths: Sequence[str | Path], judged: set[tuple[str, str]],
+                  banks: Mapping[str, NuggetBank] | None) -> list[ReportJudgment]:
+    """The human records, each file checked to judge a subset of `judged`, no report judged twice."""
+    records: list[ReportJudgment] = []
+    seen: set[tuple[str, str]] = set()
+    for path in paths:
+        file_records = list(iter_judgments(path))  # the judgments format, as assessors write it
+        check_subset(judged, [j.key for j in file_records], source_name(path))
+        for j in file_records:
+            if j.key in seen:
+                raise InputError(f"two human judgments of run {j.run_id} request {j.request_id}", source_name(path))
+            seen.add(j.key)
+        records += file_records
+    return records
+
+
+def read_human(paths: Sequence[str | Path], judged: Iterable[ReportJudgment],
+               banks: Mapping[str, NuggetBank] | None = None) -> list[ReportJudgment]:
+    """Human judgments records, each file checked to judge a subset of the judged reports (InputError naming the
+    file otherwise). A record without a nugget bank gets the judge's record's bank for its request: the bank
+    belongs to the request, not to the assessor, and recall is undefined without it."""
+    nuggets: dict[str, list[NuggetSummary]] = {}
+    keys: set[tuple[str, str]] = set()
+    for j in judged:
+        keys.add(j.key)
+        if j.nuggets is not None:
+            nuggets.setdefault(j.request_id, j.nuggets)
+    return [j if j.nuggets is not None or j.request_id not in nuggets
+            else j.model_copy(update={"nuggets": nuggets[j.request_id]}) for j in _read_checked(paths, keys, banks)]
+
+
+def check_human_files(paths: Sequence[str | Path], judged: set[tuple[str, str]], design: Design,
+                      banks: Mapping[str, NuggetBank] | None = None) -> None:
+    """Refuse, before any judging, human files that judge reports outside `judged` (run, request), judge one
+    twice, or do not fit the design (InputError naming the file)."""
+    keys = {j.key for j in _read_checked(paths, judged, banks)}
+    Inclusion(design, judged, keys, ", ".join(str(p) for p in paths))
+
+
+def estimate_with_humans(judge_scores: Scores, judge_signature: ScoreSignature, human_paths: Sequence[str | Path],
+                         judged: Iterable[ReportJudgment], design: Design = "reports", confidence: float = 0.95,
+                         policy: CitationPolicy = "all", banks: Mapping[str, NuggetBank] | None = None
+                         ) -> tuple[CorrectedScores, ScoreSignature]:
+    """Prediction-powered estimates of every run's ARGUE measures and of every pair's difference, with the score
+    signature extended by the human sample (hash, design, confidence). `judged`: the judge's records (for the
+    subset check and the nugget banks); raises InputError on a human file that is not a subset, or (design
+    'requests') one that judged part of a request."""
+    if not 0 < confidence < 1:
+        raise InputError(f"--confidence must be between 0 and 1 (e.g. 0.95), not {confidence}")
+    human_records = read_human(human_paths, judged, banks)
+    human_scores, _, _ = score(human_records, "human", policy, banks)
+    judged_keys = {(run.run_id, request) for run in judge_scores for request in run.reports}
+    inclusion = Inclusion(design, judged_keys, {j.key for j in human_records},
+                          ", ".join(str(p) for p in human_paths))
+    corrected = correct_scores(judge_scores, human_scores, inclusion, confidence)
+    signature = replace(judge_signature, human=f"{len(human_records)}@{human_digest(human_paths)}", sample=design,
+                        confidence=confidence)
+    return corrected, signature
+
+
+def _number(value: float) -> str:
+    return "inf" if value == math.inf else format_value(value)
+
+
+def _run_row(run_id: str, measure: str, rank: int | None, e: Estimate) -> list[str]:
+    return [run_id, measure, "" if rank is None else str(rank), str(e.units), str(e.labelled),
+            *(_number(v) for v in (e.judge_only, e.human_only.value, e.human_only.low, e.human_only.high,
+                                   e.ppi.value, e.ppi.low, e.ppi.high, e.lam, e.effective_labels)), e.status]
+
+
+def ppi_json(corrected: CorrectedScores, signature: ScoreSignature) -> dict:
+    """The estimates as one JSON document (NaN as null), what the HTML view and scripts read."""
+    def clean(value: float) -> float | str | None:
+        return None if math.isnan(value) else "inf" if value == math.inf else round(value, 6)
+
+    def interval(i: Interval) -> dict:
+        return {"value": clean(i.value), "low": clean(i.low), "high": clean(i.high)}
+
+    def estimate(e: Estimate) -> dict:
+        return {"reports": e.units, "labelled": e.labelled, "judge_only": clean(e.judge_only),
+                "human_only": interval(e.human_only), "ppi": interval(e.ppi), "lambda": clean(e.lam),
+                "effective_labels": clean(e.effective_labels), "status": e.status}
+
+    return {
+        "signature": signature.short(), "sample": corrected.design, "confidence": corrected.confidence,
+        "measures": [m.name for m in PPI_MEASURES], "notes": list(corrected.notes),
+        "runs": [{"run_id": r.run_id, "measure": r.measure, "rank": r.rank, **estimate(r.estimate)}
+                 for m in PPI_MEASURES for r in corrected.of_measure(m)],
+        "pairs": [{"measure": p.measure, "run_a": p.run_a, "run_b": p.run_b, "distinguishable": p.distinguishable,
+                   **estimate(p.estimate)} for p in corrected.pairs],
+    }
+
+
+def write_ppi_files(corrected: CorrectedScores, signature: ScoreSignature, out_dir: Path) -> dict[str, Path]:
+    """ppi.tsv (one row per run and measure, best first), ppi-pairs.tsv (one row per pair and measure) and
+    ppi.json, each with the signature; written together, renamed into place when all are complete."""
+    paths = {name: out_dir / name for name in PPI_FILES}
+    header = f"# {signature.short()}\n# sample: {corrected.design}; confidence {corrected.confidence:g}\n"
+    runs = [_run_row(r.run_id, r.measure, r.rank, r.estimate) for m in PPI_MEASURES for r in corrected.of_measure(m)]
+    pairs = [[p.measure, p.run_a, p.run_b, str(p.estimate.units), str(p.estimate.labelled),
+              *(_number(v) for v in (p.estimate.judge_only, p.estimate.human_only.value, p.estimate.ppi.value,
+                                     p.estimate.ppi.low, p.estimate.ppi.high)),
+              "yes" if p.distinguishable else "no", p.estimate.status] for p in corrected.pairs]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with staged(paths.values()) as temp:
+        for name, columns, rows in (("ppi.tsv", RUN_COLUMNS, runs), ("ppi-pairs.tsv", PAIR_COLUMNS, pairs)):
+            temp[paths[name]].write_text(header + "\t".join(columns) + "\n"
+                                         + "".join("\t".join(row) + "\n" for row in rows), encoding="utf-8")
+        temp[paths["ppi.json"]].write_text(json.dumps(ppi_json(corrected, signature), indent=1) + "\n",
+                                           encoding="utf-8")
+    return paths

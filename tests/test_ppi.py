@@ -1,0 +1,326 @@
+"""Prediction-powered estimates (judge.metrics.ppi, sampling, corrected; `--human` on score and eval).
+
+The estimator is checked against its formula on a tiny case computed by hand, and on the degenerate cases: a
+perfect judge, a run without a labelled report, a human file that is not a subset of the judged reports."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from judge.errors import InputError
+from judge.formats.judgments import ReportJudgment, SentenceJudgment
+from judge.judging.signature import ScoreSignature
+from judge.metrics import score_judgments
+from judge.metrics.corrected import correct_scores
+from judge.metrics.ppi import NO_INTERVAL, NOT_ESTIMABLE, OK, ppi_mean, tuned_lambda, variance_ratio
+from judge.metrics.sampling import Inclusion, check_subset
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+
+# -- the estimator, by formula -------------------------------------------------------------------------------
+
+def test_tiny_case_matches_the_hand_computed_mean_and_variance():
+    # N = 4 reports, the judge's values of all; humans judged the first three (a simple random sample, pi = 3/4).
+    judge = [1.0, 0.0, 1.0, 1.0]
+    human = [1.0, 1.0, 0.0, math.nan]
+    e = ppi_mean(judge, human, lam=1.0)   # original PPI, lambda fixed
+    # theta = mean_N(f) + mean_n(y - f) = 3/4 + (0 + 1 - 1)/3 = 0.75
+    assert e.ppi.value == pytest.approx(0.75)
+    # Var = (1 - n/N) s_e^2 / n; e = (0, 1, -1), s_e^2 = 2/2 = 1 -> (1/4)(1)/3 = 1/12
+    assert e.ppi.se ** 2 == pytest.approx(1 / 12)
+    half = stats.t.ppf(0.975, df=2) * math.sqrt(1 / 12)
+    assert (e.ppi.low, e.ppi.high) == pytest.approx((0.75 - half, 0.75 + half))
+    # human only: mean 2/3, s_y^2 = 1/3 -> Var = (1/4)(1/3)/3 = 1/36
+    assert e.human_only.value == pytest.approx(2 / 3)
+    assert e.human_only.se ** 2 == pytest.approx(1 / 36)
+    assert e.judge_only == pytest.approx(0.75)
+    assert e.effective_labels == pytest.approx(3 * (1 / 36) / (1 / 12))
+    assert (e.units, e.labelled, e.status) == (4, 3, OK)
+
+
+def test_unequal_inclusion_uses_the_weighted_formula():
+    # Two strata sampled at different rates: the rectifier is the 1/pi-weighted mean (Hajek) and the variance
+    # n/(n-1) * sum (1 - pi) w^2 (e - e_bar)^2 / (sum w)^2.
+    judge = np.array([0.2, 0.4, 0.6, 0.8, 0.5, 0.1])
+    human = np.array([0.3, np.nan, 0.5, np.nan, 0.7, 0.0])
+    pi = np.array([0.5, 0.5, 0.5, 0.5, 1.0, 1.0])
+    e = ppi_mean(judge, human, pi, lam=0.5)
+    s = ~np.isnan(human)
+    w = 1 / pi[s]
+    resid = human[s] - 0.5 * judge[s]
+    e_bar = np.sum(w * resid) / w.sum()
+    assert e.ppi.value == pytest.approx(0.5 * judge.mean() + e_bar)
+    variance = 4 / 3 * np.sum((1 - pi[s]) * w ** 2 * (resid - e_bar) ** 2) / w.sum() ** 2
+    assert e.ppi.se == pytest.approx(math.sqrt(variance))
+
+
+def test_tuned_lambda_is_the_regression_slope_clipped_to_the_unit_interval():
+    rng = np.random.default_rng(1)
+    f = rng.random(40)
+    y = 0.6 * f + 0.1 * rng.random(40)
+    assert tuned_lambda(y, f, np.ones(40)) == pytest.approx(np.polyfit(f, y, 1)[0])
+    assert tuned_lambda(3 * f, f, np.ones(40)) == 1.0      # slope 3: clipped
+    assert tuned_lambda(-f, f, np.ones(40)) == 0.0         # negative: clipped, PPI falls back to human only
+    assert tuned_lambda(y, np.full(40, 0.5), np.ones(40)) == 0.0   # a constant judge tells nothing
+
+
+def test_fitted_lambda_costs_a_degree_of_freedom():
+    rng = np.random.default_rng(2)
+    judge = rng.random(30)
+    human = np.where(np.arange(30) < 10, judge + 0.1 * rng.standard_normal(30), np.nan)
+    e = ppi_mean(judge, human)
+    lam = tuned_lambda(human[:10], judge[:10], np.ones(10))
+    resid = human[:10] - lam * judge[:10]
+    se = math.sqrt((1 - 10 / 30) * resid.var(ddof=2) / 10)
+    assert e.lam == pytest.approx(lam)
+    assert e.ppi.se == pytest.approx(se)
+    assert e.ppi.high - e.ppi.value == pytest.approx(stats.t.ppf(0.975, df=8) * se)
+
+
+def test_perfect_judge_shrinks_the_interval_to_the_judges_number():
+    judge = [0.2, 0.9, 0.4, 0.7, 0.1, 0.5, 0.3, 0.8]
+    human = [0.2, 0.9, 0.4, 0.7, math.nan, math.nan, math.nan, math.nan]
+    e = ppi_mean(judge, human)
+    assert e.lam == pytest.approx(1.0)
+    assert e.ppi.value == pytest.approx(np.mean(judge))
+    assert e.ppi.width == pytest.approx(0.0)
+    assert e.human_only.width > 0.3
+    assert e.effective_labels == math.inf
+
+
+def test_no_labelled_unit_is_not_estimable_never_the_judges_number():
+    e = ppi_mean([0.5, 0.7], [math.nan, math.nan])
+    assert e.status == NOT_ESTIMABLE and not e.estimable
+    assert math.isnan(e.ppi.value) and math.isnan(e.human_only.value)
+    assert e.judge_only == pytest.approx(0.6)   # shown beside, but never as the estimate
+
+
+def test_one_labelled_unit_has_a_point_estimate_but_no_interval():
+    e = ppi_mean([0.5, 0.7, 0.2], [0.4, math.nan, math.nan])
+    assert e.status == NO_INTERVAL
+    assert e.ppi.value == pytest.approx(np.mean([0.5, 0.7, 0.2]) + (0.4 - 0.5))
+    assert math.isnan(e.ppi.low)
+
+
+def test_every_unit_labelled_gives_the_human_mean_exactly():
+    e = ppi_mean([0.5, 0.7, 0.2], [0.4, 0.6, 0.9])
+    assert e.ppi.value == pytest.approx(np.mean([0.4, 0.6, 0.9]))
+    assert e.ppi.width == 0 and e.human_only.width == 0
+
+
+def test_variance_ratio_is_one_minus_the_squared_correlation():
+    y = np.array([1, 1, 1, 0, 0, 0, 1, 0] * 10)
+    f = np.array([1, 1, 0, 0, 0, 1, 1, 0] * 10)
+    lam, kept = variance_ratio(y, f)
+    rho = np.corrcoef(y, f)[0, 1]
+    assert lam == pytest.approx(rho)   # equal variances: the slope is the correlation
+    assert kept == pytest.approx(1 - rho ** 2)
+
+
+# -- sampling designs ----------------------------------------------------------------------------------------
+
+JUDGED = {(run, request) for run in ("a", "b", "c") for request in ("q1", "q2")}
+
+
+def test_a_human_file_outside_the_judged_reports_is_refused_naming_the_file():
+    with pytest.raises(InputError) as info:
+        check_subset(JUDGED, {("a", "q1"), ("z", "q9")}, "human.jsonl")
+    assert str(info.value).startswith("human.jsonl: 1 human-judged report(s) are not among the judged reports (z/q9)")
+
+
+def test_report_design_is_stratified_by_request_when_every_request_was_sampled():
+    inclusion = Inclusion("reports", JUDGED, {("a", "q1"), ("b", "q1"), ("c", "q2")})
+    assert inclusion.stratified_reports and not inclusion.stratified_pairs
+    assert inclusion.of_report("q1") == pytest.approx(2 / 3)
+    assert inclusion.of_report("q2") == pytest.approx(1 / 3)
+    assert inclusion.of_pair("q1") == pytest.approx(3 * 2 / (6 * 5))   # pairs: not stratified, all 6 reports
+
+
+def test_request_design_refuses_a_partly_judged_request():
+    inclusion = Inclusion("requests", JUDGED, {("a", "q1"), ("b", "q1"), ("c", "q1")})
+    assert inclusion.of_report("q1") == inclusion.of_pair("q2") == 0.5
+    with pytest.raises(InputError, match="request q1 has 2 of its 3 reports judged.*use --sample reports"):
+        Inclusion("requests", JUDGED, {("a", "q1"), ("b", "q1")}, "h.jsonl")
+
+
+# -- runs, pairs and ranking ---------------------------------------------------------------------------------
+
+def record(run: str, request: str, outcomes: list[int]) -> ReportJudgment:
+    """A report whose sentence precision is the share of outcome 3 among outcomes 1 and 3."""
+    return ReportJudgment(run_id=run, request_id=request, sentences=[
+        SentenceJudgment(index=i, text=f"s{i}", citations=["d"], outcome=o) for i, o in enumerate(outcomes)])
+
+
+def test_runs_pairs_and_a_ranking_with_ties():
+    requests = [f"q{i}" for i in range(8)]
+    precision = {"good": [3, 3, 3, 1], "close": [3, 3, 1, 3], "bad": [1, 1, 1, 3]}
+    judge = [record(run, q, p) for run, p in precision.items() for q in requests]
+    # humans judged six of the eight requests of each run, and nothing of run "lost"; the judge is perfect
+    judge += [record("lost", q, [3, 1]) for q in requests]
+    human = [record(run, q, p) for run, p in precision.items() for q in requests[:6]]
+    inclusion = Inclusion("reports", {j.key for j in judge}, {j.key for j in human})
+    corrected = correct_scores(score_judgments(judge), score_judgments(human), inclusion)
+    by_run = {r.run_id: r for r in corrected.of_measure("SentencePrecision")}
+    assert by_run["good"].estimate.ppi.value == pytest.approx(0.75)
+    assert by_run["lost"].estimate.status == NOT_ESTIMABLE and by_run["lost"].rank is None
+    assert any("not estimable for run(s) lost" in note for note in corrected.notes)
+    # every difference is known exactly: good and close (equal) tie, bad is told apart from both
+    apart = {(p.run_a, p.run_b) for p in corrected.distinguishable("SentencePrecision")}
+    assert ("bad", "good") in apart and ("bad", "close") in apart
+    assert by_run["good"].rank == by_run["close"].rank == 1 and by_run["bad"].rank == 3
+
+
+# -- the signature -------------------------------------------------------------------------------------------
+
+def test_score_signature_records_the_human_sample_and_confidence():
+    plain = ScoreSignature("judge-x", requests=2, reports=6, failed=0, undetermined=0)
+    assert "human" not in plain.short()
+    with_human = ScoreSignature("judge-x", requests=2, reports=6, failed=0, undetermined=0, human="6@0123abcd",
+                                sample="reports", confidence=0.9)
+    assert with_human.short().endswith("|ppi-human:6@0123abcd|ppi-sample:reports|ppi-conf:0.9")
+    assert ScoreSignature(**json.loads(with_human.as_json())) == with_human
+
+
+# -- end to end on the bundled example -----------------------------------------------------------------------
+
+def _converter():
+    spec = importlib.util.spec_from_file_location("expected_to_human", EXAMPLES / "expected_to_human.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)   # type: ignore[union-attr]
+    return module
+
+
+def _eval_args(api_base: str, root: Path, out: Path, *extra: str) -> list[str]:
+    return ["eval", str(EXAMPLES / "reports"), "--requests", str(EXAMPLES / "requests.jsonl"),
+            "--docs", str(EXAMPLES / "docs.jsonl"), "--nuggets", str(EXAMPLES / "nuggets"),
+            "--model", "openai/fake", "--api-base", api_base, "--api-key", "x",
+            "--cache-dir", str(root / "cache"), "--out", str(out), *extra]
+
+
+@pytest.fixture(scope="module")
+def judged_example(tmp_path_factory):
+    """The bundled example judged by the scripted fake judge (judge.testing's smart responder), and the designed
+    outcomes of expected_outcomes.json as human judgments of all six reports."""
+    from judge.testing import FakeEndpoint, smart_responder
+
+    root = tmp_path_factory.mktemp("ppi-example")
+    endpoint = FakeEndpoint(smart_responder)
+    try:
+        _cli(*_eval_args(endpoint.api_base, root, root / "out"))
+    finally:
+        endpoint.stop()
+    judgments = root / "out" / "judgments.jsonl"
+    from judge.formats.judgments import write_judgments
+
+    convert = _converter().convert
+    write_judgments(root / "human-all.jsonl", convert(judgments))
+    write_judgments(root / "human-ex101.jsonl", convert(judgments, {f"{r}/ex-101" for r in
+                                                                      ("run-cited", "run-miscited", "run-padded")}))
+    return root, judgments
+
+
+def _cli(*args: str, code: int = 0) -> str:
+    from typer.testing import CliRunner
+
+    from judge.cli.app import app
+
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def _tsv(path: Path) -> list[dict[str, str]]:
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
+    header = lines[0].split("\t")
+    return [dict(zip(header, line.split("\t"), strict=True)) for line in lines[1:]]
+
+
+def test_score_with_every_report_human_judged_gives_the_human_scores(judged_example, tmp_path):
+    root, judgments = judged_example
+    output = _cli("score", str(judgments), "--human", str(root / "human-all.jsonl"), "--out", str(tmp_path))
+    assert "Prediction-powered estimates (95% intervals" in output
+    human = _cli("score", str(root / "human-all.jsonl"), "--out", str(tmp_path / "human"))
+    assert "ARGUE leaderboard" in human
+    truth = {(r["run_id"]): r for r in _tsv(tmp_path / "human" / "leaderboard.tsv")}
+    rows = _tsv(tmp_path / "ppi.tsv")
+    assert {r["measure"] for r in rows} >= {"F1", "SentencePrecision", "NuggetRecall", "NuggetRecall(weighted=True)"}
+    for row in rows:
+        if row["measure"] == "F1":
+            assert (row["labelled"], row["reports"], row["status"]) == ("2", "2", "ok")
+            assert float(row["ppi"]) == pytest.approx(float(truth[row["run_id"]]["F1"]), abs=1e-4)
+            assert float(row["ppi_low"]) == float(row["ppi_high"]) == pytest.approx(float(row["ppi"]))
+    header = (tmp_path / "ppi.tsv").read_text(encoding="utf-8").splitlines()[0]
+    assert "|ppi-human:6@" in header and "|ppi-sample:reports|ppi-conf:0.95" in header
+    data = json.loads((tmp_path / "ppi.json").read_text(encoding="utf-8"))
+    assert data["signature"] == header[2:] and {p["measure"] for p in data["pairs"]} >= {"F1"}
+    assert (tmp_path / "ppi-pairs.tsv").is_file()
+
+
+def test_a_whole_request_sample_gives_estimates_without_intervals(judged_example, tmp_path):
+    root, judgments = judged_example
+    _cli("score", str(judgments), "--human", str(root / "human-ex101.jsonl"), "--sample", "requests",
+         "--confidence", "0.9", "--out", str(tmp_path))
+    rows = [r for r in _tsv(tmp_path / "ppi.tsv") if r["measure"] == "F1"]
+    assert {r["status"] for r in rows} == {NO_INTERVAL}
+    assert {r["labelled"] for r in rows} == {"1"}
+    assert "|ppi-sample:requests|ppi-conf:0.9" in (tmp_path / "ppi.tsv").read_text(encoding="utf-8").splitlines()[0]
+
+
+def test_a_human_file_that_is_not_a_subset_is_refused_in_one_line(judged_example, tmp_path):
+    root, judgments = judged_example
+    foreign = tmp_path / "foreign.jsonl"
+    lines = (root / "human-all.jsonl").read_text(encoding="utf-8").splitlines()
+    foreign.write_text("\n".join([lines[0].replace('"run-cited"', '"run-unknown"'), *lines[1:]]) + "\n",
+                       encoding="utf-8")
+    output = _cli("score", str(judgments), "--human", str(foreign), "--out", str(tmp_path / "out"), code=2)
+    assert f"{foreign}: 1 human-judged report(s) are not among the judged reports (run-unknown/" in output
+    assert not (tmp_path / "out" / "ppi.tsv").exists()
+    output = _cli("score", str(judgments), "--human", str(root / "human-ex101.jsonl"), "--sample", "bogus",
+                  "--out", str(tmp_path / "out"), code=2)
+    assert "choose one of reports, requests" in output
+
+
+def test_eval_refuses_an_unfit_human_file_before_any_model_call_and_shows_intervals_in_the_view(judged_example,
+                                                                                              tmp_path):
+    from judge.testing import FakeEndpoint, smart_responder
+
+    root, _ = judged_example
+    endpoint = FakeEndpoint(smart_responder)
+    try:
+        output = _cli(*_eval_args(endpoint.api_base, tmp_path, tmp_path / "refused", "--human",
+                                  str(root / "human-ex101.jsonl"), "--sample", "reports", "--human",
+                                  str(root / "human-all.jsonl")), code=2)
+        assert "human-all.jsonl: two human judgments of run run-cited request ex-101" in output
+        output = _cli(*_eval_args(endpoint.api_base, tmp_path, tmp_path / "partial", "--human",
+                                  str(EXAMPLES / "reports" / "run-cited.jsonl")), code=2)
+        assert "run-cited.jsonl" in output
+        assert endpoint.calls == 0
+        output = _cli(*_eval_args(endpoint.api_base, root, tmp_path / "out", "--human",
+                                  str(root / "human-ex101.jsonl"), "--view"))
+    finally:
+        endpoint.stop()
+    assert "Prediction-powered estimates" in output and "ppi signature:" in output
+    index = (tmp_path / "out" / "view" / "index.html").read_text(encoding="utf-8")
+    assert "Corrected by the human sample" in index and "|ppi-human:3@" in index
+    assert (tmp_path / "out" / "ppi.tsv").is_file()
+
+
+def test_calibrate_section_reads_the_savings_off_the_confusion_matrix():
+    from judge.calibrate.report_ppi import savings_row
+    from judge.calibrate.stats import AgreementResult
+
+    # phi = (40*40 - 10*10) / 50^2 = 0.6: lambda 0.6, variance kept 1 - 0.36, one label worth 1/0.64
+    result = AgreementResult(labels=["supported", "not_supported"], n_total=100, n=100, failed=0, failed_ids=[],
+                             accuracy=0.8, balanced_accuracy=0.8, kappa=0.6, kappa_ci_low=None, kappa_ci_high=None,
+                             ci_level=0.95, n_boot=0, seed=None, boot_undefined=0, per_class=[],
+                             confusion=[[40, 10], [10, 40]])
+    assert savings_row("sc", result) == ["sc", 100, "0.600", "0.600", "0.60", "0.640", "1.56", "64"]

@@ -14,10 +14,13 @@ from its source. Repairing it (e.g. to U+FFFD) would silently change the text a 
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import json
+import os
 import re
+import stat
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -64,7 +67,8 @@ def expand_paths(sources: Sources, patterns: tuple[str, ...] = JSONL_PATTERNS) -
     """Files stay as given, a directory becomes its matching files (sorted, not recursive), literals pass.
 
     A missing path, or a directory with no matching file, is an InputError: silently reading nothing would
-    produce an empty evaluation that looks like a success.
+    produce an empty evaluation that looks like a success. So is a matching name in a directory that cannot be
+    read (a symlink loop, a dangling symlink, no read permission): leaving it out would judge part of a run.
     """
     out: list[Source] = []
     for source in _as_list(sources):
@@ -73,7 +77,9 @@ def expand_paths(sources: Sources, patterns: tuple[str, ...] = JSONL_PATTERNS) -
             continue
         path = Path(source)
         if path.is_dir():
-            found = sorted({p for pattern in patterns for p in path.glob(pattern) if p.is_file()})
+            found = sorted({p for pattern in patterns for p in path.glob(pattern)})
+            for match in found:  # a matching name the run cannot read is refused, never left out without a word
+                _check_readable(match)
             if not found:
                 wanted = " or ".join(patterns)
                 raise InputError(
@@ -84,6 +90,22 @@ def expand_paths(sources: Sources, patterns: tuple[str, ...] = JSONL_PATTERNS) -
         else:
             raise InputError("no such file or directory; check the path", path)
     return out
+
+
+def _check_readable(path: Path) -> None:
+    """InputError naming a file found in an input directory that cannot be read: a symlink loop, a dangling
+    symlink, a directory or device named like an input, or a file without read permission."""
+    try:
+        status = path.stat()  # follows symlinks: a loop raises ELOOP, a dangling link ENOENT
+    except OSError as exc:
+        if path.is_symlink():
+            what = "a symlink loop" if exc.errno == errno.ELOOP else "a symlink to a missing file"
+            raise InputError(f"cannot read it: {what} (-> {os.readlink(path)}); fix or remove the link", path) from None
+        raise InputError(f"cannot read it: {exc.strerror or exc}; fix or remove it", path) from None
+    if not stat.S_ISREG(status.st_mode):
+        raise InputError("cannot read it: not a regular file; rename or remove it", path)
+    if not os.access(path, os.R_OK):
+        raise InputError("cannot read it: permission denied; fix its permissions or remove it", path)
 
 
 def open_binary(source: Source) -> IO[bytes]:

@@ -283,4 +283,27 @@ def get_id(obj: dict[str, Any], key: str, label: str, name: str, line: int | Non
         raise InputError(f"{label} must be a string, found {type_name(value)}", name, line)
     if not value.strip():
         raise InputError(f"{label} is empty; give it a value", name, line)
+    check_plain_id(value, label, name, line)
     return value
+
+
+# What splits a TSV row: the tab, and every character str.splitlines() breaks a line at.
+_ROW_BREAKING = re.compile("[\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def row_breaking(text: str) -> str | None:
+    """The first character of `text` that would break a row of a TSV output (a tab or a line break), or None."""
+    found = _ROW_BREAKING.search(text)
+    return found.group() if found else None
+
+
+def check_plain_id(value: str, label: str, name: str | None, line: int | None) -> None:
+    """An id is written into TSV outputs (scores.tsv, leaderboard.tsv) as one field: one with a tab or a line
+    break in it would shift every column after it, so it is refused where it is read."""
+    bad = row_breaking(value)
+    if bad is not None:
+        raise InputError(f"{label} {value!r} contains {_CHARACTER_NAMES.get(bad, repr(bad))}, which would break the "
+                         "tab-separated outputs; remove it from the id", name, line)
+
+
+_CHARACTER_NAMES = {"\t": "a tab", "\n": "a line break", "\r": "a carriage return"}

@@ -2,7 +2,8 @@
 
 A run id with a tab used to break every row of scores.tsv (103 of 103 rows lost their 4-field shape). Each
 reader refuses such an id as an input error naming file:line; each TSV writer (write_scores, write_leaderboard:
-every TSV the package writes goes through judge.formats.scores.tsv_row, which a source scan below checks)
+every TSV the package writes goes through judge.formats.scores.tsv_row and its tsv_line, which a source scan
+below checks)
 refuses a field that would break its rows and leaves the output as it was.
 """
 
@@ -110,12 +111,13 @@ def test_every_tsv_writer_of_the_package_goes_through_tsv_row():
             code = line.split("#", 1)[0]
             if re.search(r'"\\t"\.join|\\t\{|\}\\t|csv\.writer|delimiter=', code):
                 writers.append(f"{path.relative_to(PACKAGE)}:{number}")
-    assert writers == ["formats/scores.py:" + str(_line_of_tsv_row())], writers
+    assert writers == [f"formats/_jsonl.py:{_line_of_tsv_line()}"], writers
 
 
-def _line_of_tsv_row() -> int:
-    lines = (PACKAGE / "formats" / "scores.py").read_text(encoding="utf-8").splitlines()
-    return next(i for i, line in enumerate(lines, start=1) if '"\\t".join' in line)
+def _line_of_tsv_line() -> int:
+    lines = (PACKAGE / "formats" / "_jsonl.py").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("def tsv_line("))
+    return next(i for i, line in enumerate(lines[start:], start=start + 1) if '"\\t".join' in line)
 
 
 def test_eval_refuses_a_run_id_with_a_tab_before_any_model_call(tmp_path, endpoint):

@@ -288,13 +288,24 @@ def get_id(obj: dict[str, Any], key: str, label: str, name: str, line: int | Non
 
 
 # What splits a TSV row: the tab, and every character str.splitlines() breaks a line at.
-_ROW_BREAKING = re.compile("[\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_LINE_BREAKING = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_ROW_BREAKING = re.compile("[\t" + _LINE_BREAKING + "]")
+_LINE_BREAK = re.compile(f"[{_LINE_BREAKING}]")
 
 
 def row_breaking(text: str) -> str | None:
     """The first character of `text` that would break a row of a TSV output (a tab or a line break), or None."""
     found = _ROW_BREAKING.search(text)
     return found.group() if found else None
+
+
+def tsv_line(fields: list[str]) -> str | None:
+    """The fields as one TSV line (with its newline), or None when a field holds a tab or a line break. One scan
+    of the joined line, not one per field: a TREC-size scores table has millions of fields."""
+    line = "\t".join(fields)
+    if line.count("\t") != len(fields) - 1 or _LINE_BREAK.search(line):
+        return None
+    return line + "\n"
 
 
 def check_plain_id(value: str, label: str, name: str | None, line: int | None) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judge.errors import InputError
-from judge.formats._jsonl import row_breaking
+from judge.formats._jsonl import row_breaking, tsv_line
 from judge.formats.atomic import atomic_path, write_text_atomic
 
 ALL = "all"
@@ -57,11 +57,12 @@ def tsv_row(fields: Iterable[str], path: Path) -> str:
     file:line); this is the last guard for rows built in memory, so no table is ever written with a row of the
     wrong shape (the output is left as it was)."""
     fields = list(fields)
-    for value in fields:
-        if row_breaking(value) is not None:
-            raise InputError(f"cannot write the field {value!r}: it contains a tab or a line break, which would "
-                             "break the table's rows; remove it from the run or request id", path)
-    return "\t".join(fields) + "\n"
+    line = tsv_line(fields)
+    if line is None:
+        value = next(v for v in fields if row_breaking(v) is not None)
+        raise InputError(f"cannot write the field {value!r}: it contains a tab or a line break, which would "
+                         "break the table's rows; remove it from the run or request id", path)
+    return line
 
 
 def read_scores(path: Path) -> list[ScoreRow]:

@@ -119,7 +119,8 @@ def open_binary(source: Source) -> IO[bytes]:
         raise InputError(f"cannot open: {exc.strerror or exc}", path) from exc
 
 
-def _decode(raw: bytes, name: str, line: int | None) -> str:
+def decode_utf8(raw: bytes, name: str, line: int | None) -> str:
+    """The text of a line (or of a whole file, `line` None); an InputError naming where it is not UTF-8."""
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -226,7 +227,7 @@ def _parse_line(raw: bytes, name: str, line_no: int) -> dict[str, Any] | None:
     """One line's object, None for a blank line."""
     if line_no == 1:
         raw = raw.removeprefix(_BOM)
-    text = _decode(raw, name, line_no).strip()
+    text = decode_utf8(raw, name, line_no).strip()
     if not text:
         return None
     obj = parse_json(text, name, line_no)
@@ -246,7 +247,7 @@ def read_json_document(source: Source, max_bytes: int | None = None) -> Any:
             raise _unreadable(exc, name, None) from None
     if len(raw) > cap:
         raise InputError(f"file is larger than {cap:,} bytes; is this the right file?", name)
-    text = _decode(raw.removeprefix(_BOM), name, None)
+    text = decode_utf8(raw.removeprefix(_BOM), name, None)
     if not text.strip():
         raise InputError("the file is empty; it should hold one JSON object", name)
     return parse_json(text, name, None)

@@ -158,7 +158,9 @@ def test_the_thresholds_file_round_trips(tmp_path):
 
 
 @pytest.mark.parametrize(("content", "message"), [
-    ("{", "not JSON"),
+    ("{", "malformed JSON"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),  # issue 25, item 15: were tracebacks
+    ('{"format": ' + "9" * 5000 + "}", "4,300 digits"),
     ('{"format": "other"}', "not a thresholds file"),
     (json.dumps({"format": FORMAT, "judge": "j", "metric": "kappa",
                  "decisions": {"supports_citation": {"verdict": "supported", "threshold": 1.5}}}),

@@ -36,7 +36,7 @@ Reports = Annotated[list[Path], typer.Argument(help="Report files (JSONL) or dir
 Gold = Annotated[list[Path], typer.Option("--gold", "-g", help="Gold (reference) report files or "
                                           "directories; repeat the option for several.", show_default=False)]
 Out = Annotated[Path, typer.Option("--out", "-o", help="Output directory for <name>.scores.tsv.",
-                                   show_default=False)]
+                                   show_default=False, callback=options.under_folders)]
 Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
 
 

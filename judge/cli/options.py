@@ -98,8 +98,19 @@ Timeout = Annotated[float, number(
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the decision cache.")]
 Prompts = Annotated[Path | None, typer.Option("--prompts", help="Directory of prompt templates (default: prompts/).",
                                               exists=True, file_okay=False)]
+def under_folders(value: Path | None) -> Path | None:
+    """Callback for output paths: the nearest existing folder above `value` must be a folder, not a file
+    (`--out results.tsv/run1`); otherwise creating it fails only after the work is done."""
+    if value is not None:
+        existing = next((parent for parent in value.parents if parent.exists()), None)
+        if existing is not None and not existing.is_dir():
+            raise typer.BadParameter(f"{existing} is a file, not a folder: {value} cannot be created under it")
+    return value
+
+
 # file_okay=False: `--out` naming an existing file is a usage error before anything runs (not after judging)
-Out = Annotated[Path, typer.Option("--out", "-o", help="Output directory.", file_okay=False, writable=True)]
+Out = Annotated[Path, typer.Option("--out", "-o", help="Output directory.", file_okay=False, writable=True,
+                                   callback=under_folders)]
 Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
 Logprobs = Annotated[bool | None, typer.Option(
     "--logprobs/--no-logprobs", help="Ask the model for token log-probabilities and record each decision's "

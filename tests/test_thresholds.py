@@ -170,7 +170,8 @@ def test_the_thresholds_file_round_trips(tmp_path):
     (json.dumps({"format": FORMAT, "judge": "j", "metric": "kappa",
                  "decisions": {"answers_nugget": {"verdict": "answers", "threshold": 0.5}}}),
      "no threshold applies"),
-])
+], ids=["malformed", "nested-100k-deep", "5000-digit-number", "other-format", "threshold-above-1", "bad-verdict",
+        "decision-without-threshold"])
 def test_a_bad_thresholds_file_is_one_line_naming_it(tmp_path, content, message):
     path = tmp_path / "t.json"
     path.write_text(content)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import warnings
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -67,12 +68,13 @@ class Diagnostics:
         first appearance. Messages of one kind differ only in a leading `file:line: ` and in quoted ids or
         numbers ("...: report of run 'a' for request '7' is empty ..."), so 100,000 empty reports are one line
         on the console; every message stays in run-summary.json."""
-        kinds: dict[tuple[str, str, str], list[Diagnostic | int]] = {}
+        first: dict[tuple[str, str, str], Diagnostic] = {}
+        counts: Counter[tuple[str, str, str]] = Counter()
         for item in self._items:
             kind = (item.level, item.source, _QUOTED.sub("_", _LOCATION.sub("", item.message)))
-            entry = kinds.setdefault(kind, [item, 0])
-            entry[1] += 1  # type: ignore[operator]
-        return [(first, count) for first, count in kinds.values()]  # type: ignore[misc]
+            first.setdefault(kind, item)
+            counts[kind] += 1
+        return [(item, counts[kind]) for kind, item in first.items()]
 
     def __iter__(self) -> Iterator[Diagnostic]:
         return iter(self._items)

@@ -1,4 +1,4 @@
-"""Two scale scenarios around `benchmarks/scale.py`, each process judging one generated workload:
+"""Three scale scenarios; the first two run `benchmarks/scale.py`, each process judging one generated workload:
 
     python benchmarks/scale_scenarios.py kill-resume [--reports 500] [--latency 0.05] [--concurrency 32]
     python benchmarks/scale_scenarios.py shards [--reports 500] [--latency 0.05] [--concurrency 32]
@@ -10,6 +10,15 @@ plus the concurrency (the issue's bound), and whether the final files equal an u
 
 shards: one process over all reports vs two `--shard I/2` processes side by side sharing one Redis cache, merged
 with judge.run.merge; prints each wall time and whether the merged files equal the single run's byte for byte.
+
+    python benchmarks/scale_scenarios.py empty-reports [--sizes 10000,50000,100000]
+
+empty-reports: 100 runs x N/100 requests of empty reports (no sentence, so no model call), through the library path
+of `eval` in this process: load the inputs, judge, score, write the outputs, render the diagnostics (one warning
+per empty report, collapsed on the console). Prints each phase's CPU seconds (this process's; the wall time is
+printed too, but on a shared machine it measures the neighbours) and the CPU time per 10,000 reports at each
+size: linear means that figure stays flat (issue 25, item 16: 10,000 took ~90 s and 100,000 did not finish in
+120 s while Diagnostics.add searched a list).
 """
 
 from __future__ import annotations
@@ -108,6 +117,57 @@ def shards(args: argparse.Namespace, root: Path) -> None:
             server.kill()
 
 
+def empty_reports(args: argparse.Namespace, root: Path) -> None:
+    import contextlib
+    import io
+
+    from judge.cli.render import print_diagnostics
+    from judge.run.evaluate import EvalConfig, Inputs, evaluate, write_outputs
+    from judge.settings import ModelSettings
+
+    runs = 100
+    # CPU seconds of this process per phase: on a shared machine the wall time says more about the neighbours
+    print(f"{'reports':>8} {'load':>7} {'judge+score':>11} {'write':>7} {'render':>7} {'CPU s':>7} {'per 10k':>8} "
+          f"{'wall s':>7}")
+    for size in (int(n) for n in args.sizes.split(",")):
+        data = root / f"empty-{size}"
+        reports = _write_empty_workload(data, runs, size // runs)
+        wall, started = time.perf_counter(), time.process_time()
+        inputs = Inputs.load([reports], data / "requests.jsonl", None, [data / "docs.jsonl"], data / "docstore")
+        loaded = time.process_time()
+        # no report has a sentence, so no decision is asked: the model is never called
+        evaluation = evaluate(inputs, EvalConfig(model=ModelSettings(model="openai/fake"), cache_dir=None),
+                              out=data / "out")
+        judged = time.process_time()
+        write_outputs(evaluation, data / "out")
+        written = time.process_time()
+        with contextlib.redirect_stdout(io.StringIO()):
+            print_diagnostics(evaluation.diagnostics)
+        rendered = time.process_time()
+        inputs.close()
+        total = rendered - started
+        print(f"{size:>8} {loaded - started:>7.2f} {judged - loaded:>11.2f} {written - judged:>7.2f} "
+              f"{rendered - written:>7.2f} {total:>7.2f} {total / size * 10_000:>7.2f}s "
+              f"{time.perf_counter() - wall:>7.1f}", flush=True)
+        shutil.rmtree(data)
+
+
+def _write_empty_workload(data: Path, runs: int, requests: int) -> Path:
+    """runs x requests empty reports in one folder (a file per run), the requests they answer, one document."""
+    reports = data / "reports"
+    reports.mkdir(parents=True)
+    request_ids = [f"q{i}" for i in range(requests)]
+    with (data / "requests.jsonl").open("w", encoding="utf-8") as out:
+        out.writelines(json.dumps({"request_id": r, "title": r, "problem_statement": "Report on it."}) + "\n"
+                       for r in request_ids)
+    (data / "docs.jsonl").write_text(json.dumps({"doc_id": "d0", "text": "A document."}) + "\n", encoding="utf-8")
+    for run in range(runs):
+        with (reports / f"run-{run}.jsonl").open("w", encoding="utf-8") as out:
+            out.writelines(json.dumps({"metadata": {"run_id": f"run-{run}", "topic_id": r}, "responses": []}) + "\n"
+                           for r in request_ids)
+    return reports
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -116,14 +176,16 @@ def _free_port() -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("scenario", choices=["kill-resume", "shards"])
+    parser.add_argument("scenario", choices=["kill-resume", "shards", "empty-reports"])
     parser.add_argument("--reports", type=int, default=500)
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--redis", default=None)
+    parser.add_argument("--sizes", default="10000,50000,100000", help="empty-reports: report counts to time")
     args = parser.parse_args()
+    scenarios = {"kill-resume": kill_resume, "shards": shards, "empty-reports": empty_reports}
     with tempfile.TemporaryDirectory(prefix="argue-scenario-") as tmp:
-        (kill_resume if args.scenario == "kill-resume" else shards)(args, Path(tmp))
+        scenarios[args.scenario](args, Path(tmp))
 
 
 if __name__ == "__main__":

@@ -127,6 +127,20 @@ def test_router_config_errors_name_the_file_and_the_fix(tmp_path, text, requeste
     assert "router.yaml" in str(raised.value)
 
 
+@pytest.mark.parametrize(("name", "content", "message"), [
+    ("router.yaml", "model_list: [{model_name: caf\u00e9, litellm_params: {model: a}}]\n".encode("latin-1"),
+     "not valid UTF-8 at byte 30"),
+    ("router.json", b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+], ids=["latin-1-yaml", "json-nested-100k-deep"])
+def test_a_router_config_that_is_not_utf8_or_too_deep_is_one_line(tmp_path, name, content, message):
+    """Issue 25, item 15: a router YAML saved in Latin-1 (and a JSON nested 100,000 deep) were tracebacks."""
+    config = tmp_path / name
+    config.write_bytes(content)
+    with pytest.raises(InputError, match=message) as raised:
+        resolve_model(config, None)
+    assert str(config) in str(raised.value) and "\n" not in str(raised.value)
+
+
 def test_resolve_model_accepts_a_group_or_a_model(tmp_path):
     config = tmp_path / "router.yaml"
     config.write_text("model_list: [{model_name: g, litellm_params: {model: openai/a, api_base: 'http://h:1'}}]\n",

@@ -159,7 +159,9 @@ def test_the_thresholds_file_round_trips(tmp_path):
 
 
 @pytest.mark.parametrize(("content", "message"), [
-    ("{", "not JSON"),
+    ("{", "malformed JSON"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),  # issue 25, item 15: were tracebacks
+    ('{"format": ' + "9" * 5000 + "}", "4,300 digits"),
     ('{"format": "other"}', "not a thresholds file"),
     (json.dumps({"format": FORMAT, "judge": "j", "metric": "kappa",
                  "decisions": {"supports_citation": {"verdict": "supported", "threshold": 1.5}}}),
@@ -169,7 +171,8 @@ def test_the_thresholds_file_round_trips(tmp_path):
     (json.dumps({"format": FORMAT, "judge": "j", "metric": "kappa",
                  "decisions": {"answers_nugget": {"verdict": "answers", "threshold": 0.5}}}),
      "no threshold applies"),
-])
+], ids=["malformed", "nested-100k-deep", "5000-digit-number", "other-format", "threshold-above-1", "bad-verdict",
+        "decision-without-threshold"])
 def test_a_bad_thresholds_file_is_one_line_naming_it(tmp_path, content, message):
     path = tmp_path / "t.json"
     path.write_text(content)

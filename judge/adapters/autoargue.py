@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.errors import InputError
-from judge.formats._jsonl import Sources, expand_paths, iter_jsonl, source_name, type_name
+from judge.formats._jsonl import Sources, check_plain_id, expand_paths, iter_jsonl, source_name, type_name
 from judge.formats.atomic import write_text_atomic
 from judge.formats.judgments import (
     DecisionRecord,
@@ -89,6 +89,8 @@ def _report(data: dict[str, Any], banks: Mapping[str, NuggetBank], name: str, li
     metadata = _field(_field(data, "report", dict, "record", name, line), "metadata", dict, "report", name, line)
     run_id = str(_field(metadata, "run_id", (str, int), "report metadata", name, line))
     request_id = str(_field(metadata, "topic_id", (str, int), "report metadata", name, line))
+    check_plain_id(run_id, "report metadata: run_id", name, line)
+    check_plain_id(request_id, "report metadata: topic_id", name, line)
     bank = banks.get(request_id)
     if bank is None:
         raise InputError(f"no nugget bank for request {request_id!r}: Auto-ARGUE names matched nuggets by question "

@@ -17,9 +17,10 @@ from typing import Annotated, TypeVar
 
 import typer
 
+from judge.cli import options
 from judge.cli.errors import user_errors
+from judge.cli.options import Bounds
 from judge.diagnostics import Diagnostics
-from judge.errors import InputError
 from judge.formats.scores import ScoreRow, write_scores
 
 app = typer.Typer(
@@ -35,7 +36,7 @@ Reports = Annotated[list[Path], typer.Argument(help="Report files (JSONL) or dir
 Gold = Annotated[list[Path], typer.Option("--gold", "-g", help="Gold (reference) report files or "
                                           "directories; repeat the option for several.", show_default=False)]
 Out = Annotated[Path, typer.Option("--out", "-o", help="Output directory for <name>.scores.tsv.",
-                                   show_default=False)]
+                                   show_default=False, callback=options.under_folders)]
 Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
 
 
@@ -109,12 +110,15 @@ def exam(
     qa: Annotated[str, typer.Option(help="QA reader: embedding (all-MiniLM-L6-v2 retrieve-and-verify), "
                                     "embedding:DIR, or extractive:DIR (a local SQuAD 2.0 checkpoint).")
                   ] = "embedding",
-    k: Annotated[int, typer.Option(min=1, help="Sentences the embedding reader retrieves per question.")] = 3,
+    k: Annotated[int, options.number("--k", bounds=Bounds(1, 1000),
+                                     help="Sentences the embedding reader retrieves per question.")] = 3,
     match: Annotated[MatchMode, typer.Option(help="f1: normalised exact match or token F1 >= threshold; "
                                              "exact: normalised exact match only.")] = MatchMode.f1,
-    f1_threshold: Annotated[float, typer.Option(min=0.0, max=1.0, help="Token F1 needed in f1 mode.")] = 0.5,
-    null_threshold: Annotated[float, typer.Option(help="Extractive reader: answer when best span score - "
-                                                  "null score >= -THRESHOLD.")] = 0.0,
+    f1_threshold: Annotated[float, options.number("--f1-threshold", bounds=Bounds(0, 1, low_open=True),
+                                                  help="Token F1 needed in f1 mode.")] = 0.5,
+    null_threshold: Annotated[float, options.number(
+        "--null-threshold", bounds=Bounds(-1000, 1000),
+        help="Extractive reader: answer when best span score - null score >= -THRESHOLD.")] = 0.0,
     debug: Debug = False,
 ) -> None:
     """EXAM: the share of nugget questions a QA reader answers correctly from the report text alone."""
@@ -124,8 +128,6 @@ def exam(
         from judge.baselines.exam import N_EXAM, exam_scores, exam_signature
         from judge.baselines.readers import load_qa
 
-        if f1_threshold <= 0:
-            raise InputError("--f1-threshold must be greater than 0 (and at most 1)")
         matcher = AnswerMatcher(match.value, f1_threshold)
         runs = _read_reports(reports)
         banks = _read_banks(nuggets)
@@ -168,8 +170,9 @@ def pa_bleu(
     gold: Gold,
     out: Out,
     smooth: Annotated[Smoothing, typer.Option(help="sacrebleu sentence-BLEU smoothing.")] = Smoothing.exp,
-    smooth_value: Annotated[float | None, typer.Option(help="k for add-k, epsilon for floor (sacrebleu "
-                                                       "defaults when omitted).", show_default=False)] = None,
+    smooth_value: Annotated[float | None, options.number(
+        "--smooth-value", bounds=Bounds(0, 100), show_default=False,
+        help="k for add-k, epsilon for floor (sacrebleu defaults when omitted).")] = None,
     debug: Debug = False,
 ) -> None:
     """pa-BLEU (consensus-weighted over the gold reports) and BLEU (max over them)."""

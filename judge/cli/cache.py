@@ -11,7 +11,9 @@ import typer
 from judge.cli import options
 from judge.cli.errors import stderr, user_errors
 from judge.cli.render import console
-from judge.llm.cache import DecisionCache, clear_cache_directory
+from judge.formats._jsonl import decode_utf8
+from judge.formats.atomic import atomic_path
+from judge.llm.cache import DecisionCache, clear_cache_directory, existing_cache_directory
 from judge.llm.cache_backends import BackendDecisionCache, export_entries, import_entries, is_url, open_cache
 
 app = typer.Typer(help="Inspect, empty or move the decision cache (a directory or redis://HOST:PORT/DB).",
@@ -23,7 +25,8 @@ def stats(cache: options.Cache = options.DEFAULT_CACHE_TARGET, debug: options.De
     """How many decisions are cached and how much space they use."""
     with user_errors(debug):
         # a directory through DecisionCache, whose error for a database it cannot open says how to reset it
-        store = BackendDecisionCache(open_cache(cache)) if is_url(cache) else DecisionCache(Path(cache))
+        store = BackendDecisionCache(open_cache(cache)) if is_url(cache) \
+            else DecisionCache(existing_cache_directory(Path(cache)))
         info = store.stats()
         store.close()
     size = "" if info["bytes"] is None else f", {info['bytes'] / 1e6:.2f} MB"
@@ -44,7 +47,7 @@ def clear(cache: options.Cache = options.DEFAULT_CACHE_TARGET,
             removed: int | None = store.clear()
             store.close()
         else:  # a directory: this also cures a database that cannot be opened (DecisionCache's error says so)
-            removed = clear_cache_directory(Path(cache))
+            removed = clear_cache_directory(existing_cache_directory(Path(cache)))
     if removed is None:
         console.print(f"removed the unreadable decision cache database under {cache}", highlight=False,
                       soft_wrap=True)
@@ -58,16 +61,17 @@ def export(cache: options.Cache = options.DEFAULT_CACHE_TARGET,
            = None,
            debug: options.Debug = False) -> None:
     """Write every cached decision as JSONL (key, value, checksum), in key order: `cache import` reads it."""
+    if out is not None and not out.parent.is_dir():
+        problem = "is a file, not a folder" if out.parent.exists() else "does not exist; create it first"
+        raise typer.BadParameter(f"{out.parent} {problem}", param_hint="--out")
     with user_errors(debug):
-        source = open_cache(cache)
+        source = open_cache(cache if is_url(cache) else existing_cache_directory(Path(cache)))
         try:
             if out is None:
                 sys.stdout.writelines(export_entries(source))
                 return
-            tmp = out.with_name(out.name + ".tmp")
-            with tmp.open("w", encoding="utf-8") as handle:
+            with atomic_path(out) as temp, temp.open("w", encoding="utf-8") as handle:
                 count = sum(handle.write(line) > 0 for line in export_entries(source)) - 1  # minus the header
-            tmp.replace(out)
         finally:
             source.close()
     stderr.print(f"exported {count} cached decisions from {cache} to {out}", highlight=False, soft_wrap=True)
@@ -84,8 +88,9 @@ def import_(file: Annotated[Path, typer.Argument(help="A `cache export` file.", 
     with user_errors(debug):
         destination = open_cache(cache)
         try:
-            with file.open(encoding="utf-8") as lines:
-                counts = import_entries(destination, lines, str(file), overwrite=overwrite)
+            with file.open("rb") as lines:
+                text = (decode_utf8(line, str(file), number) for number, line in enumerate(lines, start=1))
+                counts = import_entries(destination, text, str(file), overwrite=overwrite)
         finally:
             destination.close()
     console.print(f"imported into {cache}: {counts.added} added, {counts.unchanged} already there, "

@@ -49,14 +49,17 @@ def calibrate_command(
     exclude: Annotated[Path | None, typer.Option(
         "--exclude", help="Leave out these items before sampling: an items.jsonl of an earlier calibration (e.g. "
         "the items a prompt was tuned on) or one item id per line.", exists=True, dir_okay=False)] = None,
-    seed: Annotated[int, typer.Option(
-        "--seed", help="Seed of the stratified sample and the bootstrap (recorded in the signature).")] = 0,
-    n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples for kappa intervals.")] = 1000,
+    seed: Annotated[int, options.number(
+        "--seed", bounds=options.SEED,
+        help="Seed of the stratified sample and the bootstrap (recorded in the signature).")] = 0,
+    n_boot: Annotated[int, options.number(
+        "--n-boot", bounds=options.Bounds(0, 1_000_000),
+        help="Bootstrap resamples for kappa intervals; 0 leaves the intervals undefined.")] = 1000,
     model: options.Model = EMBEDDED_MODEL,
     api_base: options.ApiBase = None,
     api_key: options.ApiKey = None,
     max_tokens: options.MaxTokens = 512,
-    max_doc_chars: Annotated[int, typer.Option("--max-doc-chars", help="Passage budget per document.")] = 6000,
+    max_doc_chars: options.MaxDocChars = 6000,
     prompts: options.Prompts = None,
     against: Annotated[Path | None, typer.Option(
         "--against", help="Old prompt directory: compare it with --prompts on the same items (McNemar).",

@@ -60,20 +60,20 @@ def eval_command(
     citation_policy: Policy = "all",
     truncate: Annotated[bool, typer.Option(
         "--truncate/--no-truncate", help="Judge only the sentences within the request's length limit.")] = True,
-    max_doc_chars: Annotated[int, typer.Option(
-        "--max-doc-chars", min=1, help="Longer documents are cut into the passages closest to the sentence.")] = 6000,
-    max_doc_bytes: Annotated[int | None, typer.Option(
-        "--max-doc-bytes", min=1, help="Refuse, before any model call, a cited document larger than this (UTF-8 "
-        "bytes); the message names its file and line.")] = None,
+    max_doc_chars: options.MaxDocChars = 6000,
+    max_doc_bytes: Annotated[int | None, options.number(
+        "--max-doc-bytes", bounds=options.Bounds(1, 2**40), help="Refuse, before any model call, a cited document "
+        "larger than this (UTF-8 bytes); the message names its file and line.")] = None,
     concurrency: options.Concurrency = 4,
     threads: options.Threads = None,
-    max_cost: Annotated[float | None, typer.Option(
-        "--max-cost", callback=options.non_negative, help="Stop before spending more (USD).")] = None,
-    price_per_1k: Annotated[float | None, typer.Option(
-        "--price-per-1k", callback=options.non_negative, help="USD per 1,000 tokens (prompt and completion "
+    max_cost: Annotated[float | None, options.number(
+        "--max-cost", bounds=options.USD, help="Stop before spending more (USD); 0 allows no paid model call "
+        "(cached decisions and free models still run).")] = None,
+    price_per_1k: Annotated[float | None, options.number(
+        "--price-per-1k", bounds=options.USD, help="USD per 1,000 tokens (prompt and completion "
         "alike) for a model litellm has no price for; needed for --max-cost with such a model.")] = None,
-    max_failed_fraction: Annotated[float, typer.Option(
-        "--max-failed-fraction", callback=options.fraction, help="Report the run failed (exit code 5) when more "
+    max_failed_fraction: Annotated[float, options.number(
+        "--max-failed-fraction", bounds=options.FRACTION, help="Report the run failed (exit code 5) when more "
         "than this share of its sentences failed; outputs are written all the same.")] = 0.2,
     cache: options.Cache = options.DEFAULT_CACHE_TARGET,
     no_cache: options.NoCache = False,
@@ -112,8 +112,6 @@ def eval_command(
         raise typer.BadParameter(f"choose one of {', '.join(CITATION_POLICIES)}", param_hint="--citation-policy")
     if on_injection not in INJECTION_POLICIES:
         raise typer.BadParameter(f"choose one of {', '.join(INJECTION_POLICIES)}", param_hint="--on-injection")
-    if timeout <= 0:
-        raise typer.BadParameter("must be more than 0 seconds", param_hint="--timeout")
     with user_errors(debug):
         part = Shard.parse(shard) if shard else None
         settings = model_settings(model, api_base or [], router, api_key, timeout, temperature, seed, max_tokens)

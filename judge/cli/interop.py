@@ -46,7 +46,8 @@ def import_auto_argue(
 def export_auto_argue(
     judgments: Annotated[list[Path], typer.Argument(help="argue-judge judgments files.")],
     nuggets: Nuggets,
-    out: Annotated[Path, typer.Option("--out", "-o", help="The Auto-ARGUE judgments file to write.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The Auto-ARGUE judgments file to write.",
+                                      callback=options.under_folders)],
     docs: Annotated[list[Path] | None, typer.Option(
         "--docs", "-d", help="Documents (JSONL), to fill each citation's text (argue-viz shows it).")] = None,
     cache_dir: options.CacheDir = options.DEFAULT_CACHE,

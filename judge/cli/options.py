@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -16,17 +17,55 @@ from judge.llm.logprob import asks_logprobs
 from judge.settings import ModelSettings, Thresholds
 
 
-def non_negative(value: float | None) -> float | None:
-    """Callback for float options: `nan`, `inf` and negative values are usage errors, not silent settings."""
-    if value is not None and (not math.isfinite(value) or value < 0):
-        raise typer.BadParameter(f"{value} is not a finite number >= 0")
-    return value
+@dataclass(frozen=True)
+class Bounds:
+    """The declared range of a numeric option, checked when the command line is parsed (it is the option's typer
+    callback): `nan`, `inf` and a value outside the range are usage errors (one line, exit 2) before anything
+    runs, never a silent setting. The range is printed in the option's --help and in docs/errors.md.
+
+    Every int and float option of every command gets one (tests/test_numeric_options.py walks the CLI's own
+    model and feeds each numeric option 0, -1, nan, inf and 10**18)."""
+
+    low: float
+    high: float
+    low_open: bool = False      # (low, high]: e.g. a timeout must be more than 0
+
+    def __call__(self, value: float | None) -> float | None:
+        if value is not None and not self.contains(value):
+            raise typer.BadParameter(f"{value} is not {self}")
+        return value
+
+    def contains(self, value: float) -> bool:
+        if not math.isfinite(value):
+            return False
+        above_low = value > self.low if self.low_open else value >= self.low
+        return above_low and value <= self.high
+
+    @property
+    def interval(self) -> str:
+        return f"{'(' if self.low_open else '['}{_show(self.low)}, {_show(self.high)}]"
+
+    def __str__(self) -> str:
+        return f"a number in {self.interval}"
 
 
-def fraction(value: float) -> float:
-    if not math.isfinite(value) or not 0 <= value <= 1:
-        raise typer.BadParameter(f"{value} is not a fraction between 0 and 1")
-    return value
+def _show(limit: float) -> str:
+    return str(int(limit)) if float(limit).is_integer() else f"{limit:g}"
+
+
+def number(*declarations: str, bounds: Bounds, help: str, **extra: Any) -> Any:
+    """A typer.Option for an int or float with its declared range: the one mechanism for numeric options."""
+    return typer.Option(*declarations, callback=bounds, help=f"{help} Range: {bounds.interval}.", **extra)
+
+
+# Shared ranges. Upper bounds are far beyond any sensible setting; they exist so that a typo (an extra 000) is
+# refused at once instead of allocating terabytes or waiting for years.
+FRACTION = Bounds(0, 1)
+SEED = Bounds(0, 2**32 - 1)            # numpy's and llama.cpp's seeds are unsigned 32-bit
+COUNT = Bounds(1, 1_000_000)           # things to do at once, tokens, retrieved sentences
+USD = Bounds(0, 1_000_000)
+CHARACTERS = Bounds(1, 10**9)          # a passage budget: above any document's length it cuts nothing
+SECONDS = Bounds(0, 86_400, low_open=True)  # a request attempt may wait at most a day
 
 
 Model = Annotated[str, typer.Option(
@@ -40,14 +79,17 @@ ThresholdsOption = Annotated[str | None, typer.Option(
     "with less confidence flips (both verdicts are kept in the judgments; the signature names the rules). Default: "
     "the embedded judge with the shipped prompts uses the thresholds fitted for it on dev data "
     "(judge/data/embedded-thresholds.json); other judges use none. eval and calibrate decide this alike.")]
-Temperature = Annotated[float, typer.Option("--temperature", callback=non_negative,
-                                           help="Sampling temperature (recorded in the signature).")]
-Seed = Annotated[int, typer.Option("--seed", help="Sampling seed passed to the model (recorded in the signature).")]
-MaxTokens = Annotated[int, typer.Option("--max-tokens", min=1, help="Maximum tokens per judgment.")]
-Concurrency = Annotated[int, typer.Option("--concurrency", "-j", min=1, help="Decisions in flight at once.")]
-Threads = Annotated[int | None, typer.Option(
-    "--threads", min=1, help="CPU threads of the embedded judge. Default: the cores free when the model loads "
-    "(one more thread than free cores can make it several times slower).")]
+Temperature = Annotated[float, number("--temperature", bounds=Bounds(0, 2),
+                                       help="Sampling temperature (recorded in the signature).")]
+Seed = Annotated[int, number("--seed", bounds=SEED,
+                             help="Sampling seed passed to the model (recorded in the signature).")]
+MaxTokens = Annotated[int, number("--max-tokens", bounds=COUNT, help="Maximum tokens per judgment.")]
+Concurrency = Annotated[int, number("--concurrency", "-j", bounds=Bounds(1, 1024), help="Decisions in flight at once.")]
+Threads = Annotated[int | None, number(
+    "--threads", bounds=Bounds(1, 1024), help="CPU threads of the embedded judge. Default: the cores free when the "
+    "model loads (one more thread than free cores can make it several times slower).")]
+MaxDocChars = Annotated[int, number("--max-doc-chars", bounds=CHARACTERS,
+                                    help="Longer documents are cut into the passages closest to the sentence.")]
 CacheDir = Annotated[Path, typer.Option("--cache-dir", help="Decision cache directory.")]
 # --cache-dir stays as an alias: the same option, now also taking a URL.
 Cache = Annotated[str, typer.Option(
@@ -59,13 +101,25 @@ ApiBases = Annotated[list[str] | None, typer.Option(
 RouterConfig = Annotated[Path | None, typer.Option(
     "--router", help="A litellm Router config (YAML or JSON, `model_list` [+ `router_settings`]); its deployments "
     "of --model serve the run.", exists=True, dir_okay=False)]
-Timeout = Annotated[float, typer.Option(
-    "--timeout", help="Seconds per request attempt before it is abandoned and retried (not in the signature).")]
+Timeout = Annotated[float, number(
+    "--timeout", bounds=SECONDS,
+    help="Seconds per request attempt before it is abandoned and retried (not in the signature).")]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the decision cache.")]
 Prompts = Annotated[Path | None, typer.Option("--prompts", help="Directory of prompt templates (default: prompts/).",
                                               exists=True, file_okay=False)]
+def under_folders(value: Path | None) -> Path | None:
+    """Callback for output paths: the nearest existing folder above `value` must be a folder, not a file
+    (`--out results.tsv/run1`); otherwise creating it fails only after the work is done."""
+    if value is not None:
+        existing = next((parent for parent in value.parents if parent.exists()), None)
+        if existing is not None and not existing.is_dir():
+            raise typer.BadParameter(f"{existing} is a file, not a folder: {value} cannot be created under it")
+    return value
+
+
 # file_okay=False: `--out` naming an existing file is a usage error before anything runs (not after judging)
-Out = Annotated[Path, typer.Option("--out", "-o", help="Output directory.", file_okay=False, writable=True)]
+Out = Annotated[Path, typer.Option("--out", "-o", help="Output directory.", file_okay=False, writable=True,
+                                   callback=under_folders)]
 Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")]
 Logprobs = Annotated[bool | None, typer.Option(
     "--logprobs/--no-logprobs", help="Ask the model for token log-probabilities and record each decision's "

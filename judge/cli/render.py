@@ -76,10 +76,13 @@ def print_usage(usage: Usage, seconds: float) -> None:
 
 
 def print_diagnostics(diagnostics: Diagnostics, limit: int = 20) -> None:
-    """Every diagnostic of a run, once, at the end: notes first (what was done), then warnings."""
-    ordered = sorted(diagnostics, key=lambda d: d.level != "note")
-    for item in ordered[:limit]:
+    """Every kind of diagnostic of a run, once, at the end: notes first (what was done), then warnings. A kind
+    said many times (one warning per empty report) is its first message and a count."""
+    ordered = sorted(diagnostics.collapsed(), key=lambda pair: pair[0].level != "note")
+    for item, count in ordered[:limit]:
         style = "cyan" if item.level == "note" else "yellow"
-        console.print(Text.assemble((f"{item.level}: ", style), item.message), highlight=False, soft_wrap=True)
+        more = f" (and {count - 1:,} more like it, see run-summary.json)" if count > 1 else ""
+        console.print(Text.assemble((f"{item.level}: ", style), item.message, more), highlight=False,
+                      soft_wrap=True)
     if len(ordered) > limit:
         console.print(Text(f"... and {len(ordered) - limit} more (see run-summary.json)", style="yellow"))

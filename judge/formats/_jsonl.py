@@ -14,10 +14,13 @@ from its source. Repairing it (e.g. to U+FFFD) would silently change the text a 
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import json
+import os
 import re
+import stat
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -64,7 +67,8 @@ def expand_paths(sources: Sources, patterns: tuple[str, ...] = JSONL_PATTERNS) -
     """Files stay as given, a directory becomes its matching files (sorted, not recursive), literals pass.
 
     A missing path, or a directory with no matching file, is an InputError: silently reading nothing would
-    produce an empty evaluation that looks like a success.
+    produce an empty evaluation that looks like a success. So is a matching name in a directory that cannot be
+    read (a symlink loop, a dangling symlink, no read permission): leaving it out would judge part of a run.
     """
     out: list[Source] = []
     for source in _as_list(sources):
@@ -73,7 +77,9 @@ def expand_paths(sources: Sources, patterns: tuple[str, ...] = JSONL_PATTERNS) -
             continue
         path = Path(source)
         if path.is_dir():
-            found = sorted({p for pattern in patterns for p in path.glob(pattern) if p.is_file()})
+            found = sorted({p for pattern in patterns for p in path.glob(pattern)})
+            for match in found:  # a matching name the run cannot read is refused, never left out without a word
+                _check_readable(match)
             if not found:
                 wanted = " or ".join(patterns)
                 raise InputError(
@@ -84,6 +90,22 @@ def expand_paths(sources: Sources, patterns: tuple[str, ...] = JSONL_PATTERNS) -
         else:
             raise InputError("no such file or directory; check the path", path)
     return out
+
+
+def _check_readable(path: Path) -> None:
+    """InputError naming a file found in an input directory that cannot be read: a symlink loop, a dangling
+    symlink, a directory or device named like an input, or a file without read permission."""
+    try:
+        status = path.stat()  # follows symlinks: a loop raises ELOOP, a dangling link ENOENT
+    except OSError as exc:
+        if path.is_symlink():
+            what = "a symlink loop" if exc.errno == errno.ELOOP else "a symlink to a missing file"
+            raise InputError(f"cannot read it: {what} (-> {os.readlink(path)}); fix or remove the link", path) from None
+        raise InputError(f"cannot read it: {exc.strerror or exc}; fix or remove it", path) from None
+    if not stat.S_ISREG(status.st_mode):
+        raise InputError("cannot read it: not a regular file; rename or remove it", path)
+    if not os.access(path, os.R_OK):
+        raise InputError("cannot read it: permission denied; fix its permissions or remove it", path)
 
 
 def open_binary(source: Source) -> IO[bytes]:
@@ -97,7 +119,8 @@ def open_binary(source: Source) -> IO[bytes]:
         raise InputError(f"cannot open: {exc.strerror or exc}", path) from exc
 
 
-def _decode(raw: bytes, name: str, line: int | None) -> str:
+def decode_utf8(raw: bytes, name: str, line: int | None) -> str:
+    """The text of a line (or of a whole file, `line` None); an InputError naming where it is not UTF-8."""
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -204,7 +227,7 @@ def _parse_line(raw: bytes, name: str, line_no: int) -> dict[str, Any] | None:
     """One line's object, None for a blank line."""
     if line_no == 1:
         raw = raw.removeprefix(_BOM)
-    text = _decode(raw, name, line_no).strip()
+    text = decode_utf8(raw, name, line_no).strip()
     if not text:
         return None
     obj = parse_json(text, name, line_no)
@@ -224,7 +247,7 @@ def read_json_document(source: Source, max_bytes: int | None = None) -> Any:
             raise _unreadable(exc, name, None) from None
     if len(raw) > cap:
         raise InputError(f"file is larger than {cap:,} bytes; is this the right file?", name)
-    text = _decode(raw.removeprefix(_BOM), name, None)
+    text = decode_utf8(raw.removeprefix(_BOM), name, None)
     if not text.strip():
         raise InputError("the file is empty; it should hold one JSON object", name)
     return parse_json(text, name, None)
@@ -261,4 +284,38 @@ def get_id(obj: dict[str, Any], key: str, label: str, name: str, line: int | Non
         raise InputError(f"{label} must be a string, found {type_name(value)}", name, line)
     if not value.strip():
         raise InputError(f"{label} is empty; give it a value", name, line)
+    check_plain_id(value, label, name, line)
     return value
+
+
+# What splits a TSV row: the tab, and every character str.splitlines() breaks a line at.
+_LINE_BREAKING = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_ROW_BREAKING = re.compile("[\t" + _LINE_BREAKING + "]")
+_LINE_BREAK = re.compile(f"[{_LINE_BREAKING}]")
+
+
+def row_breaking(text: str) -> str | None:
+    """The first character of `text` that would break a row of a TSV output (a tab or a line break), or None."""
+    found = _ROW_BREAKING.search(text)
+    return found.group() if found else None
+
+
+def tsv_line(fields: list[str]) -> str | None:
+    """The fields as one TSV line (with its newline), or None when a field holds a tab or a line break. One scan
+    of the joined line, not one per field: a TREC-size scores table has millions of fields."""
+    line = "\t".join(fields)
+    if line.count("\t") != len(fields) - 1 or _LINE_BREAK.search(line):
+        return None
+    return line + "\n"
+
+
+def check_plain_id(value: str, label: str, name: str | None, line: int | None) -> None:
+    """An id is written into TSV outputs (scores.tsv, leaderboard.tsv) as one field: one with a tab or a line
+    break in it would shift every column after it, so it is refused where it is read."""
+    bad = row_breaking(value)
+    if bad is not None:
+        raise InputError(f"{label} {value!r} contains {_CHARACTER_NAMES.get(bad, repr(bad))}, which would break the "
+                         "tab-separated outputs; remove it from the id", name, line)
+
+
+_CHARACTER_NAMES = {"\t": "a tab", "\n": "a line break", "\r": "a carriage return"}

@@ -49,6 +49,16 @@ def atomic_path(path: Path) -> Iterator[Path]:
         yield temps[Path(path)]
 
 
+@contextmanager
+def output_errors(path: Path) -> Iterator[None]:
+    """An OSError inside (a full disk, a lost permission) becomes an OutputError naming `path`: for outputs
+    written as they go (the judgments stream), which cannot be staged whole."""
+    try:
+        yield
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     with atomic_path(path) as temp:
         temp.write_text(text, encoding="utf-8")

@@ -14,10 +14,18 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+)
 
 from judge.errors import InputError
-from judge.formats._jsonl import iter_jsonl_located, source_name
+from judge.formats._jsonl import iter_jsonl_located, row_breaking, source_name
 from judge.labels import Aggregator, Decision, Importance, Outcome, SentenceStatus
 from judge.types import Answer, Nugget, NuggetBank
 
@@ -155,6 +163,15 @@ class ReportJudgment(_Record):
         default=None, description="the request's nugget bank; None = no bank, recall is undefined")
     missing_doc_ids: list[str] = Field(default_factory=list)
     signature: str | None = None
+
+    @field_validator("run_id", "request_id")
+    @classmethod
+    def _one_tsv_field(cls, value: str) -> str:
+        # Both ids are fields of scores.tsv and leaderboard.tsv (see judge.formats._jsonl.check_plain_id).
+        if row_breaking(value) is not None:
+            raise ValueError(f"{value!r} contains a tab or a line break, which would break the tab-separated "
+                             "outputs; remove it from the id")
+        return value
 
     @property
     def key(self) -> tuple[str, str]:

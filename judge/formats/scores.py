@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judge.errors import InputError
+from judge.formats._jsonl import row_breaking, tsv_line
 from judge.formats.atomic import atomic_path, write_text_atomic
 
 ALL = "all"
@@ -45,10 +46,23 @@ def write_scores(path: Path, rows: Iterable[ScoreRow], signature: str | None = N
             out.write(f"# {signature}\n")
             written = True
         for r in rows:
-            out.write(f"{r.run_id}\t{r.request_id}\t{r.metric}\t{format_value(r.value)}\n")
+            out.write(tsv_row((r.run_id, r.request_id, r.metric, format_value(r.value)), path))
             written = True
         if not written:
             out.write("\n")
+
+
+def tsv_row(fields: Iterable[str], path: Path) -> str:
+    """One line of a TSV output. The readers refuse ids with a tab or a line break where they read them (naming
+    file:line); this is the last guard for rows built in memory, so no table is ever written with a row of the
+    wrong shape (the output is left as it was)."""
+    fields = list(fields)
+    line = tsv_line(fields)
+    if line is None:
+        value = next(v for v in fields if row_breaking(v) is not None)
+        raise InputError(f"cannot write the field {value!r}: it contains a tab or a line break, which would "
+                         "break the table's rows; remove it from the run or request id", path)
+    return line
 
 
 def read_scores(path: Path) -> list[ScoreRow]:
@@ -102,6 +116,6 @@ def leaderboard(rows: Iterable[ScoreRow], metrics: Sequence[str], sort_by: str |
 
 
 def write_leaderboard(path: Path, header: list[str], body: list[list[str]], signature: str | None = None) -> None:
-    lines = [f"# {signature}"] if signature else []
-    lines += ["\t".join(header)] + ["\t".join(row) for row in body]
-    write_text_atomic(path, "\n".join(lines) + "\n")
+    lines = [f"# {signature}\n"] if signature else []
+    lines += [tsv_row(header, path)] + [tsv_row(row, path) for row in body]
+    write_text_atomic(path, "".join(lines))

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge.errors import InputError
+from judge.formats._jsonl import read_json_document
 from judge.judging.fingerprints import prompt_hashes, prompts_tag, schema_hash
 from judge.labels import DECISION_LABELS
 from judge.llm.logprob import asks_logprobs
@@ -84,15 +85,9 @@ def to_thresholds(data: ThresholdsFile, name: str = "thresholds") -> Thresholds:
 def read_thresholds(path: str | Path) -> tuple[Thresholds, ThresholdsFile]:
     """The rules of a thresholds file (and the file as read); InputError naming the file and what to fix."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the thresholds file: {exc.__class__.__name__}", path) from None
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON ({exc.msg}); give the file `calibrate --fit-threshold` wrote", path,
-                         exc.lineno) from None
+    # the shared reader: a size cap, UTF-8 and JSON errors naming line and column, and a number of 5,000 digits
+    # or a nesting 100,000 deep refused as input errors instead of tracebacks
+    raw = read_json_document(path)
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise InputError(f"not a thresholds file (its 'format' must be {FORMAT!r})", path)
     try:

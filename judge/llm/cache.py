@@ -35,7 +35,7 @@ from typing import Any
 
 import diskcache
 
-from judge.errors import ConfigurationError, OutputError
+from judge.errors import ConfigurationError, InputError, OutputError
 
 DEFAULT_CACHE_DIR = Path("caches")
 _SUBDIR = "decisions"
@@ -47,6 +47,17 @@ def open_store(directory: Path) -> diskcache.Cache:
     least recently stored entries once the store passes 1 GB, which at TREC scale would silently turn a free,
     byte-identical rerun into new model calls (and, on the embedded judge, possibly other answers)."""
     return diskcache.Cache(str(directory), eviction_policy="none")
+
+
+def open_decisions(directory: Path) -> diskcache.Cache:
+    """The store of the cache directory `directory` (its `decisions/` subdirectory); a database that cannot be
+    opened (corrupt, not a database, unreadable) is a ConfigurationError that names the cure."""
+    try:
+        return open_store(Path(directory) / _SUBDIR)
+    except (sqlite3.DatabaseError, OSError) as exc:
+        raise ConfigurationError(
+            f"cannot open the decision cache in {directory}: {_reason(exc)}; run  argue-judge cache clear "
+            f"--cache-dir {directory}  to reset it (or pass --no-cache)") from exc
 
 
 def canonical_json(value: Any) -> str:
@@ -182,12 +193,7 @@ class DecisionCache(SealedReads):
         self.directory = Path(directory)
         self.unreadable: Counter[str] = Counter()   # why entries could not be used, and how often
         self.resealed = 0
-        try:
-            self._store = open_store(self.directory / _SUBDIR)
-        except (sqlite3.DatabaseError, OSError) as exc:
-            raise ConfigurationError(
-                f"cannot open the decision cache in {self.directory}: {_reason(exc)}; run  argue-judge cache clear "
-                f"--cache-dir {self.directory}  to reset it (or pass --no-cache)") from exc
+        self._store = open_decisions(self.directory)
 
     def get(self, key: str) -> CachedAnswer | None:
         try:
@@ -225,22 +231,49 @@ class DecisionCache(SealedReads):
         self._store.close()
 
 
+def existing_cache_directory(directory: Path) -> Path:
+    """`directory`, when it holds a decision cache; an InputError otherwise. Commands that only read or empty a
+    cache (stats, export, clear) call this first: opening a mistyped path would create an empty cache there and
+    report 0 decisions as if that were the answer."""
+    directory = Path(directory)
+    if not (directory / _SUBDIR / "cache.db").is_file():
+        what = "no such directory" if not directory.exists() else f"no decision cache in it (no {_SUBDIR}/cache.db)"
+        raise InputError(f"{what}; check --cache (nothing cached yet, or a mistyped path?)", directory)
+    return directory
+
+
 def clear_cache_directory(directory: Path) -> int | None:
     """Empty the decision cache: how many entries were removed, or None when its database was unreadable and
-    was deleted as a whole (the cure `DecisionCache` names when it cannot open one)."""
+    was deleted as a whole (the cure `DecisionCache` names when it cannot open one). A cache that cannot be
+    written (read-only, locked) is an OutputError and is left as it was: success is never claimed unchecked."""
     try:
         cache = DecisionCache(directory)
     except ConfigurationError:
-        shutil.rmtree(Path(directory) / _SUBDIR, ignore_errors=True)
+        _remove_store(Path(directory) / _SUBDIR)
         return None
     try:
         return cache.clear()
+    except sqlite3.OperationalError as exc:  # read-only, locked, I/O: the database is sound, it cannot be changed
+        raise OutputError(f"cannot clear the decision cache in {directory}: {_reason(exc)}; nothing was removed "
+                          "(is it read-only, or in use by a running evaluation?)") from exc
     except sqlite3.DatabaseError:
         cache.close()
-        shutil.rmtree(Path(directory) / _SUBDIR, ignore_errors=True)
+        _remove_store(Path(directory) / _SUBDIR)
         return None
     finally:
         cache.close()
+
+
+def _remove_store(store: Path) -> None:
+    try:
+        shutil.rmtree(store)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise OutputError(f"cannot remove the unreadable decision cache {store}: {_reason(exc)}; remove it by hand "
+                          "(or fix its permissions) and run again") from exc
+    if store.exists():
+        raise OutputError(f"the unreadable decision cache {store} is still there after removing it; remove it by hand")
 
 
 def _reason(exc: BaseException) -> str:

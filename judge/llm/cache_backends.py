@@ -32,7 +32,7 @@ from judge.llm.cache import (
     DecisionCache,
     SealedReads,
     UnreadableEntry,
-    open_store,
+    open_decisions,
     seal,
     unseal,
 )
@@ -71,7 +71,7 @@ class DiskBackend:
     def __init__(self, directory: str | Path):
         self.directory = Path(directory)
         self.location = str(self.directory)
-        self._store = open_store(self.directory / "decisions")
+        self._store = open_decisions(self.directory)
 
     def get(self, key: str) -> str | None:
         return self._store.get(key)

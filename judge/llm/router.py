@@ -31,6 +31,8 @@ def read_router_config(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read the router config: {exc.strerror}", path) from None
+    except UnicodeDecodeError as exc:  # e.g. saved as Latin-1
+        raise InputError(f"not valid UTF-8 at byte {exc.start + 1}; save the file as UTF-8", path) from None
     try:
         if path.suffix.lower() == ".json":
             config = json.loads(text)
@@ -38,6 +40,8 @@ def read_router_config(path: Path) -> dict[str, Any]:
             import yaml
 
             config = yaml.safe_load(text)
+    except RecursionError:
+        raise InputError("nested too deeply to read; is this the right file?", path) from None
     except (json.JSONDecodeError, ValueError) as exc:  # yaml.YAMLError derives from Exception only
         raise InputError(f"not valid JSON: {exc}", path) from None
     except Exception as exc:  # noqa: BLE001 - yaml.YAMLError, whose import is lazy

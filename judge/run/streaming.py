@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO, Self, overload
 
 from judge.errors import InputError
+from judge.formats.atomic import output_errors
 from judge.formats.judgments import ReportJudgment, dumps, iter_judgments
 
 Key = tuple[str, str]
@@ -98,33 +99,40 @@ class JudgmentStream:
         if self._closed:
             raise ValueError(f"{self.path}: the judgment stream is already closed")
         line = (dumps(judgment) + "\n").encode("utf-8")
-        offset = self._out.tell()
-        self._out.write(line)
-        self._out.flush()
-        if self._fsync:
-            os.fsync(self._out.fileno())
+        with output_errors(self.path):  # a full disk: one line naming the file, exit 6
+            offset = self._out.tell()
+            self._out.write(line)
+            self._out.flush()
+            if self._fsync:
+                os.fsync(self._out.fileno())
         self._index[judgment.key] = (offset, len(line))
 
     def finalise(self) -> Path:
         """Rewrite the file in canonical order (atomically) and close the stream. Returns the path."""
-        self._out.flush()
         tmp = self.path.with_name(self.path.name + ".tmp")
-        with self.path.open("rb") as log, tmp.open("wb") as out:
-            for key in sorted(self._index):
-                offset, length = self._index[key]
-                log.seek(offset)
-                out.write(log.read(length))
-            out.flush()
-            os.fsync(out.fileno())
-        self.close()
-        tmp.replace(self.path)
+        with output_errors(self.path):
+            try:
+                self._out.flush()
+                with self.path.open("rb") as log, tmp.open("wb") as out:
+                    for key in sorted(self._index):
+                        offset, length = self._index[key]
+                        log.seek(offset)
+                        out.write(log.read(length))
+                    out.flush()
+                    os.fsync(out.fileno())
+            except OSError:
+                tmp.unlink(missing_ok=True)  # the log stays whole for --resume
+                raise
+            self.close()
+            tmp.replace(self.path)
         return self.path
 
     def close(self) -> None:
         """Stop writing, leaving the log as it is (an interrupted run: resume it later)."""
         if not self._closed:
-            self._out.close()
             self._closed = True
+            with output_errors(self.path):  # closing flushes: on a full disk that fails too
+                self._out.close()
 
     def __enter__(self) -> Self:
         return self

@@ -29,6 +29,7 @@ class Bounds:
     low: float
     high: float
     low_open: bool = False      # (low, high]: e.g. a timeout must be more than 0
+    high_open: bool = False     # [low, high): e.g. a confidence level must be less than 1
 
     def __call__(self, value: float | None) -> float | None:
         if value is not None and not self.contains(value):
@@ -39,11 +40,12 @@ class Bounds:
         if not math.isfinite(value):
             return False
         above_low = value > self.low if self.low_open else value >= self.low
-        return above_low and value <= self.high
+        below_high = value < self.high if self.high_open else value <= self.high
+        return above_low and below_high
 
     @property
     def interval(self) -> str:
-        return f"{'(' if self.low_open else '['}{_show(self.low)}, {_show(self.high)}]"
+        return f"{'(' if self.low_open else '['}{_show(self.low)}, {_show(self.high)}{')' if self.high_open else ']'}"
 
     def __str__(self) -> str:
         return f"a number in {self.interval}"
@@ -141,12 +143,6 @@ def judge_thresholds(option: str | None, settings: ModelSettings, prompts: Path 
     return choice.rules
 
 
-def confidence_level(value: float) -> float:
-    if not math.isfinite(value) or not 0 < value < 1:
-        raise typer.BadParameter(f"{value} is not a confidence level between 0 and 1 (e.g. 0.95)")
-    return value
-
-
 # Prediction-powered estimates from a human sample (judge.run.prediction_powered; docs/ppi.md).
 Human = Annotated[list[Path] | None, typer.Option(
     "--human", help="Human judgments (the judgments format, outcomes or decisions) of a sample of the judged "
@@ -154,5 +150,6 @@ Human = Annotated[list[Path] | None, typer.Option(
 Sample = Annotated[str, typer.Option(
     "--sample", help="How the --human reports were chosen: 'reports' (at random, stratified by request where every "
     "request has one) or 'requests' (whole requests at random, every report of each judged).")]
-Confidence = Annotated[float, typer.Option(
-    "--confidence", callback=confidence_level, help="Confidence level of the --human intervals.")]
+Confidence = Annotated[float, number(
+    "--confidence", bounds=Bounds(0, 1, low_open=True, high_open=True),
+    help="Confidence level of the --human intervals (e.g. 0.95).")]

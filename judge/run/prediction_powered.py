@@ -19,7 +19,7 @@ from judge.errors import InputError
 from judge.formats._jsonl import expand_paths, is_literal, source_name
 from judge.formats.atomic import staged
 from judge.formats.judgments import NuggetSummary, ReportJudgment, iter_judgments
-from judge.formats.scores import format_value
+from judge.formats.scores import format_value, tsv_row
 from judge.judging.signature import ScoreSignature
 from judge.labels import CitationPolicy
 from judge.metrics import Scores
@@ -151,8 +151,8 @@ def write_ppi_files(corrected: CorrectedScores, signature: ScoreSignature, out_d
     out_dir.mkdir(parents=True, exist_ok=True)
     with staged(paths.values()) as temp:
         for name, columns, rows in (("ppi.tsv", RUN_COLUMNS, runs), ("ppi-pairs.tsv", PAIR_COLUMNS, pairs)):
-            temp[paths[name]].write_text(header + "\t".join(columns) + "\n"
-                                         + "".join("\t".join(row) + "\n" for row in rows), encoding="utf-8")
+            temp[paths[name]].write_text(header + "".join(tsv_row(row, paths[name]) for row in (columns, *rows)),
+                                         encoding="utf-8")
         temp[paths["ppi.json"]].write_text(json.dumps(ppi_json(corrected, signature), indent=1) + "\n",
                                            encoding="utf-8")
     return paths

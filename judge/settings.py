@@ -80,6 +80,9 @@ class RetryPolicy:
     reasks: int = 2                   # instructor re-asks on invalid output
     wait_multiplier: float = 0.5      # seconds; tests shrink it
     wait_max: float = 30.0
+    # Transport failures in a row, across all decisions, with no answer between, after which the server is
+    # given up on: the decisions not yet asked are recorded failed (not cached) and the run exits 5.
+    give_up_after: int = 16
 
 
 @dataclass(frozen=True)

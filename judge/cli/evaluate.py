@@ -33,7 +33,7 @@ from judge.llm.router import resolve_model, servers
 from judge.run.evaluate import EvalConfig, Inputs, evaluate, score, write_outputs, write_score_files
 from judge.run.evaluate import Progress as Hooks
 from judge.run.shards import Shard
-from judge.settings import INJECTION_POLICIES, JudgeSettings, ModelSettings, PassagePolicy, Thresholds
+from judge.settings import INJECTION_POLICIES, JudgeSettings, ModelSettings, PassagePolicy, RetryPolicy, Thresholds
 
 NUGGET_FORMATS = ("files or directories of *.json / *.jsonl (.gz too) holding v3 banks (Auto-ARGUE, AutoJudge, "
                   "RAGTIME), v1/v2 'items' banks or castorini nuggetizer records; one bank per request")
@@ -79,6 +79,11 @@ def eval_command(
     max_failed_fraction: Annotated[float, typer.Option(
         "--max-failed-fraction", callback=options.fraction, help="Report the run failed (exit code 5) when more "
         "than this share of its sentences failed; outputs are written all the same.")] = 0.2,
+    give_up_after: Annotated[int, typer.Option(
+        "--give-up-after", min=1, help="Stop asking after this many transport failures in a row (timeouts, refused "
+        "connections, 5xx, rate limits) with no answer from the server between them: the decisions not yet asked "
+        "are recorded failed, not cached, and the run exits 5 (--resume asks them later). Not in the signature.")
+    ] = RetryPolicy.give_up_after,
     cache: options.Cache = options.DEFAULT_CACHE_TARGET,
     no_cache: options.NoCache = False,
     shard: Annotated[str | None, typer.Option(
@@ -131,6 +136,7 @@ def eval_command(
             model=settings,
             judge=JudgeSettings(citation_policy, truncate, passages, prompts,  # type: ignore[arg-type]
                                 on_injection=on_injection, thresholds=rules),  # type: ignore[arg-type]
+            retry=RetryPolicy(give_up_after=give_up_after),
             concurrency=concurrency, cache_dir=None if no_cache else cache, max_cost=max_cost,
             price_per_1k=price_per_1k, max_failed_fraction=max_failed_fraction, shard=part, resume=resume)
         runs = len({entry.run_id for entry in inputs.reports.entries})

@@ -336,6 +336,8 @@ def run_failure(judgments: Iterable[ReportJudgment], usage: Usage, max_failed_fr
     """Why the run as a whole must be reported failed (the CLI exits 5), or None. A run in which no decision
     succeeded, or more than `max_failed_fraction` of the judged sentences failed, yields numbers that say more
     about the server than about the reports."""
+    if usage.stopped:  # the server was given up on: the reason names it and what to do
+        return usage.stopped
     first_error, judged, failed = "", 0, 0
     for judgment in judgments:
         for sentence in judgment.sentences:

@@ -20,7 +20,8 @@ On the bundled example, against the local FakeEndpoint and its smart responder (
 the transport faults (500, disconnect) with each of `--attempts` transport attempts and malformed answers with
 each of `--reasks` re-asks
 (each against an undisturbed reference with the same policy: the re-ask budget is in the signature) and prints
-the failed decisions and whether the outputs equal the reference, over `--seeds` seeds (random faults) or once.
+the failed decisions and whether the outputs equal the reference, over `--seeds` seeds (random faults), or as
+many repeats (`--every`: the faulted requests are the same, their timing is not).
 
 The extra fault kinds (truncated, HTML, empty choices) are injected by a FakeEndpoint subclass below; the
 others use FakeEndpoint.fail_next.
@@ -201,7 +202,7 @@ def budgets(root: Path, rate: float, every: int | None, seeds: list[int], concur
                 run_once(ep, references[policy] / "cache", references[policy] / "out", None, concurrency, policy)
         return references[policy] / "out"
 
-    pattern = f"every {every}th request" if every else f"{rate:.0%} of requests (seeds {seeds})"
+    pattern = f"every {every}th request ({len(seeds)} runs)" if every else f"{rate:.0%} of requests (seeds {seeds})"
     print(f"faults on {pattern}, concurrency {concurrency}: failed decisions per run, '=' when the outputs equal "
           "the undisturbed run's")
     sweeps = [(kind, "transport attempts", [replace(FAST_RETRY, transport_attempts=n) for n in attempts])
@@ -211,7 +212,7 @@ def budgets(root: Path, rate: float, every: int | None, seeds: list[int], concur
         cells = []
         for policy in policies:
             runs = []
-            for seed in seeds if not every else seeds[:1]:
+            for seed in seeds:  # with --every, repeats (the faulted requests are the same, their timing is not)
                 work = root / f"{kind}-{budget}-{len(cells)}-{seed}"
                 with FaultyEndpoint(kind, rate, seed, every=every) as ep:
                     runs.append(run_once(ep, work / "cache", work / "out", reference(policy), concurrency, policy))

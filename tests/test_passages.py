@@ -150,9 +150,12 @@ def test_a_persian_document_fills_the_budget_and_shows_the_matching_sentence():
 
 
 def test_a_russian_document_fills_the_budget_and_shows_the_matching_sentence():
-    filler = "Городской совет во вторник обсудил бюджет на следующий год. Стоила ли новая библиотека своих денег? "
+    filler = ("Городской совет во вторник обсудил бюджет на следующий год. Стоила ли новая библиотека своих денег? "
+              "Жители довольны работой. ")
     claim = "Плотина в Маровике обошлась в сорок миллионов евро и открылась в мае!"
     text = filler * 10 + claim + " " + filler * 10
+    # Windows as wide as the budget: the closest one used to cost more than the budget with its gap marker and be
+    # passed over for one that shares fewer words; it is shown, cut at the budget.
     shown, cut = select_passages(text, "Сколько стоила плотина в Маровике?",
                                  PassagePolicy(max_chars=800, window_chars=800))
     assert cut and filled(shown, 800) and claim in shown

@@ -94,9 +94,14 @@ def select_passages(text: str, query: str, policy: PassagePolicy, doc_id: str = 
 
     chosen: dict[int, _Piece] = {}
     used = 0
+    if best_first and windows[best_first[0]][2] + len(GAP) > policy.max_chars:
+        # The closest window is wider than the budget (a share of --citation-policy joint can be): it is shown cut,
+        # not skipped for a window that shares fewer words.
+        chosen = _fitted(chosen, best_first[0], _shown(text, windows[best_first[0]]), len(windows), policy.max_chars)
+        used = policy.max_chars
     for i in best_first:
         cost = windows[i][2] + len(GAP)
-        if used + cost > policy.max_chars:
+        if i in chosen or used + cost > policy.max_chars:
             continue
         chosen[i] = (_shown(text, windows[i]), False)
         used += cost
@@ -104,19 +109,24 @@ def select_passages(text: str, query: str, policy: PassagePolicy, doc_id: str = 
     while len(shown) > policy.max_chars:  # a marker at both ends can take a full selection a few characters over
         del chosen[max(chosen, key=best_first.index)]
         shown = _assembled(chosen, len(windows))
-    for i in best_first:
+    for i in best_first:  # whole windows fill too little: the closest one left out fills the rest, cut
         if len(shown) >= FILL * policy.max_chars:
             break
-        if i in chosen:
-            continue
-        whole = _shown(text, windows[i])
-        markers = len(_assembled({**chosen, i: (whole, True)}, len(windows))) - len(shown) - len(whole)
-        room = policy.max_chars - len(shown) - markers
-        if room <= 0:
-            continue
-        chosen[i] = (whole, False) if len(whole) <= room else (_cut(whole, room), True)
-        shown = _assembled(chosen, len(windows))
+        if i not in chosen:
+            chosen = _fitted(chosen, i, _shown(text, windows[i]), len(windows), policy.max_chars)
+            shown = _assembled(chosen, len(windows))
     return shown, True
+
+
+def _fitted(chosen: dict[int, _Piece], i: int, whole: str, count: int, max_chars: int) -> dict[int, _Piece]:
+    """`chosen` with window `i` added, whole if it fits in what is left of the budget, otherwise cut to fit (a gap
+    marker then follows it); unchanged when not even the markers fit."""
+    shown = len(_assembled(chosen, count))
+    markers = len(_assembled({**chosen, i: (whole, True)}, count)) - shown - len(whole)
+    room = max_chars - shown - markers
+    if room <= 0:
+        return chosen
+    return {**chosen, i: (whole, False) if len(whole) <= room else (_cut(whole, room), True)}
 
 
 def share_of(policy: PassagePolicy, documents: int) -> PassagePolicy:

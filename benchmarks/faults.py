@@ -2,6 +2,7 @@
 
     python benchmarks/faults.py [--rate 0.3] [--seed 7] [--concurrency 4] [--latency 0.02]
     python benchmarks/faults.py --every 3 --budgets     # issue 25, item 8: the retry budgets a flaky server needs
+    python benchmarks/faults.py --dead [--timeout 2]    # issue 25, item 14: how long a dead server takes to fail
 
 On the bundled example, against the local FakeEndpoint and its smart responder (never the network):
 
@@ -18,10 +19,13 @@ On the bundled example, against the local FakeEndpoint and its smart responder (
 
 `--every N` faults every N-th chat request instead of a random share. `--budgets` runs, instead of 2. and 3.,
 the transport faults (500, disconnect) with each of `--attempts` transport attempts and malformed answers with
-each of `--reasks` re-asks
-(each against an undisturbed reference with the same policy: the re-ask budget is in the signature) and prints
-the failed decisions and whether the outputs equal the reference, over `--seeds` seeds (random faults), or as
-many repeats (`--every`: the faulted requests are the same, their timing is not).
+each of `--reasks` re-asks (each against an undisturbed reference with the same policy: the re-ask budget is in
+the signature) and prints the failed decisions and whether the outputs equal the reference, over `--seeds`
+seeds (random faults), or as many repeats (`--every`: the faulted requests are the same, their timing is not).
+
+`--dead` runs, instead, the bundled example with the default retry policy against a port nobody listens on
+(connections refused) and against a FakeEndpoint that never answers (each attempt ended by `--timeout`), and
+prints the wall time, the decisions asked, failed and left unasked, and the run's failure line.
 
 The extra fault kinds (truncated, HTML, empty choices) are injected by a FakeEndpoint subclass below; the
 others use FakeEndpoint.fail_next.
@@ -38,6 +42,7 @@ import argparse  # noqa: E402
 import logging  # noqa: E402
 import random  # noqa: E402
 import signal  # noqa: E402
+import socket  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -190,6 +195,34 @@ def cached_entries(cache: Path) -> int:
         return 0
 
 
+def refusing_port() -> int:
+    """A local port with nothing listening on it: every connection is refused at once."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def fail_against(api_base: str, root: Path, timeout: float, concurrency: int) -> str:
+    """The bundled example judged against a server that is down, with the default retry policy."""
+    config = EvalConfig(model=ModelSettings("openai/fake", api_base, "x", timeout=timeout), cache_dir=root / "cache",
+                        concurrency=concurrency)
+    started = time.perf_counter()
+    with Inputs.load([EXAMPLES / "reports"], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],
+                     [EXAMPLES / "docs.jsonl"], index_dir=root / "docstore") as inputs:
+        evaluation = evaluate(inputs, config)
+    usage = evaluation.usage
+    return (f"{time.perf_counter() - started:7.1f} s  {usage.model_calls} asked, {usage.transport_retries} retries, "
+            f"{usage.failures} failed ({getattr(usage, 'unasked', 0)} not asked)\n    {evaluation.failure}")
+
+
+def dead(root: Path, timeout: float, concurrency: int) -> None:
+    refused = fail_against(f"http://127.0.0.1:{refusing_port()}/v1", root / "refused", timeout, concurrency)
+    print(f"connections refused:    {refused}")
+    with FakeEndpoint(smart_responder) as ep:
+        ep.fail_next(["hang"] * 1_000_000)
+        print(f"hangs (--timeout {timeout:g}):  {fail_against(ep.api_base, root / 'hangs', timeout, concurrency)}")
+
+
 def budgets(root: Path, rate: float, every: int | None, seeds: list[int], concurrency: int, attempts: list[int],
             reasks: list[int]) -> None:
     """Failed decisions and byte equality for each transport-attempt and re-ask budget (see the docstring)."""
@@ -227,6 +260,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per answer in the kill -9 test")
+    parser.add_argument("--dead", action="store_true", help="time a dead and a hanging server instead (item 14)")
+    parser.add_argument("--timeout", type=float, default=2.0, help="seconds per request attempt with --dead")
     parser.add_argument("--every", type=int, default=None, help="fault every N-th request instead of a share")
     parser.add_argument("--budgets", action="store_true", help="sweep the retry budgets instead (item 8)")
     parser.add_argument("--seeds", type=int, default=3, help="seeds per budget with random faults")
@@ -236,6 +271,9 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="argue-faults-") as tmp:
         root = Path(tmp)
+        if args.dead:
+            dead(root, args.timeout, args.concurrency)
+            return
         if args.budgets:
             budgets(root, args.rate, args.every, list(range(args.seed, args.seed + args.seeds)), args.concurrency,
                     [int(n) for n in args.attempts.split(",")], [int(n) for n in args.reasks.split(",")])

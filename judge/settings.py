@@ -78,10 +78,10 @@ class RetryPolicy:
 
     The two budgets are set so that a server failing a third of its requests costs nothing (issue 25, item 8;
     docs/robustness.md): on the bundled example, against the fake endpoint failing every 3rd request or a random
-    third, runs with 6 transport attempts (500s, dropped connections) and 3 re-asks (malformed answers) still
-    lost a decision now and then; every run with 8 attempts and 3 re-asks equalled the undisturbed run byte
-    for byte. Each more try divides what is left of the chance by three, so the defaults add headroom: at an
-    independent 1/3 fault rate a decision fails with probability 3^-10 (transport) or 3^-5 (re-asks).
+    third, runs with 8 transport attempts (500s, dropped connections) or 2 re-asks (malformed answers) still
+    lost a decision now and then; every run with 10 attempts (24 runs) and with 3 re-asks (7 runs) equalled the
+    undisturbed run byte for byte; the re-asks keep one more. At an independent 1/3 fault rate a decision then
+    fails with probability 3^-10 (transport) or 3^-5 (re-asks).
     """
 
     transport_attempts: int = 10      # 1 call + 9 retries on transient faults

@@ -88,8 +88,9 @@ class RetryPolicy:
     reasks: int = 4                   # instructor re-asks on invalid output
     wait_multiplier: float = 0.5      # seconds; tests shrink it
     wait_max: float = 30.0
-    # Transport failures in a row, across all decisions, with no answer between, after which the server is
-    # given up on: the decisions not yet asked are recorded failed (not cached) and the run exits 5.
+    # Transport failures in a row (rate limits aside), across all decisions, with no answer between, after which
+    # the server is given up on: the decisions not yet asked are recorded failed (not cached) and the run exits 5.
+    # At a random 1/3 fault rate a row of 16 comes about 0.0016 times in 100,000 requests (docs/robustness.md).
     give_up_after: int = 16
 
 

@@ -150,3 +150,19 @@ def test_an_answer_between_transport_failures_starts_the_count_again(tmp_path):
         first, second = asyncio.run(two_decisions())
     assert first.error is None and second.error is None and client.usage.stopped is None
     assert client.usage.transport_retries == 4 and client.usage.unasked == 0
+
+
+def test_rate_limits_neither_count_towards_giving_up_nor_end_a_row(tmp_path):
+    with FakeEndpoint(smart_responder) as ep:
+        ep.fail_next([500, 429, 429, 429, 500])  # 2 failures and 3 rate limits: a limit of 3 is not reached ...
+        client = DecisionClient(ModelSettings("openai/fake", ep.api_base, "x", timeout=5.0), None,
+                                retry=RetryPolicy(wait_multiplier=0.01, wait_max=0.05, give_up_after=3))
+
+        async def decisions():
+            first = await client.ask(MESSAGES, ClaimsAbsence, {})
+            ep.fail_next([500, 429, 500, 500])  # ... and 3 failures with rate limits between them reach it
+            return first, await client.ask([{"role": "user", "content": "again"}], ClaimsAbsence, {})
+
+        first, second = asyncio.run(decisions())
+    assert first.error is None and second.error and second.error.startswith("not asked: gave up on")
+    assert client.usage.stopped and "after 3 transport failures in a row" in client.usage.stopped

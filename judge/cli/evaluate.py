@@ -81,8 +81,9 @@ def eval_command(
         "than this share of its sentences failed; outputs are written all the same.")] = 0.2,
     give_up_after: Annotated[int, typer.Option(
         "--give-up-after", min=1, help="Stop asking after this many transport failures in a row (timeouts, refused "
-        "connections, 5xx, rate limits) with no answer from the server between them: the decisions not yet asked "
-        "are recorded failed, not cached, and the run exits 5 (--resume asks them later). Not in the signature.")
+        "or dropped connections, 5xx; rate limits do not count) with no answer from the server between them: the "
+        "decisions not yet asked are recorded failed, not cached, and the run exits 5 (--resume asks them later). "
+        "Not in the signature.")
     ] = RetryPolicy.give_up_after,
     cache: options.Cache = options.DEFAULT_CACHE_TARGET,
     no_cache: options.NoCache = False,

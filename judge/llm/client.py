@@ -272,7 +272,11 @@ class DecisionClient:
 
     def _server_answered(self, error: BaseException | None) -> None:
         """Count transport failures in a row across all decisions (any answer from the server, valid or not,
-        ends a row); after `give_up_after` of them, stop asking (the rest of the run is left unasked)."""
+        ends a row); after `give_up_after` of them, stop asking (the rest of the run is left unasked). A rate
+        limit neither counts nor ends a row: the server is up and says to slow down, which the backoff does (a
+        busy hosted provider sends runs of them that must not stop a run)."""
+        if isinstance(error, litellm.RateLimitError):
+            return
         if error is None or not isinstance(error, TRANSIENT_ERRORS):
             self._failures_in_a_row = 0
             return

@@ -1,6 +1,8 @@
 """Does a disturbed evaluation write the same bytes as an undisturbed one?
 
     python benchmarks/faults.py [--rate 0.3] [--seed 7] [--concurrency 4] [--latency 0.02]
+    python benchmarks/faults.py --every 3 --budgets     # issue 25, item 8: the retry budgets a flaky server needs
+    python benchmarks/faults.py --dead [--timeout 2]    # issue 25, item 14: how long a dead server takes to fail
 
 On the bundled example, against the local FakeEndpoint and its smart responder (never the network):
 
@@ -14,6 +16,16 @@ On the bundled example, against the local FakeEndpoint and its smart responder (
 3. `argue-judge eval` in a subprocess (PYTHONPATH = this checkout), killed with SIGKILL once half of the
    reference's decisions are in the cache, then run again to completion: calls of the resumed run, decisions
    asked twice, and byte equality.
+
+`--every N` faults every N-th chat request instead of a random share. `--budgets` runs, instead of 2. and 3.,
+the transport faults (500, disconnect) with each of `--attempts` transport attempts and malformed answers with
+each of `--reasks` re-asks (each against an undisturbed reference with the same policy: the re-ask budget is in
+the signature) and prints the failed decisions and whether the outputs equal the reference, over `--seeds`
+seeds (random faults), or as many repeats (`--every`: the faulted requests are the same, their timing is not).
+
+`--dead` runs, instead, the bundled example with the default retry policy against a port nobody listens on
+(connections refused) and against a FakeEndpoint that never answers (each attempt ended by `--timeout`), and
+prints the wall time, the decisions asked, failed and left unasked, and the run's failure line.
 
 The extra fault kinds (truncated, HTML, empty choices) are injected by a FakeEndpoint subclass below; the
 others use FakeEndpoint.fail_next.
@@ -30,12 +42,13 @@ import argparse  # noqa: E402
 import logging  # noqa: E402
 import random  # noqa: E402
 import signal  # noqa: E402
+import socket  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
+from dataclasses import dataclass, replace  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,8 +78,8 @@ FAST_RETRY = RetryPolicy(wait_multiplier=0.01, wait_max=0.05)
 class FaultyEndpoint(FakeEndpoint):
     """FakeEndpoint that gives each chat request, with probability `rate` (seeded), the fault `kind`."""
 
-    def __init__(self, kind: int | str, rate: float, seed: int, **kwargs):
-        self.kind, self.rate = kind, rate
+    def __init__(self, kind: int | str, rate: float, seed: int, every: int | None = None, **kwargs):
+        self.kind, self.rate, self.every = kind, rate, every
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
         self.http_calls = 0
@@ -76,7 +89,7 @@ class FaultyEndpoint(FakeEndpoint):
     def _handle_chat(self, handler: ChatHandler, request: dict) -> None:
         with self._rng_lock:
             self.http_calls += 1
-            hit = self._rng.random() < self.rate
+            hit = self.http_calls % self.every == 0 if self.every else self._rng.random() < self.rate
             self.injected += hit
         if not hit:
             return super()._handle_chat(handler, request)
@@ -121,10 +134,10 @@ class Outcome:
 
 
 def run_once(ep: FaultyEndpoint | FakeEndpoint, cache: Path, out: Path, reference: Path | None,
-             concurrency: int) -> Outcome:
+             concurrency: int, retry: RetryPolicy = FAST_RETRY) -> Outcome:
     calls_before = getattr(ep, "http_calls", ep.calls)
     injected_before = getattr(ep, "injected", 0)
-    config = EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=10.0), retry=FAST_RETRY,
+    config = EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=10.0), retry=retry,
                         cache_dir=cache, concurrency=concurrency)
     with Inputs.load([EXAMPLES / "reports"], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],
                      [EXAMPLES / "docs.jsonl"], index_dir=cache / "docstore") as inputs:
@@ -182,16 +195,89 @@ def cached_entries(cache: Path) -> int:
         return 0
 
 
+def refusing_port() -> int:
+    """A local port with nothing listening on it: every connection is refused at once."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def fail_against(api_base: str, root: Path, timeout: float, concurrency: int) -> str:
+    """The bundled example judged against a server that is down, with the default retry policy."""
+    config = EvalConfig(model=ModelSettings("openai/fake", api_base, "x", timeout=timeout), cache_dir=root / "cache",
+                        concurrency=concurrency)
+    started = time.perf_counter()
+    with Inputs.load([EXAMPLES / "reports"], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],
+                     [EXAMPLES / "docs.jsonl"], index_dir=root / "docstore") as inputs:
+        evaluation = evaluate(inputs, config)
+    usage = evaluation.usage
+    return (f"{time.perf_counter() - started:7.1f} s  {usage.model_calls} asked, {usage.transport_retries} retries, "
+            f"{usage.failures} failed ({getattr(usage, 'unasked', 0)} not asked)\n    {evaluation.failure}")
+
+
+def dead(root: Path, timeout: float, concurrency: int) -> None:
+    refused = fail_against(f"http://127.0.0.1:{refusing_port()}/v1", root / "refused", timeout, concurrency)
+    print(f"connections refused:    {refused}")
+    with FakeEndpoint(smart_responder) as ep:
+        ep.fail_next(["hang"] * 1_000_000)
+        print(f"hangs (--timeout {timeout:g}):  {fail_against(ep.api_base, root / 'hangs', timeout, concurrency)}")
+
+
+def budgets(root: Path, rate: float, every: int | None, seeds: list[int], concurrency: int, attempts: list[int],
+            reasks: list[int]) -> None:
+    """Failed decisions and byte equality for each transport-attempt and re-ask budget (see the docstring)."""
+    references: dict[RetryPolicy, Path] = {}
+
+    def reference(policy: RetryPolicy) -> Path:
+        if policy not in references:
+            references[policy] = root / f"ref-{len(references)}"
+            with FakeEndpoint(smart_responder) as ep:
+                run_once(ep, references[policy] / "cache", references[policy] / "out", None, concurrency, policy)
+        return references[policy] / "out"
+
+    pattern = f"every {every}th request ({len(seeds)} runs)" if every else f"{rate:.0%} of requests (seeds {seeds})"
+    print(f"faults on {pattern}, concurrency {concurrency}: failed decisions per run, '=' when the outputs equal "
+          "the undisturbed run's")
+    sweeps = [(kind, "transport attempts", [replace(FAST_RETRY, transport_attempts=n) for n in attempts])
+              for kind in (500, "disconnect")]
+    sweeps.append(("malformed", "re-asks", [replace(FAST_RETRY, reasks=n) for n in reasks]))
+    for kind, budget, policies in sweeps:
+        cells = []
+        for policy in policies:
+            runs = []
+            for seed in seeds:  # with --every, repeats (the faulted requests are the same, their timing is not)
+                work = root / f"{kind}-{budget}-{len(cells)}-{seed}"
+                with FaultyEndpoint(kind, rate, seed, every=every) as ep:
+                    runs.append(run_once(ep, work / "cache", work / "out", reference(policy), concurrency, policy))
+            value = policy.transport_attempts if budget == "transport attempts" else policy.reasks
+            cells.append(f"{value}: " + " ".join(f"{r.failures}{'=' if r.equal else ''}" for r in runs))
+        print(f"{kind!s:<11}{budget:<20}" + "  |  ".join(cells))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rate", type=float, default=0.3, help="share of chat requests that get the fault")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per answer in the kill -9 test")
+    parser.add_argument("--dead", action="store_true", help="time a dead and a hanging server instead (item 14)")
+    parser.add_argument("--timeout", type=float, default=2.0, help="seconds per request attempt with --dead")
+    parser.add_argument("--every", type=int, default=None, help="fault every N-th request instead of a share")
+    parser.add_argument("--budgets", action="store_true", help="sweep the retry budgets instead (item 8)")
+    parser.add_argument("--seeds", type=int, default=3, help="seeds per budget with random faults")
+    parser.add_argument("--attempts", default="1,2,3,4,5,6", help="transport attempts to try with --budgets")
+    parser.add_argument("--reasks", default="0,1,2,3,4", help="re-ask budgets to try with --budgets")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="argue-faults-") as tmp:
         root = Path(tmp)
+        if args.dead:
+            dead(root, args.timeout, args.concurrency)
+            return
+        if args.budgets:
+            budgets(root, args.rate, args.every, list(range(args.seed, args.seed + args.seeds)), args.concurrency,
+                    [int(n) for n in args.attempts.split(",")], [int(n) for n in args.reasks.split(",")])
+            return
         with FakeEndpoint(smart_responder) as ep:
             base = run_once(ep, root / "ref-cache", root / "ref", None, args.concurrency)
         reference = root / "ref"
@@ -202,7 +288,7 @@ def main() -> None:
         for number, kind in enumerate(KINDS):
             work = root / f"kind-{number}"
             started = time.perf_counter()
-            with FaultyEndpoint(kind, args.rate, args.seed + number) as ep:
+            with FaultyEndpoint(kind, args.rate, args.seed + number, every=args.every) as ep:
                 first = run_once(ep, work / "cache", work / "out", reference, args.concurrency)
                 again = run_once(ep, work / "cache", work / "out2", reference, args.concurrency) \
                     if first.failures else None

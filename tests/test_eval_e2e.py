@@ -280,8 +280,8 @@ def test_always_invalid_decision_is_a_recorded_failure_not_a_verdict(cold, tmp_p
 
     with FakeEndpoint(stubborn) as ep:
         run_cli(eval_args(ep, tmp_path / "cache", tmp_path / "out"))
-        # 1 ask + 2 re-asks (RetryPolicy.reasks) for the bad decision, and no answers_nugget follow-up for it
-        assert ep.calls == cold.calls + 2 - 1
+        # 1 ask + its re-asks (RetryPolicy.reasks) for the bad decision, and no answers_nugget follow-up for it
+        assert ep.calls == cold.calls + RetryPolicy().reasks - 1
 
     judgments = {j.key: j for j in iter_judgments(tmp_path / "out" / "judgments.jsonl")}
     sentence = judgments[("run-cited", "ex-101")].sentences[4]

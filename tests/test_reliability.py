@@ -7,6 +7,7 @@ and suspicious but legal inputs. Everything runs against the local FakeEndpoint 
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import json
 import os
@@ -26,7 +27,9 @@ from judge.errors import OutputError
 from judge.formats.atomic import staged, write_text_atomic
 from judge.formats.documents import DocumentStore, remove_stale_builds
 from judge.formats.judgments import iter_judgments
+from judge.judging.decisions.claims_absence import ClaimsAbsence
 from judge.llm.cache import CachedAnswer, DecisionCache, UnreadableEntry, seal, unseal
+from judge.llm.client import DecisionClient
 from judge.run.evaluate import EvalConfig, Inputs, evaluate
 from judge.settings import ModelSettings, RetryPolicy
 from judge.testing import FakeEndpoint
@@ -38,6 +41,7 @@ PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 STABLE = ("judgments.jsonl", "scores.tsv", "leaderboard.tsv")
 GOOD_REPORT = (EXAMPLES / "reports" / "run-cited.jsonl").read_text(encoding="utf-8").splitlines()[0]  # ex-101
 FAST_RETRY = RetryPolicy(wait_multiplier=0.01, wait_max=0.05)
+MESSAGES = [{"role": "user", "content": "<sentence>\nThe plant opened in 2023.\n</sentence>"}]
 runner = CliRunner()
 
 
@@ -211,7 +215,7 @@ def test_three_malformed_answers_then_a_healthy_server_rerun_has_no_failure(tmp_
     with inputs, FakeEndpoint(smart_responder) as ep:
         config = EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=5.0), retry=FAST_RETRY,
                             cache_dir=tmp_path / "cache", concurrency=1)
-        ep.fail_next(["malformed"] * 3)  # the first decision: 1 ask + 2 re-asks, all garbage
+        ep.fail_next(["malformed"] * (1 + RetryPolicy().reasks))  # the first decision: 1 ask + its re-asks, garbage
         first = evaluate(inputs, config)
         assert first.usage.failures == 1 and first.score_signature.failed == 1
         calls = ep.calls
@@ -275,7 +279,8 @@ def test_a_run_in_which_no_decision_succeeded_exits_5_and_still_writes_its_outpu
 @pytest.mark.parametrize(("fraction", "code"), [("0", 5), ("0.2", 0)])
 def test_max_failed_fraction_decides_when_some_failures_fail_the_run(tmp_path, fraction, code):
     with FakeEndpoint(smart_responder) as ep:
-        ep.fail_next(["malformed"] * 3)  # exactly one decision fails (concurrency 1: they are its 3 attempts)
+        # exactly one decision fails (concurrency 1: they are its ask and its re-asks)
+        ep.fail_next(["malformed"] * (1 + RetryPolicy().reasks))
         result = run_cli(eval_args(ep, tmp_path / "cache", tmp_path / "out", "-j", "1", "--max-failed-fraction",
                                    fraction), code=code)
     facts = summary(tmp_path / "out")
@@ -421,3 +426,50 @@ def test_an_empty_documents_file_and_unknown_citations_are_warned(tmp_path):
     assert any(w.startswith("none of the") and "cited document ids is in the document collection" in w
                for w in warnings), warnings
     assert "holds no documents" in result.stdout
+
+
+# --- issue 25, item 8: a server failing a third of its requests costs nothing ---------------------------------
+
+def test_a_decision_outlasts_the_fault_runs_a_third_of_failed_requests_makes(tmp_path):
+    """The measured budgets (docs/robustness.md): runs of 7 transport faults and of 4 malformed answers, both of
+    which a server failing a third of its requests produces now and then and the older budgets (6 attempts, 2
+    re-asks) lost a decision to, end in an answer."""
+    with FakeEndpoint(smart_responder) as ep:
+        client = DecisionClient(ModelSettings("openai/fake", ep.api_base, "x", timeout=5.0), None, retry=FAST_RETRY)
+
+        async def two_decisions():
+            ep.fail_next([500, "disconnect"] * 3 + [503])
+            transport = await client.ask(MESSAGES, ClaimsAbsence, {})
+            ep.fail_next(["malformed"] * 4)
+            return transport, await client.ask([{"role": "user", "content": "again"}], ClaimsAbsence, {})
+
+        transport, malformed = asyncio.run(two_decisions())
+    assert transport.error is None and malformed.error is None and client.usage.failures == 0
+    assert client.usage.transport_retries == 7
+
+
+def test_a_server_failing_every_third_request_changes_no_output(clean, tmp_path):
+    clean_root, _ = clean
+    with FakeEndpoint(smart_responder) as ep:
+        ep.fail_every(3, [500, "malformed", "disconnect"])
+        run_cli(eval_args(ep, tmp_path / "cache", tmp_path / "out"))
+        assert len(ep.faults_served) >= ep.calls // 3 > 0
+    assert summary(tmp_path / "out")["usage"]["failures"] == 0
+    assert stable_bytes(tmp_path / "out") == stable_bytes(clean_root / "out")
+
+
+def test_raising_the_reask_budget_keeps_every_cached_answer(clean, tmp_path):
+    """The re-ask budget decides whether a decision fails, never what an answer is, and failures are never cached:
+    the cache key keeps the budget every cache was written with (2), so a cache written then is used whole."""
+    clean_root, _ = clean
+    cache_dir = copy_cache(clean_root, tmp_path)
+    inputs = Inputs.load([EXAMPLES / "reports"], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],
+                         [EXAMPLES / "docs.jsonl"], index_dir=tmp_path / "docstore")
+    with inputs, FakeEndpoint(smart_responder) as ep:
+        for reasks in (2, 3, 7):
+            config = EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x"), cache_dir=cache_dir,
+                                retry=RetryPolicy(reasks=reasks))
+            evaluation = evaluate(inputs, config)
+            assert evaluation.usage.model_calls == 0 and evaluation.usage.cache_hits > 0, reasks
+            assert f"reask:{reasks}" in evaluation.judge_signature.short()  # the signature still names it
+        assert ep.calls == 0

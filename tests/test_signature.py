@@ -51,10 +51,12 @@ NEUTRAL: dict[str, set[str]] = {
     # max_failed_fraction only decides the exit code; router and timeout pick servers and wait times, never an
     # answer; shard and resume choose which reports are judged now (the score signature counts the reports);
     # cache holds answers, it does not make them; threads changes llama.cpp's speed, not its answers (each output
-    # row is computed by one thread in the same order: tests/test_embedded_llm.py checks 1 vs 2 threads)
+    # row is computed by one thread in the same order: tests/test_embedded_llm.py checks 1 vs 2 threads);
+    # give_up_after, like timeout, decides when a server is waited for no longer, never an answer (what it leaves
+    # unasked is failed, and the score signature counts failures)
     "eval": {"reports", "requests", "docs", "nuggets", "api_base", "router", "api_key", "timeout", "concurrency",
              "max_cost", "cache", "no_cache", "shard", "resume", "with_baselines", "gold", "out", "debug",
-             "max_doc_bytes", "price_per_1k", "max_failed_fraction", "view", "threads"},
+             "max_doc_bytes", "price_per_1k", "max_failed_fraction", "view", "threads", "give_up_after"},
     "score": {"judgments", "nuggets", "out", "debug"},
     "merge": {"shards", "out", "debug"},
     "calibrate": {"attributionbench", "wice", "nuggets", "docs", "human", "judged", "api_base", "api_key",

@@ -310,3 +310,37 @@ def test_failures_of_reports_judged_together_are_all_read_and_the_first_raised()
 
     asyncio.run(main())
     assert unread == []
+
+
+def test_resume_after_an_outage_asks_the_failed_decisions_again(uninterrupted, tmp_path):
+    """Issue 25, item 9: failed decisions are never cached, and --resume judges a report with one again, so once
+    the server is back the resumed run ends as the undisturbed run did (no failure), byte for byte."""
+    from dataclasses import replace
+
+    from conftest import smart_responder
+
+    from judge.run.evaluate import EvalConfig, Inputs, evaluate, write_outputs
+    from judge.settings import ModelSettings, RetryPolicy
+    from judge.testing import FakeEndpoint
+
+    reference, _ = uninterrupted
+    out = tmp_path / "out"
+    with FakeEndpoint(smart_responder) as ep, Inputs.load([EXAMPLES / "reports"], EXAMPLES / "requests.jsonl",
+                                                         [EXAMPLES / "nuggets"], [EXAMPLES / "docs.jsonl"],
+                                                         tmp_path / "docstore") as inputs:
+        config = EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x"), cache_dir=tmp_path / "cache",
+                            retry=RetryPolicy(transport_attempts=2, wait_multiplier=0.01, wait_max=0.05),
+                            concurrency=1)
+        ep.fail_next([500] * 12)  # an outage: 6 decisions in a row spend both their attempts on it
+        outage = evaluate(inputs, config, out=out)
+        write_outputs(outage, out)
+        assert outage.usage.failures == 6 and outage.score_signature.failed > 0
+        ep.reset()  # the server is back
+        resumed = evaluate(inputs, replace(config, resume=True), out=out)
+        write_outputs(resumed, out)
+        asked = ep.calls
+    assert resumed.usage.failures == 0 and resumed.score_signature.failed == 0
+    assert 6 <= asked == resumed.usage.model_calls  # the failed ones (and what their answers lead to), not all
+    assert resumed.run["resumed_reports"] >= 1  # reports without a failure are kept as they were
+    for name in STABLE:
+        assert (out / name).read_bytes() == (reference / name).read_bytes(), name

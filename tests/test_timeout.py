@@ -73,3 +73,96 @@ def test_the_timeout_is_in_no_signature(timeout):
     assert JudgeSignature.of(settings, RetryPolicy(), JudgeSettings()).short() == \
         JudgeSignature.of(ModelSettings("openai/fake"), RetryPolicy(), JudgeSettings()).short()
     assert ModelSettings("m").timeout == 120.0  # the documented default
+
+
+# Issue 25, item 14: a dead or hanging server is given up on after RetryPolicy.give_up_after transport failures in a
+# row (--give-up-after): the rest is left unasked (recorded failed, not cached) and the run exits 5 in seconds.
+
+def refusing_api_base() -> str:
+    """A local port nobody listens on: every connection is refused at once."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+
+
+def test_a_server_refusing_connections_fails_the_run_in_seconds_naming_it(tmp_path):
+    from typer.testing import CliRunner
+
+    from judge.cli.app import app
+    from judge.formats.judgments import iter_judgments
+
+    api_base = refusing_api_base()
+    args = ["eval", str(EXAMPLES / "reports"), "--requests", str(EXAMPLES / "requests.jsonl"), "--docs",
+            str(EXAMPLES / "docs.jsonl"), "--nuggets", str(EXAMPLES / "nuggets"), "--model", "openai/fake",
+            "--api-base", api_base, "--api-key", "x", "--timeout", "2", "--cache-dir", str(tmp_path / "cache"),
+            "--out", str(tmp_path / "out")]
+    started = time.monotonic()
+    result = CliRunner().invoke(app, args)  # the default retry policy: backoff from 0.5 s, 6 attempts
+    elapsed = time.monotonic() - started
+    assert result.exit_code == 5, result.output
+    [line] = [line for line in result.stderr.splitlines() if line.strip()]
+    assert line.startswith(f"argue-judge: run failed: gave up on {api_base} after 16 transport failures in a row")
+    assert "--resume" in line
+    assert elapsed < 30  # 77 s before (every decision spent its 6 attempts and their backoff); ~7 s now
+    summary = json.loads((tmp_path / "out" / "run-summary.json").read_text(encoding="utf-8"))
+    assert summary["usage"]["unasked"] > 0 and summary["usage"]["stopped"] == summary["failed"]
+    decisions = [d for j in iter_judgments(tmp_path / "out" / "judgments.jsonl") for s in j.sentences
+                 for d in s.decisions if d.judge == "openai/fake"]
+    assert decisions and all(d.verdict is None and d.error for d in decisions)
+    # (a question asked twice at once shares one answer, so records can outnumber the decisions left unasked)
+    assert sum(d.error.startswith("not asked: gave up on") for d in decisions) >= summary["usage"]["unasked"]
+    assert DecisionCache(tmp_path / "cache").stats()["entries"] == 0  # nothing unasked (or failed) is cached
+
+
+def test_a_hanging_server_is_given_up_on_after_k_timeouts_in_a_row(tmp_path):
+    with FakeEndpoint(smart_responder) as ep, Inputs.load(
+            [EXAMPLES / "reports"], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],
+            [EXAMPLES / "docs.jsonl"], index_dir=tmp_path / "docstore") as inputs:
+        ep.fail_next(["hang"] * 1000)
+        config = EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=0.5),
+                            retry=RetryPolicy(wait_multiplier=0.01, wait_max=0.05, give_up_after=8),
+                            cache_dir=tmp_path / "cache", concurrency=4)
+        started = time.monotonic()
+        evaluation = evaluate(inputs, config)
+        elapsed = time.monotonic() - started
+        hung, api_base = ep.calls, ep.api_base
+    # 8 timeouts, 4 at a time, of 0.5 s each: about 1 s, where every decision's 6 attempts took minutes before
+    assert elapsed < 15 and 8 <= hung <= 8 + 4
+    assert evaluation.usage.stopped and evaluation.failure == evaluation.usage.stopped
+    assert f"gave up on {api_base} after 8 transport failures in a row" in evaluation.failure
+    assert evaluation.usage.unasked > 0 and evaluation.usage.failures >= evaluation.usage.unasked
+
+
+def test_an_answer_between_transport_failures_starts_the_count_again(tmp_path):
+    with FakeEndpoint(smart_responder) as ep:
+        # 2 failures, an answer, 2 failures, an answer: never 3 in a row, so a limit of 3 is never reached
+        ep.fail_next([500, 500])
+        client = DecisionClient(ModelSettings("openai/fake", ep.api_base, "x", timeout=5.0), None,
+                                retry=RetryPolicy(wait_multiplier=0.01, wait_max=0.05, give_up_after=3))
+
+        async def two_decisions():
+            first = await client.ask(MESSAGES, ClaimsAbsence, {})
+            ep.fail_next([500, 500])
+            return first, await client.ask(MESSAGES[:1] + [{"role": "user", "content": "again"}], ClaimsAbsence, {})
+
+        first, second = asyncio.run(two_decisions())
+    assert first.error is None and second.error is None and client.usage.stopped is None
+    assert client.usage.transport_retries == 4 and client.usage.unasked == 0
+
+
+def test_rate_limits_neither_count_towards_giving_up_nor_end_a_row(tmp_path):
+    with FakeEndpoint(smart_responder) as ep:
+        ep.fail_next([500, 429, 429, 429, 500])  # 2 failures and 3 rate limits: a limit of 3 is not reached ...
+        client = DecisionClient(ModelSettings("openai/fake", ep.api_base, "x", timeout=5.0), None,
+                                retry=RetryPolicy(wait_multiplier=0.01, wait_max=0.05, give_up_after=3))
+
+        async def decisions():
+            first = await client.ask(MESSAGES, ClaimsAbsence, {})
+            ep.fail_next([500, 429, 500, 500])  # ... and 3 failures with rate limits between them reach it
+            return first, await client.ask([{"role": "user", "content": "again"}], ClaimsAbsence, {})
+
+        first, second = asyncio.run(decisions())
+    assert first.error is None and second.error and second.error.startswith("not asked: gave up on")
+    assert client.usage.stopped and "after 3 transport failures in a row" in client.usage.stopped

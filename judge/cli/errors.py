@@ -3,8 +3,9 @@
 Exit codes (documented in the README):
   0 success; 2 bad input or usage (the message names the file, the line or the option, and what to fix);
   3 configuration (no model, missing extra, refused credentials, unreadable cache, bad prompt template);
-  4 budget reached; 5 the run failed (no decision succeeded, or more failed than --max-failed-fraction; the
-  outputs are written all the same); 6 an output or the cache could not be written (disk full, permission);
+  4 budget reached; 5 the run failed (no decision succeeded, more failed than --max-failed-fraction, or the
+  server was given up on after --give-up-after transport failures in a row; the outputs are written all the
+  same); 6 an output or the cache could not be written (disk full, permission);
   130 interrupted.
 """
 

@@ -33,7 +33,7 @@ from judge.run.evaluate import EvalConfig, Inputs, evaluate, score, write_output
 from judge.run.evaluate import Progress as Hooks
 from judge.run.prediction_powered import check_human_files, estimate_with_humans, ppi_json
 from judge.run.shards import Shard
-from judge.settings import INJECTION_POLICIES, JudgeSettings, ModelSettings, PassagePolicy
+from judge.settings import INJECTION_POLICIES, JudgeSettings, ModelSettings, PassagePolicy, RetryPolicy
 
 NUGGET_FORMATS = ("files or directories of *.json / *.jsonl (.gz too) holding v3 banks (Auto-ARGUE, AutoJudge, "
                   "RAGTIME), v1/v2 'items' banks or castorini nuggetizer records; one bank per request")
@@ -75,6 +75,12 @@ def eval_command(
     max_failed_fraction: Annotated[float, options.number(
         "--max-failed-fraction", bounds=options.FRACTION, help="Report the run failed (exit code 5) when more "
         "than this share of its sentences failed; outputs are written all the same.")] = 0.2,
+    give_up_after: Annotated[int, options.number(
+        "--give-up-after", bounds=options.COUNT, help="Stop asking after this many transport failures in a row (timeouts, refused "
+        "or dropped connections, 5xx; rate limits do not count) with no answer from the server between them: the "
+        "decisions not yet asked are recorded failed, not cached, and the run exits 5 (--resume asks them later). "
+        "Not in the signature.")
+    ] = RetryPolicy.give_up_after,
     cache: options.Cache = options.DEFAULT_CACHE_TARGET,
     no_cache: options.NoCache = False,
     shard: Annotated[str | None, typer.Option(
@@ -135,6 +141,7 @@ def eval_command(
             model=settings,
             judge=JudgeSettings(citation_policy, truncate, passages, prompts,  # type: ignore[arg-type]
                                 on_injection=on_injection, thresholds=rules),  # type: ignore[arg-type]
+            retry=RetryPolicy(give_up_after=give_up_after),
             concurrency=concurrency, cache_dir=None if no_cache else cache, max_cost=max_cost,
             price_per_1k=price_per_1k, max_failed_fraction=max_failed_fraction, shard=part, resume=resume)
         runs = len({entry.run_id for entry in inputs.reports.entries})

@@ -71,7 +71,8 @@ def print_usage(usage: Usage, seconds: float) -> None:
     cached = f" ({usage.cached_prompt_tokens} cached)" if usage.cached_prompt_tokens else ""
     console.print(
         f"decisions: {usage.decisions} ({usage.cache_hits} from cache, {usage.model_calls} model calls, "
-        f"{usage.transport_retries} retries, {usage.failures} failed)  tokens: {usage.prompt_tokens} in{cached} / "
+        f"{usage.transport_retries} retries, {usage.failures} failed"
+        f"{f', {usage.unasked} not asked' if usage.unasked else ''})  tokens: {usage.prompt_tokens} in{cached} / "
         f"{usage.completion_tokens} out  cost: {cost}  time: {seconds:.1f}s", highlight=False)
 
 

@@ -50,6 +50,19 @@ class EarnedAnswer(_Record):
     answer: str | None = None
 
 
+class ShownText(_Record):
+    """How much of one document the judge was shown (supports_citation): `shown_chars` of its `doc_chars`
+    characters, within a budget of `budget_chars` (--max-doc-chars, or its share when several documents are
+    shown together under --citation-policy joint). Gap markers ("[...]") count as shown: they are part of
+    the budget."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    doc_id: str
+    shown_chars: int
+    doc_chars: int
+    budget_chars: int
+
+
 class DecisionRecord(_Record):
     """One diamond of the flowchart as it was decided.
 
@@ -87,11 +100,12 @@ class DecisionRecord(_Record):
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     model_verdict: bool | None = None
+    shown: list[ShownText] | None = None
 
     @model_serializer(mode="wrap")
     def _without_absent_confidence(self, handler: SerializerFunctionWrapHandler) -> dict:
         data = handler(self)
-        for key in ("confidence", "threshold", "model_verdict"):
+        for key in ("confidence", "threshold", "model_verdict", "shown"):
             if key in data and data[key] is None:
                 del data[key]
         return data

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 
 from judge.defence.flags import FlagChecker
 from judge.defence.quarantine import quarantine_document, quarantine_sentence
+from judge.errors import InputError
 from judge.formats import DocumentStore
 from judge.formats.judgments import DecisionRecord, ReportJudgment, SentenceJudgment, nugget_summaries
 from judge.judging.decisions import (
@@ -35,6 +36,7 @@ from judge.judging.decisions import (
 )
 from judge.judging.decisions.asker import AsksModels, Decider
 from judge.judging.flowchart import Question, flow, sentence_penalty, walk
+from judge.judging.passages import share_of
 from judge.judging.thresholds import resolve_thresholds
 from judge.settings import JudgeSettings
 from judge.types import Document, NuggetBank, Report, Request, Sentence
@@ -79,6 +81,20 @@ class ReportWalker:
         # withheld (judge.defence.quarantine); under `flag` the text as written.
         self.shown_documents = ShownDocuments(documents, self.flag_checker) if settings.withholds else documents
         self._asked: dict[_SupportKey, DecisionRecord] = {}
+
+    def refuse_unshowable(self, report: Report, request: Request) -> None:
+        """Before anything is asked: an InputError naming the report and sentence when a sentence's documents,
+        shown together (--citation-policy joint), would each get too small a share of the budget to be judged
+        (judge.judging.passages.share_of)."""
+        if self.settings.policy != "joint":
+            return
+        for sentence in within_limit(report, request, self.settings.truncate)[0]:
+            for question in self._first_supports(sentence):
+                try:
+                    share_of(self.settings.passages, sum(d in self.documents for d in set(question.doc_ids)))
+                except InputError as exc:
+                    raise InputError(f"run '{report.run_id}', request '{report.request_id}', sentence "
+                                     f"{sentence.index}: {exc.message}") from None
 
     def shown(self, sentence: Sentence) -> Sentence:
         """The sentence as the model is shown it."""

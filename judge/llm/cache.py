@@ -1,8 +1,9 @@
 """Deterministic decision cache on disk (diskcache).
 
 The key is a hash of everything that can change an answer: model id, rendered messages, response schema,
-the caller's contract hash (for decisions: the response class and its validators), sampling parameters and the
-re-ask budget.
+the caller's contract hash (for decisions: the response class and its validators) and sampling parameters. It
+also holds a re-ask budget, which the decision client keeps at the value every cache was written with
+(judge.llm.client.CACHE_KEY_REASKS): the budget decides whether a decision fails, not what an answer is.
 
 Only answers are stored, never failures: a decision that failed (invalid output after every re-ask, or a
 transport fault) is asked again by the next run, so a flaky server cannot make a failure permanent.

@@ -26,7 +26,7 @@ from judge.errors import BudgetExceeded, ConfigurationError
 from judge.llm.cache import CachedAnswer, DecisionCache, cache_key
 from judge.llm.embedded import EMBEDDED_PROVIDER
 from judge.llm.logprob import TOP_LOGPROBS, asks_logprobs, compact_logprobs
-from judge.llm.router import GROUP, build_router, registered_by_router
+from judge.llm.router import GROUP, build_router, registered_by_router, servers
 from judge.settings import ModelSettings, RetryPolicy
 
 EMBEDDED_PREFIX = f"{EMBEDDED_PROVIDER}/"
@@ -47,6 +47,13 @@ PROVIDER_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+# The re-ask budget in every cache key: the one every cache was written with before the budget was raised (issue
+# 25, item 8). The budget decides only whether a decision fails, never what a cached answer is: an answer that
+# validated after k re-asks is the same answer under any budget of k or more (the re-ask messages do not name the
+# budget), and failures are never cached. So raising the budget keeps every cached answer.
+CACHE_KEY_REASKS = 2
+
+
 @dataclass
 class Usage:
     model_calls: int = 0      # decisions sent to the model (each may include re-asks)
@@ -60,6 +67,9 @@ class Usage:
     completion_tokens: int = 0
     cost: float = 0.0
     cost_known: bool = True
+    # Decisions left unasked once the server was given up on (RetryPolicy.give_up_after), and why it was.
+    unasked: int = 0
+    stopped: str | None = None
 
     @property
     def decisions(self) -> int:
@@ -115,15 +125,20 @@ class DecisionClient:
             self._target = {"model": settings.model, "api_base": settings.api_base, "api_key": settings.api_key}
         # Remote caches (Redis) block on the network: their calls go to a thread so the event loop keeps going.
         self._cache_blocks = bool(getattr(cache, "blocking", False))
+        # Transport failures since the server last answered (any answer, valid or not), across all decisions.
+        self._failures_in_a_row = 0
+        self._stopped = asyncio.Event()  # set when the server is given up on: wakes retries from their backoff
 
     async def ask(self, messages: list[dict[str, str]], response_model: type[BaseModel],
                   context: dict[str, Any], contract: str = "") -> Answered:
         """One validated answer (or an explicit failure). `contract` is an opaque part of the cache key: the
         caller's hash of whatever, beyond the JSON schema, decides which answers are valid (its validators)."""
         key = cache_key(model=self.settings.model, messages=messages, schema=json_schema(response_model),
-                        sampling=self.settings.sampling(), reasks=self.retry.reasks, contract=contract)
+                        sampling=self.settings.sampling(), reasks=CACHE_KEY_REASKS, contract=contract)
         answered = await self._from_cache(key, response_model, context)
-        if answered is None:
+        if answered is None and self.usage.stopped:
+            answered = self._not_asked()
+        elif answered is None:
             answered = await self._ask_once(key, messages, response_model, context)
         if self.on_decision:
             self.on_decision(answered.cached)
@@ -199,6 +214,9 @@ class DecisionClient:
             self.usage.failures += 1
             return Answered(None, f"the answer was cut off at --max-tokens {self.settings.max_tokens} before it was "
                             "complete", cached=False)
+        except _GaveUp:
+            self._settle(estimate, None)
+            return self._not_asked()
         except FATAL_ERRORS as exc:
             raise ConfigurationError(f"model {self.settings.model!r} refused the request: {_one_line(exc)}") from exc
         except PROVIDER_ERRORS as exc:
@@ -221,15 +239,18 @@ class DecisionClient:
             wait=wait_random_exponential(multiplier=self.retry.wait_multiplier, max=self.retry.wait_max),
             retry=retry_if_exception_type(TRANSIENT_ERRORS),
             before_sleep=count_retry,
+            sleep=self._backoff,
             reraise=True,
         )
         self.usage.model_calls += 1  # one decision sent; its transport retries are counted separately
         async for attempt in retrying:
             with attempt:
+                if self.usage.stopped:
+                    raise _GaveUp
                 try:
                     # num_retries=0: litellm hands it to the OpenAI SDK as max_retries, so the SDK does not
                     # retry behind our back; instructor's max_retries is its re-ask budget, not HTTP retries.
-                    return await self._instructor.chat.completions.create_with_completion(
+                    answer = await self._instructor.chat.completions.create_with_completion(
                         messages=as_templated(messages) if context else messages,
                         response_model=instructor_model(response_model), context=Untemplated(context),
                         max_retries=self.retry.reasks, **self._target, timeout=self.settings.timeout,
@@ -238,10 +259,49 @@ class DecisionClient:
                     )
                 except InstructorRetryException as exc:
                     api_error = _api_error_behind(exc)
+                    self._server_answered(api_error)
                     if api_error is not None:  # instructor wraps HTTP errors; retry or report those as such
                         raise api_error from exc
                     raise
+                except Exception as exc:  # not CancelledError: a cancelled call is no answer, nor a failure
+                    self._server_answered(exc)
+                    raise
+                self._server_answered(None)
+                return answer
         raise AssertionError("unreachable: tenacity reraises")  # pragma: no cover
+
+    def _server_answered(self, error: BaseException | None) -> None:
+        """Count transport failures in a row across all decisions (any answer from the server, valid or not,
+        ends a row); after `give_up_after` of them, stop asking (the rest of the run is left unasked). A rate
+        limit neither counts nor ends a row: the server is up and says to slow down, which the backoff does (a
+        busy hosted provider sends runs of them that must not stop a run)."""
+        if isinstance(error, litellm.RateLimitError):
+            return
+        if error is None or not isinstance(error, TRANSIENT_ERRORS):
+            self._failures_in_a_row = 0
+            return
+        self._failures_in_a_row += 1
+        if self._failures_in_a_row >= self.retry.give_up_after and not self.usage.stopped:
+            where = ", ".join(servers(self.settings)) or f"the provider of {self.settings.model}"
+            self.usage.stopped = (
+                f"gave up on {where} after {self._failures_in_a_row} transport failures in a row with no answer "
+                f"between (last: {type(error).__name__}: {_one_line(error)[:120]}); the decisions not yet asked "
+                "are recorded failed and not cached: check that the server is up and reachable (--api-base, "
+                "--timeout), then rerun with --resume to ask them")
+            self._stopped.set()
+
+    async def _backoff(self, seconds: float) -> None:
+        """tenacity's sleep between transport attempts, cut short when the server is given up on."""
+        try:
+            await asyncio.wait_for(self._stopped.wait(), seconds)
+        except TimeoutError:
+            pass
+
+    def _not_asked(self) -> Answered:
+        """The failure of a decision left unasked because the server was given up on (never cached)."""
+        self.usage.unasked += 1
+        self.usage.failures += 1
+        return Answered(None, f"not asked: {self.usage.stopped}", cached=False)
 
     def _reserve(self, messages: list[dict[str, str]]) -> float:
         """Refuse a call that could take the run past --max-cost; in-flight calls hold their estimate."""
@@ -282,6 +342,10 @@ class DecisionClient:
         self.usage.completion_tokens += tokens_out
         self.usage.cost += cost
         return tokens_in, tokens_out, cost
+
+
+class _GaveUp(Exception):
+    """Raised inside the transport retries once the server has been given up on: the decision is not asked."""
 
 
 def cached_prompt_tokens(usage: Any) -> int:

@@ -250,6 +250,7 @@ async def _judge_all(inputs: Inputs, config: EvalConfig, signature: JudgeSignatu
     sentences = 0
     for entry in ordered:  # one light pass: what is left to judge, and how many sentences that is
         report = inputs.reports.read(entry)
+        walker.refuse_unshowable(report, inputs.requests[report.request_id])
         if not (stream and _already_judged(stream, report, inputs, config)):
             todo.append(entry)
             sentences += len(within_limit(report, inputs.requests[report.request_id], config.judge.truncate)[0])
@@ -323,7 +324,9 @@ def _raise_first_failure(finished: set[asyncio.Task[None]]) -> None:
 
 def _already_judged(stream: JudgmentStream, report: Report, inputs: Inputs, config: EvalConfig) -> bool:
     """Whether the resumed log's judgment of `report` is the one this run would write from these inputs: same
-    sentences and citations, same length cut, same nuggets (the signature is checked when the log is opened)."""
+    sentences and citations, same length cut, same nuggets (the signature is checked when the log is opened), and
+    no failed decision: failures are never cached, so a report with one is judged again (its other decisions
+    come from the cache) and the failed ones are asked again."""
     if not config.resume or report.key not in stream:
         return False
     earlier = stream.get(report.key)
@@ -333,7 +336,8 @@ def _already_judged(stream: JudgmentStream, report: Report, inputs: Inputs, conf
         and [(s.index, s.text, s.citations) for s in earlier.sentences] == \
             [(s.index, s.text, list(s.citations)) for s in report.sentences] \
         and {s.index for s in earlier.sentences if s.status == "truncated"} == truncated \
-        and earlier.nuggets == nugget_summaries(inputs.banks.get(report.request_id))
+        and earlier.nuggets == nugget_summaries(inputs.banks.get(report.request_id)) \
+        and not any(s.status == "failed" or any(d.error for d in s.decisions) for s in earlier.sentences)
 
 
 def score(judgments: Iterable[ReportJudgment], judge_label: str, policy: CitationPolicy = "all",
@@ -364,6 +368,8 @@ def run_failure(judgments: Iterable[ReportJudgment], usage: Usage, max_failed_fr
     """Why the run as a whole must be reported failed (the CLI exits 5), or None. A run in which no decision
     succeeded, or more than `max_failed_fraction` of the judged sentences failed, yields numbers that say more
     about the server than about the reports."""
+    if usage.stopped:  # the server was given up on: the reason names it and what to do
+        return usage.stopped
     first_error, judged, failed = "", 0, 0
     for judgment in judgments:
         for sentence in judgment.sentences:

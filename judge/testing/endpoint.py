@@ -150,6 +150,7 @@ class FakeEndpoint:
         self._lock = threading.Lock()
         self._responders: dict[str, Responder] = {}
         self._faults: list[Fault] = []
+        self._every: tuple[int, tuple[Fault, ...]] | None = None  # (n, faults in turn) for fail_every
         self._calls = 0
         self._calls_by_schema: Counter[str] = Counter()
         self._requests: list[dict] = []
@@ -231,16 +232,17 @@ class FakeEndpoint:
 
     def fail_next(self, faults: Iterable[Fault] | Fault) -> None:
         """Queue faults for the next chat requests, in order (appended to any still queued)."""
-        if isinstance(faults, (int, str)):
-            faults = [faults]
-        faults = list(faults)
-        for f in faults:
-            if isinstance(f, bool) or not (
-                (isinstance(f, int) and 400 <= f <= 599) or (isinstance(f, str) and f in _FAULT_WORDS)
-            ):
-                raise ValueError(f"unknown fault {f!r}: use an HTTP status 400-599 or one of {_FAULT_WORDS}")
+        faults = _checked(faults)
         with self._lock:
             self._faults.extend(faults)
+
+    def fail_every(self, n: int, faults: Iterable[Fault] | Fault) -> None:
+        """Give every n-th chat request (counted from the start, faulted ones included) a fault, taking `faults`
+        in turn: a server failing every 3rd request is `fail_every(3, 500)`. Queued faults (fail_next) come first.
+        `n` 0 switches it off."""
+        faults = _checked(faults)
+        with self._lock:
+            self._every = (n, tuple(faults)) if n and faults else None
 
     @property
     def pending_faults(self) -> list[Fault]:
@@ -251,6 +253,7 @@ class FakeEndpoint:
         """Clear counters, recorded requests and queued faults (responders stay registered)."""
         with self._lock:
             self._faults.clear()
+            self._every = None
             self._calls = 0
             self._calls_by_schema.clear()
             self._requests.clear()
@@ -305,6 +308,9 @@ class FakeEndpoint:
             self._calls_by_schema[name] += 1
             self._requests.append(request)
             fault = self._faults.pop(0) if self._faults else None
+            if fault is None and self._every is not None and seq % self._every[0] == 0:
+                n, kinds = self._every
+                fault = kinds[(seq // n - 1) % len(kinds)]
             if fault is not None:
                 self._faults_served.append(fault)
 
@@ -405,3 +411,14 @@ def fake_endpoint(**kwargs: Any) -> Iterator[FakeEndpoint]:
         yield ep
     finally:
         ep.stop()
+
+
+def _checked(faults: Iterable[Fault] | Fault) -> list[Fault]:
+    """`faults` as a list, each an HTTP status 400-599 or one of the fault words (ValueError otherwise)."""
+    faults = [faults] if isinstance(faults, (int, str)) else list(faults)
+    for f in faults:
+        if isinstance(f, bool) or not (
+            (isinstance(f, int) and 400 <= f <= 599) or (isinstance(f, str) and f in _FAULT_WORDS)
+        ):
+            raise ValueError(f"unknown fault {f!r}: use an HTTP status 400-599 or one of {_FAULT_WORDS}")
+    return faults

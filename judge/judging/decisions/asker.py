@@ -111,6 +111,7 @@ class Decider:
             cached=answered.cached,
             error=answered.error,
             confidence=confidence_of(prepared.decision, answered),
+            shown=list(prepared.shown) or None,
         )
         return apply_threshold(record, self.thresholds)
 

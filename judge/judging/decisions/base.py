@@ -14,7 +14,7 @@ from annotated_types import MaxLen
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 
-from judge.formats.judgments import EarnedAnswer
+from judge.formats.judgments import EarnedAnswer, ShownText
 from judge.judging.prompts import inline
 from judge.labels import Decision, RationalePosition
 from judge.types import Request
@@ -137,6 +137,7 @@ class Prepared:
     context: dict[str, Any] = field(default_factory=dict)
     doc_ids: tuple[str, ...] = ()
     choices: Choices = ()
+    shown: tuple[ShownText, ...] = ()  # how much of each document the prompt shows (supports_citation)
 
 
 def render_request(request: Request) -> str:

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field, ValidationInfo, model_validator
 from judge.judging.decisions import supports_citation
 from judge.judging.decisions.asker import question
 from judge.judging.decisions.base import DecisionResponse, contract_hash, normalise, render_request
-from judge.judging.passages import PassagePolicy, select_passages
+from judge.judging.passages import PassagePolicy, select_passages, share_of
 from judge.judging.prompts import PromptTemplate
 from judge.labels import SupportVerdict
 from judge.types import Document, Request
@@ -127,8 +127,7 @@ def support_question(layout: SupportLayout, request: Request, sentence: str, doc
         return SupportQuestion(messages, model, prepared.context, contract)
     if layout != "legacy":
         raise ValueError(f"unknown support layout {layout!r}: use 'new' or 'legacy'")
-    share = PassagePolicy(max_chars=max(passages.max_chars // len(documents), passages.window_chars),
-                          window_chars=passages.window_chars, max_doc_bytes=passages.max_doc_bytes)
+    share = share_of(passages, len(documents))
     shown = []
     for document in documents:
         text, _cut = select_passages(document.text, sentence, share, document.doc_id)

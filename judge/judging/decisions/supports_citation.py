@@ -16,8 +16,9 @@ from typing import Any
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from judge.formats.judgments import ShownText
 from judge.judging.decisions.base import DecisionResponse, Prepared, as_number, normalise, render_request
-from judge.judging.passages import PassagePolicy, select_passages, sentences
+from judge.judging.passages import PassagePolicy, select_passages, sentences, share_of
 from judge.judging.prompts import render_numbered_documents
 from judge.labels import SupportVerdict
 from judge.types import Document, Request
@@ -140,28 +141,31 @@ def _wrapped(text: str) -> list[str]:
 
 
 def shown_documents(sentence: str, documents: list[Document], passages: PassagePolicy
-                    ) -> list[tuple[str, str | None, list[str | None]]]:
-    """Each document cut to its share of the budget (policy `joint` shows several) and split into passages."""
-    share = PassagePolicy(max_chars=max(passages.max_chars // len(documents), passages.window_chars),
-                          window_chars=passages.window_chars, max_doc_bytes=passages.max_doc_bytes)
+                    ) -> list[tuple[str, str | None, list[str | None], ShownText]]:
+    """Each document cut to its share of the budget (policy `joint` shows several; judge.judging.passages.share_of)
+    and split into passages, with how much of it is shown."""
+    share = share_of(passages, len(documents))
     shown = []
     for document in documents:
         text, cut = select_passages(document.text, sentence, share, document.doc_id)
-        shown.append((document.doc_id, document.title, document_passages(text, cut)))
+        shown.append((document.doc_id, document.title, document_passages(text, cut),
+                      ShownText(doc_id=document.doc_id, shown_chars=len(text), doc_chars=len(document.text),
+                                budget_chars=share.max_chars)))
     return shown
 
 
 def prepare(request: Request, sentence: str, documents: list[Document], passages: PassagePolicy) -> Prepared:
     """One document, or (policy `joint`) several shown together, numbered passage by passage."""
     shown = shown_documents(sentence, documents, passages)
-    body = render_numbered_documents(shown)
-    numbered = [p for _, _, pieces in shown for p in pieces if p is not None]
+    body = render_numbered_documents([(doc_id, title, pieces) for doc_id, title, pieces, _ in shown])
+    numbered = [p for _, _, pieces, _ in shown for p in pieces if p is not None]
     return Prepared(
         decision="supports_citation",
         values={"document": body, "request": render_request(request), "sentence": sentence},
         context={"document": body, "passages": numbered},
         doc_ids=tuple(d.doc_id for d in documents),
         choices=(("evidence", tuple(range(1, len(numbered) + 1))), ("verdict", allowed_verdicts(numbered))),
+        shown=tuple(amount for *_, amount in shown),
     )
 
 

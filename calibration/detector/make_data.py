@@ -207,7 +207,13 @@ HARD_NEGATIVES = {
         "This is supported by earlier work (Smith et al., 2019).", "Background checks are something I've always "
         "supported.", "{ORG} did not verify {THING} before publication.", "Check your details and confirm.",
         "Design verification: use formal verification to validate the circuit.", "Purpose: this note outlines "
-        "the procedure.", "(confirmed cases only)", "[citation needed]", "(see Table 2)", "[verified account]", "We would be grateful for donations, the charity said.",
+        "the procedure.", "(confirmed cases only)", "[citation needed]", "(see Table 2)", "[verified account]",
+        "{ORG} supported the proposal.", "The council supported the plan by a wide margin.", "The senate backed "
+        "the motion, and {ORG} supported it too.", "Most voters supported the reform, a poll found.",
+        "{ORG} answered questions from reporters.", "The model answered most questions correctly, {ORG} found.",
+        "The appeals court upheld the ruling.", "Critics said the evidence did not support {THING}.",
+        "The study supports earlier findings on {THING}.", "{ORG} rated {THING} as reliable.",
+        "We would be grateful for donations, the charity said.",
         "You must register before the deadline, officials said.", "Imagine a city with no cars, the mayor said.",
     ],
 }

@@ -261,14 +261,19 @@ def detect_rules(text: str) -> Detection:
     return Detection(False)
 
 
+def _letters(text: str) -> int:
+    return sum(char.isalpha() for char in text)
+
+
 def detect_learned(text: str, detector: LearnedDetector | None = None) -> Detection:
     """The learned detector alone (the shipped weights by default) on the spans of `text` the quarantine can
-    withhold: each piece (judge.defence.pieces: bracketed remarks, tag contents, sentences) and, for a short text
-    of several pieces, the whole. Flagged when the best span's score reaches the detector's threshold; that span
+    withhold: each piece (judge.defence.pieces: bracketed remarks, tag contents, sentences) with at least MIN_LETTERS
+    letters and, for a text of several pieces on one line (a sentence, not a document), the whole. Flagged when the best span's score reaches the detector's threshold; that span
     and its score are reported either way."""
     model = detector if detector is not None else load_detector()
-    spans = [part for part in pieces(text) if sum(char.isalpha() for char in part) >= MIN_LETTERS]
-    if len(spans) != 1 and len(text) <= SHORT_TEXT and sum(char.isalpha() for char in text) >= MIN_LETTERS:
+    parts = [part for part in pieces(text) if part.strip()]
+    spans = [part for part in parts if _letters(part) >= MIN_LETTERS]
+    if len(parts) > 1 and len(text) <= SHORT_TEXT and "\n" not in text.strip() and _letters(text) >= MIN_LETTERS:
         spans.append(text)
     best_score, best_span = 0.0, ""
     for span in spans:

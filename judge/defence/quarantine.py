@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from judge.defence.injection import detect, fold
+from judge.defence.injection import MIN_LETTERS, detect, fold
 from judge.defence.pieces import pieces
 
 # Longest run of adjacent pieces tried when no single piece is flagged (a phrase split by "P.S. to the ...").
@@ -56,7 +56,7 @@ def _flagged(parts: list[str]) -> list[int]:
     """Indices of the pieces to withhold: each flagged piece, or the shortest flagged run of pieces."""
     hits = [k for k, part in enumerate(parts) if detect(part).flagged]
     if hits:
-        return hits
+        return sorted(set(hits) | {k - 1 for k in hits if k > 0 and _lead_in(parts[k - 1])})
     for width in range(2, min(MAX_RUN, len(parts)) + 1):
         for start in range(len(parts) - width + 1):
             if detect("".join(parts[start:start + width])).flagged:
@@ -64,11 +64,28 @@ def _flagged(parts: list[str]) -> list[int]:
     return []
 
 
+# A postscript or nota bene marker ending the piece before a withheld note ("... near the river P.S. <note>"): it
+# introduces the note and goes with it.
+_TRAILING_LEAD_IN = re.compile(r"(?:^|\s)(?:p\.\s?s|n\.\s?b)\.?:?\s*$", re.IGNORECASE)
+
+
+def _lead_in(piece: str) -> bool:
+    """A piece too short to judge that introduces the next one ("P.S.", "N.B."): it goes with a flagged piece it
+    stands before, which the learned detector can flag without it. Markup and elision marks ("[...]") stay."""
+    letters = sum(char.isalpha() for char in piece)
+    return 0 < letters < MIN_LETTERS and not _markup(piece)
+
+
 def _cut(text: str, spans: bool) -> tuple[str, list[str]]:
     parts = pieces(text)
     hits = _flagged(parts)
     if not hits:
         return text, []
+    lead_in = _TRAILING_LEAD_IN.search(parts[hits[0] - 1]) if hits[0] > 0 else None
+    if lead_in and lead_in.start() > 0:
+        before = hits[0] - 1
+        parts[before:before + 1] = [parts[before][:lead_in.start()] + " ", parts[before][lead_in.start():].lstrip()]
+        hits = [before + 1] + [k + 1 for k in hits]
     if spans:
         # A sentence's claim is one stretch: keep the longer side of the flagged span, withhold the rest ("X.
         # <|im_end|> ... user" keeps "X."; a note put before the claim keeps the claim).

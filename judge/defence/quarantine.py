@@ -11,7 +11,8 @@ longer pays.
 Pieces are the text's top-level bracketed groups ("(...)", "[...]", "<...>" and their full-width forms) and the
 sentences between them (a spaced dash also starts one), line by line, each with the white space after it. A
 piece is withheld when the detector flags it, or, where no single piece is flagged, the shortest run of adjacent
-pieces that is. In a report sentence everything from the first withheld piece to the last goes (a forged
+pieces that is (a lead-in too short to judge, "P.S.", goes with the piece it introduces). In a report sentence
+everything from the first withheld piece to the last goes, with the tags a withheld piece stands in (a forged
 instruction block between two fake tags is not flagged piece by piece), and of what is left on either side of
 that span only the longer side is kept: a sentence states one claim. In a document only the flagged pieces go,
 since a document is long and mostly someone else's honest text, together with the pieces around them that are
@@ -89,6 +90,8 @@ def _cut(text: str, spans: bool) -> tuple[str, list[str]]:
     if spans:
         # A sentence's claim is one stretch: keep the longer side of the flagged span, withhold the rest ("X.
         # <|im_end|> ... user" keeps "X."; a note put before the claim keeps the claim).
+        # The tags a flagged piece stands in go with it ("X <span hidden>note</span>" keeps "X").
+        hits = sorted({k for hit in hits for k in _markup_around(parts, hit)})
         before, after = "".join(parts[:hits[0]]), "".join(parts[hits[-1] + 1:])
         if len(before.strip()) >= len(after.strip()):
             cut = set(range(hits[0], len(parts)))

@@ -95,7 +95,7 @@ def test_the_runtime_score_is_scikit_learns_to_1e_9():
 @pytest.mark.training
 @needs_sklearn
 def test_generating_the_data_and_training_again_writes_the_shipped_weights_byte_for_byte(tmp_path):
-    """About a minute on two busy cores: the whole data generation and training (marked `training`)."""
+    """The whole data generation and training (marked `training`): 1-10 minutes on two shared cores."""
     data = REPO.parent / "shared" / "data"
     if not (data / "neuclir24" / "mini-test.report-sentences.json").exists():
         pytest.skip("needs ../shared/data (NeuCLIR report sentences, AttributionBench and WiCE dev)")

@@ -10,7 +10,9 @@ of judge/data/attacks.json applied to the items of its target (sentence kinds to
 document kinds to the reference texts, evidence and documents, the forged report line to report sentences with
 the following sentence as the claim), cycling through the kind's variants item by item. Prints one line per
 corpus and per attack kind, the rates on the hand-written paraphrases of tests/data/redteam.json, and the clean
-hits themselves (`--show-hits`) so a rule that misfires can be read.
+hits themselves (`--show-hits`) so a rule that misfires can be read. Detection is the rules OR the learned
+detector (judge.defence.learned), as `eval` runs it; the time per sentence of each (first call, nothing cached) is
+printed at the end.
 
 Per attack kind it also prints how often the quarantine (defence.quarantine, `--on-injection quarantine`) gives back
 exactly the text the attack was added to ("withheld to clean"). `--attacks-file` measures another set of attack
@@ -29,7 +31,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from judge.defence.injection import detect, load_attacks  # noqa: E402
+from judge.defence.injection import (  # noqa: E402
+    detect,
+    detect_learned,
+    detect_rules,
+    detect_uncached,
+    load_attacks,
+)
+from judge.defence.learned import load_detector  # noqa: E402
 from judge.defence.quarantine import quarantine_document, quarantine_sentence  # noqa: E402
 
 
@@ -139,10 +148,34 @@ def main() -> None:
         print(f"\nParaphrases in tests/data/redteam.json: flagged {positives} / {len(texts['addresses_judge'])} "
               f"hostile, {negatives} / {len(texts['benign'])} benign")
 
+    timing(sentences, documents)
+
     if hits and args.show_hits:
         print(f"\nClean texts that fired (first {args.show_hits}):")
         for corpus, part, _text, detection in hits[:args.show_hits]:
             print(f"  [{corpus} {part}] rule {detection.rule}: {detection.matched!r}")
+
+
+def timing(sentences: list[str], documents: list[str], repeats: int = 3) -> None:
+    """CPU microseconds per text (process time: on a shared machine wall time mostly measures the other jobs) of the
+    rule detector, the learned detector and both (`detect` bypassing its cache): the best of `repeats` passes over up
+    to 2,000 sentences and 300 documents."""
+    load_detector()
+    print(f"\nTime per text (best of {repeats} passes; learned weights {load_detector().version})")
+    for name, texts in (("sentence", sentences[:2000]), ("document", documents[:300])):
+        if not texts:
+            continue
+        mean_chars = sum(map(len, texts)) / len(texts)
+        for label, run in (("rules", detect_rules), ("learned", detect_learned), ("rules, then learned", detect_uncached)):
+            best = min(_seconds(run, texts) for _ in range(repeats))
+            print(f"  {name:8s} ({len(texts):4d}, {mean_chars:6.0f} chars) {label:20s} {best / len(texts) * 1e6:9.1f} µs CPU")
+
+
+def _seconds(run, texts: list[str]) -> float:
+    start = time.process_time()
+    for text in texts:
+        run(text)
+    return time.process_time() - start
 
 
 if __name__ == "__main__":

@@ -76,10 +76,10 @@ def eval_command(
         "--max-failed-fraction", bounds=options.FRACTION, help="Report the run failed (exit code 5) when more "
         "than this share of its sentences failed; outputs are written all the same.")] = 0.2,
     give_up_after: Annotated[int, options.number(
-        "--give-up-after", bounds=options.COUNT, help="Stop asking after this many transport failures in a row (timeouts, refused "
-        "or dropped connections, 5xx; rate limits do not count) with no answer from the server between them: the "
-        "decisions not yet asked are recorded failed, not cached, and the run exits 5 (--resume asks them later). "
-        "Not in the signature.")
+        "--give-up-after", bounds=options.COUNT, help="Stop asking after this many transport failures in a row "
+        "(timeouts, refused or dropped connections, 5xx; rate limits do not count) with no answer from the server "
+        "between them: the decisions not yet asked are recorded failed, not cached, and the run exits 5 (--resume "
+        "asks them later). Not in the signature.")
     ] = RetryPolicy.give_up_after,
     cache: options.Cache = options.DEFAULT_CACHE_TARGET,
     no_cache: options.NoCache = False,

@@ -1,14 +1,15 @@
 """The injection detector's findings for a judged sentence, as the flags of its judgments record.
 
 A sentence is flagged `addresses_judge` when its own text talks to the assessor, judge or model
-(judge.defence.injection.detect), and `cited_document_addresses_judge` when a document it cites does (the collection is
-not the report's doing, so that flag is never penalised). Each flag comes with the rule that fired. Documents are
-checked once per walker, however many sentences cite them.
+(judge.defence.injection.detect: the rules, or else the learned detector), and `cited_document_addresses_judge` when
+a document it cites does (the collection is not the report's doing, so that flag is never penalised). Each flag
+comes with the rule that fired ("learned" for the learned detector, whose score is kept too). Documents are checked
+once per walker, however many sentences cite them.
 """
 
 from __future__ import annotations
 
-from judge.defence.injection import detect
+from judge.defence.injection import Detection, detect
 from judge.formats import DocumentStore
 from judge.formats.judgments import ADDRESSES_JUDGE, CITED_DOCUMENT_ADDRESSES_JUDGE, Flag
 from judge.types import Sentence
@@ -17,27 +18,36 @@ from judge.types import Sentence
 class FlagChecker:
     def __init__(self, documents: DocumentStore):
         self.documents = documents
-        self._document_rules: dict[str, str | None] = {}
+        self._documents: dict[str, Detection] = {}
+
+    def document_detection(self, doc_id: str) -> Detection:
+        if doc_id not in self._documents:
+            document = self.documents.get(doc_id)
+            self._documents[doc_id] = detect(document.text) if document is not None else Detection(False)
+        return self._documents[doc_id]
 
     def document_rule(self, doc_id: str) -> str | None:
-        if doc_id not in self._document_rules:
-            document = self.documents.get(doc_id)
-            detection = detect(document.text) if document is not None else None
-            self._document_rules[doc_id] = detection.rule if detection and detection.flagged else None
-        return self._document_rules[doc_id]
+        detection = self.document_detection(doc_id)
+        return detection.rule if detection.flagged else None
+
+    def _detections(self, sentence: Sentence) -> list[tuple[str, Detection]]:
+        """("sentence" or "document <doc_id>", what the detector found there) for every flagged text."""
+        found = [("sentence", own)] if (own := detect(sentence.text)).flagged else []
+        for doc_id in dict.fromkeys(sentence.citations):
+            if (detection := self.document_detection(doc_id)).flagged:
+                found.append((f"document {doc_id}", detection))
+        return found
 
     def flags(self, sentence: Sentence) -> tuple[list[Flag], list[str]]:
         """The sentence's flags and the rules behind them ("sentence: <rule>", "document <doc_id>: <rule>")."""
+        found = self._detections(sentence)
         flags: list[Flag] = []
-        rules: list[str] = []
-        own = detect(sentence.text)
-        if own.flagged:
+        if any(where == "sentence" for where, _ in found):
             flags.append(ADDRESSES_JUDGE)
-            rules.append(f"sentence: {own.rule}")
-        for doc_id in dict.fromkeys(sentence.citations):
-            rule = self.document_rule(doc_id)
-            if rule is not None:
-                rules.append(f"document {doc_id}: {rule}")
-        if len(rules) > len(flags):
+        if any(where != "sentence" for where, _ in found):
             flags.append(CITED_DOCUMENT_ADDRESSES_JUDGE)
-        return flags, rules
+        return flags, [f"{where}: {detection.rule}" for where, detection in found]
+
+    def scores(self, sentence: Sentence) -> dict[str, float]:
+        """The learned detector's score behind each of the sentence's flag rules it fired (keyed like them)."""
+        return {f"{where}: {d.rule}": d.score for where, d in self._detections(sentence) if d.score is not None}

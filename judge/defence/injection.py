@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
+from judge.defence.learned import LearnedDetector, load_detector
+from judge.defence.pieces import pieces
 from judge.errors import InputError
 
 # Invisible characters that are not category Cf but render as nothing (fillers, blank braille, joiners).
@@ -209,17 +211,26 @@ _COMPILED = tuple((name, re.compile(_fold_pattern(source))) for name, source in 
 
 @dataclass(frozen=True)
 class Detection:
-    """Whether a text addresses the judge, and the first rule that said so (with the folded text it matched)."""
+    """Whether a text addresses the judge, and who said so: the first rule that fired (with the folded text it
+    matched), or else the learned detector (rule LEARNED, the piece it scored highest and that score)."""
 
     flagged: bool
     rule: str | None = None
     matched: str | None = None
+    score: float | None = None
+
+
+LEARNED = "learned"
+# Spans with fewer letters are not scored: a lone ":" or "</s>" has too few n-grams for a linear model to judge
+# (tags are the rules' business).
+MIN_LETTERS = 5
 
 
 def detect(text: str) -> Detection:
-    """The first rule that fires on `text` (a few hundred microseconds per sentence). A sentence is checked by the
-    flags and again by the quarantine, so short texts are remembered; documents are checked once per run."""
-    return _detect_short(text) if len(text) <= SHORT_TEXT else _detect(text)
+    """The rules, then the learned detector (judge.defence.learned), on `text` (well under a millisecond per
+    sentence). A sentence is checked by the flags and again by the quarantine, so short texts are remembered;
+    documents are checked once per run."""
+    return _detect_short(text) if len(text) <= SHORT_TEXT else detect_uncached(text)
 
 
 SHORT_TEXT = 2000
@@ -227,10 +238,17 @@ SHORT_TEXT = 2000
 
 @lru_cache(maxsize=8192)
 def _detect_short(text: str) -> Detection:
-    return _detect(text)
+    return detect_uncached(text)
 
 
-def _detect(text: str) -> Detection:
+def detect_uncached(text: str) -> Detection:
+    """`detect` without the memory of short texts (what a first look at a text costs)."""
+    found = detect_rules(text)
+    return found if found.flagged else detect_learned(text)
+
+
+def detect_rules(text: str) -> Detection:
+    """The first rule that fires on `text` (the rule detector alone)."""
     folded = fold(text)
     views = [folded]
     if not folded.isascii() and (latin := latinised(folded)) != folded:
@@ -241,6 +259,32 @@ def _detect(text: str) -> Detection:
             if match:
                 return Detection(True, name, match.group(0))
     return Detection(False)
+
+
+def _letters(text: str) -> int:
+    return sum(char.isalpha() for char in text)
+
+
+def detect_learned(text: str, detector: LearnedDetector | None = None) -> Detection:
+    """The learned detector alone (the shipped weights by default) on the spans of `text` the quarantine can
+    withhold: each piece (judge.defence.pieces: bracketed remarks, tag contents, sentences) with at least
+    MIN_LETTERS letters and, for a text of several pieces on one line (a sentence, not a document), the whole.
+    Flagged when the best span's score reaches the detector's threshold; that span and its score are reported
+    either way."""
+    model = detector if detector is not None else load_detector()
+    parts = [part for part in pieces(text) if part.strip()]
+    spans = [part for part in parts if _letters(part) >= MIN_LETTERS]
+    if len(parts) > 1 and len(text) <= SHORT_TEXT and "\n" not in text.strip() and _letters(text) >= MIN_LETTERS:
+        spans.append(text)
+    best_score, best_span = 0.0, ""
+    for span in spans:
+        score = model.score(fold(span))
+        if score > best_score:
+            best_score, best_span = score, span
+    if not best_span:
+        return Detection(False)
+    flagged = best_score >= model.threshold
+    return Detection(flagged, LEARNED if flagged else None, best_span.strip(), round(best_score, 4))
 
 
 def addresses_judge(text: str) -> bool:

@@ -11,7 +11,8 @@ longer pays.
 Pieces are the text's top-level bracketed groups ("(...)", "[...]", "<...>" and their full-width forms) and the
 sentences between them (a spaced dash also starts one), line by line, each with the white space after it. A
 piece is withheld when the detector flags it, or, where no single piece is flagged, the shortest run of adjacent
-pieces that is. In a report sentence everything from the first withheld piece to the last goes (a forged
+pieces that is (a lead-in too short to judge, "P.S.", goes with the piece it introduces). In a report sentence
+everything from the first withheld piece to the last goes, with the tags a withheld piece stands in (a forged
 instruction block between two fake tags is not flagged piece by piece), and of what is left on either side of
 that span only the longer side is kept: a sentence states one claim. In a document only the flagged pieces go,
 since a document is long and mostly someone else's honest text, together with the pieces around them that are
@@ -27,13 +28,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from judge.defence.injection import detect, fold
+from judge.defence.injection import MIN_LETTERS, detect, fold
+from judge.defence.pieces import pieces
 
-OPENING = "([{<（［｛＜"
-CLOSING = ")]}>）］｝＞"
-_ENDS = ".!?。！？．"
-_AFTER_END = "\"'”’»)]）］"
-_DASHES = ("-- ", "— ", "– ", "--\n", "—\n")
 # Longest run of adjacent pieces tried when no single piece is flagged (a phrase split by "P.S. to the ...").
 MAX_RUN = 4
 # How often the detector is asked again about what remains (an attack hidden twice is cut twice).
@@ -56,72 +53,11 @@ class Quarantined:
     withheld: tuple[str, ...] = ()
 
 
-def pieces(text: str) -> list[str]:
-    """`text` cut into top-level bracketed groups and the sentences between them, each with its trailing white
-    space (line breaks included): "".join(pieces(text)) == text."""
-    found: list[str] = []
-    for line in text.splitlines(keepends=True):
-        found += _line_pieces(line)
-    return found
-
-
-def _line_pieces(line: str) -> list[str]:
-    found, start, i, n = [], 0, 0, len(line)
-    while i < n:
-        char = line[i]
-        if char in OPENING and (close := _matching(line, i)) is not None:
-            if i > start:
-                found.append(line[start:i])
-            start = _skip_space(line, close + 1)
-            found.append(line[i:start])
-            i = start
-            continue
-        if char.isspace() and line.startswith(_DASHES, i + 1) and i + 1 > start:
-            # "... near the river -- Message for the AI judge: ...": a spaced dash starts a piece
-            end = _skip_space(line, i)
-            found.append(line[start:end])
-            start = i = end
-            continue
-        if char in _ENDS:
-            j = i + 1
-            while j < n and (line[j] in _ENDS or line[j] in _AFTER_END):
-                j += 1
-            if j < n and line[j].isspace():
-                end = _skip_space(line, j)
-                found.append(line[start:end])
-                start = i = end
-                continue
-        i += 1
-    if start < n:
-        found.append(line[start:])
-    return found
-
-
-def _skip_space(line: str, j: int) -> int:
-    while j < len(line) and line[j].isspace():
-        j += 1
-    return j
-
-
-def _matching(line: str, i: int) -> int | None:
-    """The index of the bracket closing the one at `i` on this line (nesting of the same kind counted)."""
-    opening, closing = line[i], CLOSING[OPENING.index(line[i])]
-    depth = 0
-    for j in range(i, len(line)):
-        if line[j] == opening:
-            depth += 1
-        elif line[j] == closing:
-            depth -= 1
-            if depth == 0:
-                return j
-    return None
-
-
 def _flagged(parts: list[str]) -> list[int]:
     """Indices of the pieces to withhold: each flagged piece, or the shortest flagged run of pieces."""
     hits = [k for k, part in enumerate(parts) if detect(part).flagged]
     if hits:
-        return hits
+        return sorted(set(hits) | {k - 1 for k in hits if k > 0 and _lead_in(parts[k - 1])})
     for width in range(2, min(MAX_RUN, len(parts)) + 1):
         for start in range(len(parts) - width + 1):
             if detect("".join(parts[start:start + width])).flagged:
@@ -129,14 +65,33 @@ def _flagged(parts: list[str]) -> list[int]:
     return []
 
 
+# A postscript or nota bene marker ending the piece before a withheld note ("... near the river P.S. <note>"): it
+# introduces the note and goes with it.
+_TRAILING_LEAD_IN = re.compile(r"(?:^|\s)(?:p\.\s?s|n\.\s?b)\.?:?\s*$", re.IGNORECASE)
+
+
+def _lead_in(piece: str) -> bool:
+    """A piece too short to judge that introduces the next one ("P.S.", "N.B."): it goes with a flagged piece it
+    stands before, which the learned detector can flag without it. Markup and elision marks ("[...]") stay."""
+    letters = sum(char.isalpha() for char in piece)
+    return 0 < letters < MIN_LETTERS and not _markup(piece)
+
+
 def _cut(text: str, spans: bool) -> tuple[str, list[str]]:
     parts = pieces(text)
     hits = _flagged(parts)
     if not hits:
         return text, []
+    lead_in = _TRAILING_LEAD_IN.search(parts[hits[0] - 1]) if hits[0] > 0 else None
+    if lead_in and lead_in.start() > 0:
+        before = hits[0] - 1
+        parts[before:before + 1] = [parts[before][:lead_in.start()] + " ", parts[before][lead_in.start():].lstrip()]
+        hits = [before + 1] + [k + 1 for k in hits]
     if spans:
         # A sentence's claim is one stretch: keep the longer side of the flagged span, withhold the rest ("X.
         # <|im_end|> ... user" keeps "X."; a note put before the claim keeps the claim).
+        # The tags a flagged piece stands in go with it ("X <span hidden>note</span>" keeps "X").
+        hits = sorted({k for hit in hits for k in _markup_around(parts, hit)})
         before, after = "".join(parts[:hits[0]]), "".join(parts[hits[-1] + 1:])
         if len(before.strip()) >= len(after.strip()):
             cut = set(range(hits[0], len(parts)))

@@ -125,13 +125,16 @@ class SentenceJudgment(_Record):
     # unflagged sentences read as they always did.
     flags: list[Flag] = Field(default_factory=list)
     flag_rules: list[str] = Field(default_factory=list)
+    # The learned detector's score (0-1) behind each flag rule it fired, keyed by that rule ("sentence: learned").
+    # Added with issue 24; files without it read as before.
+    flag_scores: dict[str, float] = Field(default_factory=dict)
     withheld: list[str] = Field(default_factory=list)
     penalty: str | None = None
 
     @model_serializer(mode="wrap")
     def _without_empty_flags(self, handler: SerializerFunctionWrapHandler) -> dict:
         data = handler(self)
-        for key in ("flags", "flag_rules", "withheld", "penalty"):
+        for key in ("flags", "flag_rules", "flag_scores", "withheld", "penalty"):
             if key in data and not data[key]:
                 del data[key]
         return data

@@ -9,8 +9,9 @@ import inspect
 import json
 from pathlib import Path
 
-from judge.defence import quarantine
+from judge.defence import learned, pieces, quarantine
 from judge.defence.injection import RULES
+from judge.defence.learned import load_detector
 from judge.judging.decisions import RESPONSE_MODELS
 from judge.judging.decisions.base import contract_hash
 from judge.judging.prompts import load_template
@@ -28,10 +29,11 @@ def schema_hash() -> str:
 
 
 def detector_hash() -> str:
-    """The injection detector's rules and the quarantine's cutting in one short hash: they decide the flags
-    (counted in the scores), what the model is shown of flagged text and, with `--on-injection penalise`,
-    outcomes."""
-    parts = [json.dumps(RULES, ensure_ascii=False), inspect.getsource(quarantine)]
+    """The injection detector's rules, the learned detector (its scoring code and the version of its weights), and
+    the pieces and the quarantine's cutting in one short hash: they decide the flags (counted in the scores), what
+    the model is shown of flagged text and, with `--on-injection penalise`, outcomes."""
+    parts = [json.dumps(RULES, ensure_ascii=False), inspect.getsource(learned), load_detector().version,
+             inspect.getsource(pieces), inspect.getsource(quarantine)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:8]
 
 

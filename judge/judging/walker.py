@@ -159,6 +159,7 @@ class ReportWalker:
         return SentenceJudgment(index=sentence.index, text=sentence.text, citations=list(sentence.citations),
                                 status=result.status, outcome=result.outcome, earned=result.earned,
                                 decisions=result.decisions, flags=flags, flag_rules=rules,
+                                flag_scores=self.flag_checker.scores(sentence),
                                 withheld=self._withheld(sentence, result.penalty),
                                 penalty=result.penalty)
 

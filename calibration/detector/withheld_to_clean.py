@@ -1,0 +1,73 @@
+"""Without asking any model: on the supports_citation dev items, how often does the quarantine give the judge back
+exactly the clean item's prompt when an attack is applied? Where it does, the judge (temperature 0, same cache)
+gives the clean verdict, so the attack cannot flip it; only the other items can. So for each attack kind,
+
+    false support attacked <= false support clean + (human-unsupported items NOT given back clean) / (human-unsupported)
+
+is a bound on the flip rate that `calibrate --attack` would measure with the embedded judge, for free.
+
+    python calibration/detector/withheld_to_clean.py [--data ../shared/data] [--out calibration/detector/withheld.json]
+
+Items: the 100 AttributionBench and WiCE dev items of the red-team runs (`calibrate --exclude
+calibration/outside-embedded-dev.txt --sample attributionbench=50,wice=50 --seed 2`); kinds: calibration/detector/unseen-attacks.json (templates the shipped detector never trained on) and
+the sentence and document kinds of benchmarks/data/heldout-attacks.json (written blind), each item getting the
+variant `calibrate --attack` would give it. Run it from a checkout of another commit to compare detectors (the
+rules alone: the commit before issue 24).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from judge.calibrate.redteam import variant_of  # noqa: E402
+from judge.calibrate.runner import prepare_item  # noqa: E402
+from judge.calibrate.sources import Exclusion, ItemSources, SampleSize, load_items  # noqa: E402
+from judge.defence.injection import load_attacks  # noqa: E402
+from judge.diagnostics import Diagnostics  # noqa: E402
+from judge.judging.passages import PassagePolicy  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--attacks", type=Path, nargs="+", default=[
+        Path(__file__).resolve().parent / "unseen-attacks.json", REPO / "benchmarks" / "data" / "heldout-attacks.json"])
+    parser.add_argument("--max-doc-chars", type=int, default=1500)
+    parser.add_argument("--exclude", type=Path, default=REPO / "calibration" / "outside-embedded-dev.txt")
+    parser.add_argument("--sample", default="attributionbench=50,wice=50")
+    parser.add_argument("--seed", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    sources = ItemSources(attributionbench=args.data / "attributionbench" / "dev.jsonl",
+                          wice=args.data / "wice" / "claim-dev.jsonl")
+    items = [i for i in load_items(sources, SampleSize.parse(args.sample), args.seed, Diagnostics(),
+                                   Exclusion.read(args.exclude)) if i.decision == "supports_citation"]
+    passages = PassagePolicy(max_chars=args.max_doc_chars)
+    clean = {item.item_id: prepare_item(item, passages, withhold=True).values for item in items}
+    unsupported = {item.item_id for item in items if item.human_label != "supported"}
+    table = {}
+    for path in args.attacks:
+        for kind, attack in load_attacks(path).items():
+            if attack.target not in ("sentence", "document"):
+                continue
+            back = [prepare_item(item, passages, attack, variant_of(item.item_id), withhold=True).values
+                    == clean[item.item_id] for item in items]
+            not_back = sum(1 for item, b in zip(items, back) if not b and item.item_id in unsupported)
+            table[kind] = {"items": len(items), "given_back_clean": sum(back), "unsupported": len(unsupported),
+                           "unsupported_not_given_back": not_back,
+                           "bound_points": round(100 * not_back / len(unsupported), 2)}
+            print(f"{kind:30s} given back clean {sum(back):5d}/{len(items)}   unsupported not given back "
+                  f"{not_back:4d}/{len(unsupported)} -> at most +{100 * not_back / len(unsupported):.1f} points",
+                  flush=True)
+    if args.out:
+        args.out.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

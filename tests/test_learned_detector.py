@@ -110,13 +110,13 @@ def test_generating_the_data_and_training_again_writes_the_shipped_weights_byte_
 
 
 def test_a_judge_signature_changes_when_the_weights_change(monkeypatch):
-    from judge.judging import signature
+    from judge.judging import fingerprints
 
-    before = signature.detector_hash()
+    before = fingerprints.detector_hash()
     shipped = load_detector()
     changed = LearnedDetector({**shipped.weights, "zzz": 1.0}, shipped.bias, shipped.threshold, "0badf00d")
-    monkeypatch.setattr(signature, "load_detector", lambda: changed)
-    assert signature.detector_hash() != before
+    monkeypatch.setattr(fingerprints, "load_detector", lambda: changed)
+    assert fingerprints.detector_hash() != before
 
 
 def test_judgments_without_scores_read_as_before_and_scores_round_trip():

@@ -361,7 +361,9 @@ def test_first_command_prints_the_readme_block(tmp_path):
     print the README's block, the progress bar and the time aside (the cold run's usage line aside too)."""
     (tmp_path / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
     env = {**os.environ, "COLUMNS": "80", "PYTHONPATH": str(ROOT)}
-    argv = [sys.executable, "-m", "judge.cli.app", *first_command()[1:]]
+    # What the `argue-judge` script runs (judge.cli.app:main), from this checkout; `python -m judge.cli.app` would
+    # import the module and exit 0 without running anything (it has no __main__ guard).
+    argv = [sys.executable, "-c", "from judge.cli.app import main; main()", *first_command()[1:]]
     runs = [subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=3600)
             for _ in range(2)]
     for run in runs:

@@ -130,6 +130,16 @@ RULES: list[tuple[Callable[[Command], bool], str, str]] = [
      "needs a hosted model: network access and the provider's API key"),
     (lambda c: c.argv[0] == "python" and c.argv[1].startswith("benchmarks/"),
      SKIP, "a benchmark of the embedded judge (minutes to hours); its figures are in benchmarks/RESULTS.md"),
+    (lambda c: c.argv[0] == "python" and c.argv[1].startswith("calibration/detector/"), SKIP,
+     "regenerates the learned detector's data, weights or tables (minutes to hours); "
+     "tests/test_learned_detector.py runs make_data.py and train.py and compares the weights byte for byte"),
+    (lambda c: "assessors.jsonl" in c.argv, SKIP,
+     "a pattern: assessors.jsonl stands for your assessors' judgments; tests/test_ppi.py runs score and eval "
+     "--human end to end on the bundled example"),
+    (lambda c: "/tmp/ppi-ex/human" in c.text and c.argv[0] == "argue-judge", SKIP,
+     "scores with the human file that the skipped converter above would write"),
+    (lambda c: c.argv[:3] == ("python", "-m", "examples.expected_to_human"), SKIP,
+     "converts the judgments of an embedded-judge run shown above it; tests/test_ppi.py runs the converter"),
     (lambda c: c.argv[0] == "argue-judge" and c.argv[1] in ("eval", "calibrate"), FAKE_JUDGE,
      "asks the judge: run with the fake judge in place of the embedded one"),
     (lambda c: c.argv[0] == "argue-judge", RUN, "needs no model"),

@@ -83,6 +83,7 @@ def calibrate_command(
         "--fit-metric", help=f"What --fit-threshold maximises: {', '.join(FIT_METRICS)}.")] = "kappa",
     concurrency: options.Concurrency = 4,
     threads: options.Threads = None,
+    kernels: options.Kernels = "auto",
     cache_dir: options.Cache = options.DEFAULT_CACHE_TARGET,
     out: options.Out = Path("calibration/latest"),
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write PNG figures.")] = True,
@@ -120,7 +121,8 @@ def calibrate_command(
                                  on_injection=on_injection, thresholds=rules)  # type: ignore[arg-type]
         cache = open_decision_cache(cache_dir)
         config = CalibrationConfig(
-            model=ModelSettings(model, api_base, api_key, max_tokens=max_tokens, logprobs=logprobs, threads=threads),
+            model=ModelSettings(model, api_base, api_key, max_tokens=max_tokens, logprobs=logprobs, threads=threads,
+                                kernels=kernels),
             judge=settings,
             against=JudgeSettings(prompts_dir=against) if against else None, concurrency=concurrency, cache=cache,
             n_boot=n_boot, seed=seed, sample=sample_size, exclude=exclusion,

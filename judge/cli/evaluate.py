@@ -71,6 +71,7 @@ def eval_command(
         "bytes); the message names its file and line.")] = None,
     concurrency: options.Concurrency = 4,
     threads: options.Threads = None,
+    kernels: options.Kernels = "auto",
     max_cost: Annotated[float | None, typer.Option(
         "--max-cost", callback=options.non_negative, help="Stop before spending more (USD).")] = None,
     price_per_1k: Annotated[float | None, typer.Option(
@@ -119,7 +120,7 @@ def eval_command(
         raise typer.BadParameter(f"litellm has no price for {settings.model!r}, so the budget cannot be enforced; "
                                  "add --price-per-1k USD (per 1,000 tokens)", param_hint="--max-cost")
     passages = PassagePolicy(max_chars=max_doc_chars, max_doc_bytes=max_doc_bytes)
-    settings = replace(settings, logprobs=logprobs, threads=threads)
+    settings = replace(settings, logprobs=logprobs, threads=threads, kernels=kernels)
     with user_errors(debug):  # a bad thresholds file stops the run before any input is read
         rules = _thresholds(thresholds, settings, prompts)
     if rules is not None and not asks_logprobs(settings):

@@ -10,12 +10,19 @@ import typer
 
 from judge.llm.cache import DEFAULT_CACHE_DIR
 from judge.llm.embedded import EMBEDDED_MODEL
+from judge.llm.kernels import KERNELS
 
 
 def non_negative(value: float | None) -> float | None:
     """Callback for float options: `nan`, `inf` and negative values are usage errors, not silent settings."""
     if value is not None and (not math.isfinite(value) or value < 0):
         raise typer.BadParameter(f"{value} is not a finite number >= 0")
+    return value
+
+
+def one_of(value: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise typer.BadParameter(f"choose one of {', '.join(choices)}")
     return value
 
 
@@ -39,6 +46,11 @@ Concurrency = Annotated[int, typer.Option("--concurrency", "-j", min=1, help="De
 Threads = Annotated[int | None, typer.Option(
     "--threads", min=1, help="CPU threads of the embedded judge. Default: the cores free when the model loads "
     "(one more thread than free cores can make it several times slower).")]
+Kernels = Annotated[str, typer.Option(
+    "--kernels", callback=lambda value: one_of(value, KERNELS), help="llama.cpp CPU kernels of the embedded judge: "
+    "'fast' (weights repacked for the CPU's widest kernels, AMX where compiled in), 'safe' (no AMX, no repacking), "
+    "'auto' (safe on CPUs with AMX, whose kernels crash llama-cpp-python 0.3.36, fast elsewhere). Recorded in "
+    "run-summary.json; hosted models ignore it.")]
 CacheDir = Annotated[Path, typer.Option("--cache-dir", help="Decision cache directory.")]
 # --cache-dir stays as an alias: the same option, now also taking a URL.
 Cache = Annotated[str, typer.Option(

@@ -15,8 +15,9 @@ prompt states belong to the runtime the handler delegates to (one per process: :
 default a :class:`~judge.llm.worker_runtime.WorkerRuntime`, which keeps the model in a worker process of its own
 so that a native crash fails the decisions in flight (:class:`EmbeddedWorkerCrashed`) instead of the run.
 ``acompletion`` runs the blocking call on the handler's single thread so the event loop stays free. The response
-carries ``usage.prompt_tokens_details.cached_tokens`` (prompt tokens whose KV state was reused) and, when asked with ``logprobs=True`` (and ``top_logprobs=n``), OpenAI-shaped
-``choices[0].logprobs.content``: each token's log-probability and its likeliest grammar-allowed alternatives.
+carries ``usage.prompt_tokens_details.cached_tokens`` (prompt tokens whose KV state was reused) and, when asked
+with ``logprobs=True`` (and ``top_logprobs=n``), OpenAI-shaped ``choices[0].logprobs.content``: each token's
+log-probability and its likeliest grammar-allowed alternatives.
 """
 
 from __future__ import annotations

@@ -198,6 +198,17 @@ def test_sigill_of_the_fast_kernels_restarts_the_worker_once_with_the_safe_ones(
         worker.close()
 
 
+def test_a_worker_that_cannot_start_shows_its_output_only_then(tmp_path, caplog):
+    """The worker's stderr stays in its log file; when it dies, its last lines are logged (the console shows them)."""
+    worker = WorkerRuntime(n_threads=1, kernels="safe", factory="judge.testing.no_such_module:build")
+    try:
+        with pytest.raises(WorkerDied, match=r"worker exited with code 1: rerun"):
+            ask(worker)
+        assert "ModuleNotFoundError: No module named 'judge.testing.no_such_module'" in caplog.text
+    finally:
+        worker.close()
+
+
 def test_the_worker_leaves_when_its_parent_dies_without_closing_it(tmp_path):
     """A parent killed outright (os._exit: no atexit, no close) leaves no orphan: the worker sees its pipe close."""
     script = f"""

@@ -80,8 +80,8 @@ class Death:
 
     def describe(self) -> str:
         if self.signal_name is not None:
-            return f"killed by {self.signal_name}"
-        return "gone" if self.exit_code is None else f"ended with exit code {self.exit_code}"
+            return f"was killed by {self.signal_name}"
+        return "is gone" if self.exit_code is None else f"exited with code {self.exit_code}"
 
 
 class WorkerRuntime:
@@ -155,13 +155,13 @@ class WorkerRuntime:
     def _ask(self, request: dict[str, Any]) -> Any:
         if self._down is not None:
             raise self._down
-        if self._process is None:
-            self._start()
-        assert self._conn is not None
         try:
+            if self._process is None:
+                self._start()
+            assert self._conn is not None
             self._conn.send(request)
             reply = self._conn.recv()
-        except (EOFError, OSError):  # the pipe broke: the worker is gone
+        except (EOFError, OSError):  # the socket broke: the worker is gone
             raise self._died() from None
         return raise_reply(reply)
 
@@ -185,9 +185,8 @@ class WorkerRuntime:
             atexit.register(self.close)
             self._stops_at_exit = True
         conn.send({"model_path": str(self.model_path) if self.model_path else None, "n_ctx": self.n_ctx,
-                         "threads": self.requested_threads, "state_slots": self.state_slots,
-                         "kernels": self.kernels.as_dict(), "factory": self.factory,
-                         "factory_options": self.factory_options})
+                   "threads": self.requested_threads, "state_slots": self.state_slots,
+                   "kernels": self.kernels.as_dict(), "factory": self.factory, "factory_options": self.factory_options})
 
     def _died(self) -> WorkerDied:
         """Reap the dead worker and explain its death; restart once with safe kernels after a fast path's SIGILL."""
@@ -199,12 +198,12 @@ class WorkerRuntime:
         choice = self.kernels
         if death.signal_name == "SIGILL" and choice.active == "fast":
             self._kernels = choice.after_sigill()
-            message = (f"the embedded judge's worker was {death.describe()}: {SIGNAL_ADVICE['SIGILL']}; it was "
+            message = (f"the embedded judge's worker {death.describe()}: {SIGNAL_ADVICE['SIGILL']}; it was "
                        "restarted with the safe kernels (--kernels safe) for the rest of the run; this decision "
                        "failed, a rerun asks it again (the others are in the cache)")
             error = WorkerDied(message, death.signal_name)  # not down: the next completion starts a safe worker
         else:
-            error = WorkerDied(f"the embedded judge's worker was {death.describe()}: {self._advice(death, choice)}"
+            error = WorkerDied(f"the embedded judge's worker {death.describe()}: {self._advice(death, choice)}"
                                f" (worker log: {self._log_path_text()})", death.signal_name)
             self._down = error
         self.events.append(error.args[0])

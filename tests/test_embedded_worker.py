@@ -209,15 +209,20 @@ def test_a_worker_that_cannot_start_shows_its_output_only_then(tmp_path, caplog)
         worker.close()
 
 
-def test_the_worker_leaves_when_its_parent_dies_without_closing_it(tmp_path):
-    """A parent killed outright (os._exit: no atexit, no close) leaves no orphan: the worker sees its pipe close."""
+@pytest.mark.parametrize("busy", [False, True], ids=["idle", "busy"])
+def test_the_worker_leaves_when_its_parent_dies_without_closing_it(tmp_path, busy):
+    """A parent killed outright (os._exit: no atexit, no close) leaves no orphan, whether the worker is waiting for
+    a request (its socket closes) or in the middle of a long completion (it watches its parent)."""
     script = f"""
 import os, sys
 sys.path.insert(0, {str(ROOT)!r})
 from judge.llm.worker_runtime import WorkerRuntime
-worker = WorkerRuntime(n_threads=1, kernels="safe", factory={FAKE!r})
-worker.complete(messages=[{{"role": "user", "content": "hello"}}],
-                response_format={{"type": "json_object", "schema": {SCHEMA!r}}})
+worker = WorkerRuntime(n_threads=1, kernels="safe", factory={FAKE!r}, factory_options={{"hang_at": 2}})
+request = dict(messages=[{{"role": "user", "content": "hello"}}],
+               response_format={{"type": "json_object", "schema": {SCHEMA!r}}})
+worker.complete(**request)
+if {busy!r}:
+    worker._conn.send({{"op": "complete", "top_logprobs": None, "kwargs": request}})  # the fake hangs on it
 print(worker._process.pid, flush=True)
 os._exit(0)
 """

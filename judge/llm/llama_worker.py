@@ -16,7 +16,10 @@ nothing).
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+import threading
+import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
@@ -30,8 +33,21 @@ def main(argv: list[str] | None = None) -> None:
     """``python -m judge.llm.llama_worker FD``: serve on the socket FD the parent passed; its first message is
     the configuration (model, threads, kernels, factory)."""
     fd = int((argv if argv is not None else sys.argv[1:])[0])
+    _leave_with_parent(os.getppid())
     conn = Connection(fd)
     serve(conn, conn.recv())
+
+
+def _leave_with_parent(parent: int, every: float = 0.5) -> None:
+    """Exit as soon as the parent is gone (this process is then adopted by another). The closed socket says so too,
+    but only when the worker next reads it: a completion in progress can take minutes on a busy machine.
+    llama-cpp-python's ctypes calls release the GIL, so this thread runs during a completion."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def serve(conn: Connection, config: dict[str, Any]) -> None:

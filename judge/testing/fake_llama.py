@@ -14,6 +14,7 @@ import json
 import math
 import os
 import signal
+import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -26,16 +27,18 @@ CONFIDENT = math.log(0.99)  # every token's log-probability: a clear verdict
 
 
 def build(runtime: Any, *, die_at: int | None = None, die_with: str = "SIGILL", only_with: str | None = None,
-          record: str | None = None) -> FakeLlama:
+          record: str | None = None, hang_at: int | None = None) -> FakeLlama:
     """The model factory the worker calls (``function(runtime, **options)``).
 
     ``die_at``: the completion (1-based, counted in this process) at which the process kills itself with the
     signal ``die_with``; ``only_with`` ("fast" or "safe"): only when the runtime loaded with those kernels (a
     SIGILL of the fast kernels that the safe ones avoid). ``record``: a file that gets one line per load
-    (``load <kernels>``) and per answered completion (``answer <n>``)."""
+    (``load <kernels>``) and per answered completion (``answer <n>``). ``hang_at``: the completion that takes an
+    hour, like a long one on a busy machine."""
     kernels = runtime.kernels.active
     dies = die_at is not None and (only_with is None or only_with == kernels)
     fake = FakeLlama(die_at if dies else None, getattr(signal, die_with), record, runtime.n_ctx)
+    fake.hang_at = hang_at
     fake.note(f"load {kernels}")
     return fake
 
@@ -49,6 +52,7 @@ class FakeLlama:
         self.die_with = die_with
         self.record = Path(record) if record else None
         self.calls = 0
+        self.hang_at: int | None = None
         self.live: list[str] = []  # the words of the previous prompt: what a KV cache would hold
         self.top_logprobs_request: int | None = None
         self.last_sampler: Any = None
@@ -64,6 +68,8 @@ class FakeLlama:
         self.calls += 1
         if self.calls == self.die_at:
             os.kill(os.getpid(), self.die_with)
+        if self.calls == self.hang_at:
+            time.sleep(3600)
         words = " ".join(m["content"] for m in messages).split()
         if len(words) > self.n_ctx:  # what llama-cpp-python raises
             raise ValueError(f"Requested tokens ({len(words)}) exceed context window of {self.n_ctx}")

@@ -9,6 +9,7 @@ import os
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -205,6 +206,18 @@ def test_a_worker_that_cannot_start_shows_its_output_only_then(tmp_path, caplog)
         with pytest.raises(WorkerDied, match=r"worker exited with code 1: rerun"):
             ask(worker)
         assert "ModuleNotFoundError: No module named 'judge.testing.no_such_module'" in caplog.text
+    finally:
+        worker.close()
+
+
+def test_ctrl_c_interrupts_the_run_not_the_worker(tmp_path):
+    """Ctrl-C reaches the whole process group; the run handles it (and stops the worker), the worker ignores it."""
+    worker = runtime(tmp_path)
+    try:
+        ask(worker)
+        os.kill(worker._process.pid, signal.SIGINT)
+        ask(worker)
+        assert records(tmp_path) == ["load safe", "answer 1", "answer 2"]
     finally:
         worker.close()
 

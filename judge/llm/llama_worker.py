@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 import threading
 import time
@@ -33,6 +34,10 @@ def main(argv: list[str] | None = None) -> None:
     """``python -m judge.llm.llama_worker FD``: serve on the socket FD the parent passed; its first message is
     the configuration (model, threads, kernels, factory)."""
     fd = int((argv if argv is not None else sys.argv[1:])[0])
+    # Ctrl-C reaches the whole process group: it interrupts the run, which then stops this worker. (Not a session
+    # of its own instead: Linux's autogroup scheduling would give the worker a CPU share of its own, beside the
+    # user's other programs.)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _leave_with_parent(os.getppid())
     conn = Connection(fd)
     serve(conn, conn.recv())

@@ -174,8 +174,7 @@ class WorkerRuntime:
         try:
             process = subprocess.Popen(
                 [sys.executable, "-m", "judge.llm.llama_worker", str(child_end.fileno())],
-                pass_fds=(child_end.fileno(),), stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, env=env,
-                start_new_session=True)  # Ctrl-C interrupts the run, which then stops the worker itself
+                pass_fds=(child_end.fileno(),), stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, env=env)
         finally:
             os.close(fd)
             child_end.close()  # only the worker holds it now: when the worker dies, recv() here ends with EOF

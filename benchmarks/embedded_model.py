@@ -2,7 +2,8 @@
 support decisions?
 
     python benchmarks/embedded_model.py [--per-source 6] [--order document|input] [--threads N]
-                                        [--old-layout legacy|new] [--skip-assembly]
+                                        [--old-layout legacy|new] [--kernels auto|safe|fast|compare]
+                                        [--skip-assembly]
 
 Builds supports_citation decisions (sentence + cited document) from the bundled example (examples/) and from the
 NeuCLIR example run (../shared/data/neuclir24/example-run), orders them document-major (all sentences citing one
@@ -13,7 +14,9 @@ copied word for word after a rationale, re-asked when the quote is not in the do
 (greedy-first grammar sampling, saved prompt states, threads from the free cores, today's prompt: numbered
 passages, verdict first, evidence by number). `--old-layout new` gives the old arm today's prompt, to separate the
 runtime's share of the gain from the prompt's. Each runtime has its own llama.cpp context, so interleaving does
-not disturb either one's prefix reuse.
+not disturb either one's prefix reuse. `--kernels` chooses llama.cpp's CPU kernels for both arms (judge.llm.kernels;
+default auto); `--kernels compare` instead pits today's runtime on the fast kernels against itself on the safe
+ones (arms "fast" and "safe", today's prompt for both).
 
 Prints per source and arm: decisions per minute, failed decisions, prompt tokens per decision and the share
 reused from the KV cache, and generation speed (completion tokens per second of generation, i.e. wall time
@@ -53,6 +56,7 @@ from judge.judging.decisions.legacy_support import SupportLayout, support_questi
 from judge.judging.passages import PassagePolicy  # noqa: E402
 from judge.llm import llama_provider  # noqa: E402
 from judge.llm.embedded import EMBEDDED_MODEL, embedded_available, ensure_model_file  # noqa: E402
+from judge.llm.kernels import KERNELS, resolve_kernels  # noqa: E402
 from judge.llm.llama_runtime import Completion, LlamaRuntime, choose_threads, usable_cpus  # noqa: E402
 from judge.types import Document, Request  # noqa: E402
 
@@ -215,6 +219,8 @@ def main() -> int:
                     "'new' isolates the runtime's share of the gain); the new arm always asks today's")
     ap.add_argument("--threads", type=int, default=None,
                     help="the same llama.cpp thread count for both runtimes (default: each its own policy)")
+    ap.add_argument("--kernels", choices=(*KERNELS, "compare"), default="auto",
+                    help="llama.cpp CPU kernels of both arms (default auto), or 'compare': fast against safe")
     ap.add_argument("--skip-assembly", action="store_true", help="do not time a fresh assembly of the weights")
     args = ap.parse_args()
 
@@ -232,19 +238,27 @@ def main() -> int:
             shutil.rmtree(scratch, ignore_errors=True)
 
     llama_provider.register_embedded_provider()
-    old_threads = args.threads or usable_cpus()
-    runtimes = {
-        "old": MeasuredRuntime(n_threads=old_threads, fast_sampling=False, state_slots=0),
-        "new": MeasuredRuntime(n_threads=args.threads),
-    }
+    if args.kernels == "compare":
+        runtimes = {name: MeasuredRuntime(n_threads=args.threads, kernels=resolve_kernels(name))
+                    for name in ("fast", "safe")}
+        layouts = {name: "new" for name in runtimes}
+    else:
+        kernels = resolve_kernels(args.kernels)
+        runtimes = {
+            "old": MeasuredRuntime(n_threads=args.threads or usable_cpus(), fast_sampling=False, state_slots=0,
+                                   kernels=kernels),
+            "new": MeasuredRuntime(n_threads=args.threads, kernels=kernels),
+        }
+        layouts = {"old": args.old_layout, "new": "new"}
+    builds = {name: layout(kind) for name, kind in layouts.items()}  # type: ignore[arg-type]
     print(f"machine: {os.cpu_count()} CPUs, {usable_cpus()} usable; load average {loadavg()}")
     for name, runtime in runtimes.items():
         runtime.llama()
-        print(f"{name} runtime: {runtime.n_threads} threads, model load {runtime.load_seconds:.1f} s")
+        print(f"{name} runtime: {runtime.n_threads} threads, kernels {runtime.kernels.as_dict()}, "
+              f"model load {runtime.load_seconds:.1f} s")
     if args.threads is None:
-        print(f"(new runtime's choice now: {choose_threads()} threads at load average {loadavg()})")
+        print(f"(the runtime's choice now: {choose_threads()} threads at load average {loadavg()})")
 
-    builds = {"old": layout(args.old_layout), "new": layout("new")}
     totals = {name: Tally() for name in runtimes}
     for source, directory in SOURCES.items():
         if not directory.is_dir():
@@ -258,26 +272,28 @@ def main() -> int:
             for name, runtime in runtimes.items():  # interleaved: both see the same load
                 decide(runtime, tallies[name], question, builds[name])
         docs = len({q.document.doc_id for q in questions})
+        arms = ", ".join(f"{name} arm layout {kind!r}" for name, kind in layouts.items())
         print(f"\n{source}: {len(questions)} supports_citation decisions over {docs} documents, "
-              f"{args.order} order, old arm layout {args.old_layout!r}, new arm 'new'; load average {loadavg()}")
+              f"{args.order} order, {arms}; load average {loadavg()}")
         for name, tally in tallies.items():
             print("  " + describe(name, tally))
             total = totals[name]
             for key in ("decisions", "failed", "seconds", "completions", "prompt_tokens", "reused_tokens",
                         "completion_tokens", "generation_seconds", "forward_seconds"):
                 setattr(total, key, getattr(total, key) + getattr(tally, key))
-        same = sum(a == b for a, b in zip(tallies["old"].verdicts, tallies["new"].verdicts))
-        print(f"  same verdict old/new: {same} of {len(questions)}")
+        first, second = tallies.values()
+        same = sum(a == b for a, b in zip(first.verdicts, second.verdicts))
+        print(f"  same verdict {'/'.join(tallies)}: {same} of {len(questions)}")
 
-    old, new = totals["old"], totals["new"]
+    (first_name, old), (second_name, new) = totals.items()
     if old.decisions and new.decisions:
         print("\nall sources:")
-        print("  " + describe("old", old))
-        print("  " + describe("new", new))
+        print("  " + describe(first_name, old))
+        print("  " + describe(second_name, new))
         evaluated = (new.prompt_tokens - new.reused_tokens) / max(old.prompt_tokens - old.reused_tokens, 1)
         speed = (new.completion_tokens / new.generation_seconds) / (old.completion_tokens / old.generation_seconds)
-        print(f"  new/old: decisions per minute x{old.seconds / new.seconds:.2f}; prompt tokens evaluated per "
-              f"decision x{evaluated:.2f}; generation tokens/s x{speed:.2f}")
+        print(f"  {second_name}/{first_name}: decisions per minute x{old.seconds / new.seconds:.2f}; prompt tokens "
+              f"evaluated per decision x{evaluated:.2f}; generation tokens/s x{speed:.2f}")
     for runtime in runtimes.values():
         runtime.close()
     return 0

@@ -53,14 +53,16 @@ NEUTRAL: dict[str, set[str]] = {
     # cache holds answers, it does not make them; threads changes llama.cpp's speed, not its answers (each output
     # row is computed by one thread in the same order: tests/test_embedded_llm.py checks 1 vs 2 threads);
     # give_up_after, like timeout, decides when a server is waited for no longer, never an answer (what it leaves
-    # unasked is failed, and the score signature counts failures)
+    # unasked is failed, and the score signature counts failures). kernels choose llama.cpp's CPU kernel path, whose
+    # rounding can differ, but the cache does not key it (a rerun replays the answers whichever path made them), so
+    # run-summary.json records the path, not the signature
     "eval": {"reports", "requests", "docs", "nuggets", "api_base", "router", "api_key", "timeout", "concurrency",
              "max_cost", "cache", "no_cache", "shard", "resume", "with_baselines", "gold", "out", "debug",
-             "max_doc_bytes", "price_per_1k", "max_failed_fraction", "view", "threads", "give_up_after"},
+             "max_doc_bytes", "price_per_1k", "max_failed_fraction", "view", "threads", "give_up_after", "kernels"},
     "score": {"judgments", "nuggets", "out", "debug"},
     "merge": {"shards", "out", "debug"},
     "calibrate": {"attributionbench", "wice", "nuggets", "docs", "human", "judged", "api_base", "api_key",
-                  "concurrency", "threads", "cache_dir", "out", "plots", "debug"},
+                  "concurrency", "threads", "kernels", "cache_dir", "out", "plots", "debug"},
     "baseline exam": {"reports", "out", "nuggets", "gold", "debug"},
     "baseline rouge": {"reports", "gold", "out", "debug"},
     "baseline pa-bleu": {"reports", "gold", "out", "debug"},

@@ -45,3 +45,7 @@ def main() -> None:
     for noisy in ("instructor", "LiteLLM", "litellm", "httpx"):
         logging.getLogger(noisy).setLevel(logging.CRITICAL)
     app()
+
+
+if __name__ == "__main__":  # python -m judge.cli.app (from a checkout) runs the CLI, as argue-judge does
+    main()

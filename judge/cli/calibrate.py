@@ -82,6 +82,7 @@ def calibrate_command(
         "--fit-metric", help=f"What --fit-threshold maximises: {', '.join(FIT_METRICS)}.")] = "kappa",
     concurrency: options.Concurrency = 4,
     threads: options.Threads = None,
+    kernels: options.Kernels = "auto",
     cache_dir: options.Cache = options.DEFAULT_CACHE_TARGET,
     out: options.Out = Path("calibration/latest"),
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write PNG figures.")] = True,
@@ -115,7 +116,7 @@ def calibrate_command(
             raise InputError("nothing to calibrate: give --attributionbench, --wice, --nuggets/--docs "
                              "or --human with --judged")
         model_settings = ModelSettings(model, api_base, api_key, max_tokens=max_tokens, logprobs=logprobs,
-                                       threads=threads)
+                                       threads=threads, kernels=kernels)
         rules = None if fit_threshold else options.judge_thresholds(thresholds, model_settings, prompts)
         settings = JudgeSettings(prompts_dir=prompts, passages=PassagePolicy(max_chars=max_doc_chars),
                                  on_injection=on_injection, thresholds=rules)  # type: ignore[arg-type]

@@ -66,6 +66,7 @@ def eval_command(
         "larger than this (UTF-8 bytes); the message names its file and line.")] = None,
     concurrency: options.Concurrency = 4,
     threads: options.Threads = None,
+    kernels: options.Kernels = "auto",
     max_cost: Annotated[float | None, options.number(
         "--max-cost", bounds=options.USD, help="Stop before spending more (USD); 0 allows no paid model call "
         "(cached decisions and free models still run).")] = None,
@@ -125,7 +126,7 @@ def eval_command(
         raise typer.BadParameter(f"litellm has no price for {settings.model!r}, so the budget cannot be enforced; "
                                  "add --price-per-1k USD (per 1,000 tokens)", param_hint="--max-cost")
     passages = PassagePolicy(max_chars=max_doc_chars, max_doc_bytes=max_doc_bytes)
-    settings = replace(settings, logprobs=logprobs, threads=threads)
+    settings = replace(settings, logprobs=logprobs, threads=threads, kernels=kernels)
     with user_errors(debug):  # a bad thresholds file stops the run before any input is read
         rules = options.judge_thresholds(thresholds, settings, prompts)
     # Inputs are read and checked before --out is touched. Then one run writes --out at a time, to its last rename

@@ -13,6 +13,7 @@ from judge.cli.render import console
 from judge.judging.thresholds import choose_thresholds
 from judge.llm.cache import DEFAULT_CACHE_DIR
 from judge.llm.embedded import EMBEDDED_MODEL
+from judge.llm.kernels import KERNELS
 from judge.llm.logprob import asks_logprobs
 from judge.settings import ModelSettings, Thresholds
 
@@ -70,6 +71,12 @@ CHARACTERS = Bounds(1, 10**9)          # a passage budget: above any document's 
 SECONDS = Bounds(0, 86_400, low_open=True)  # a request attempt may wait at most a day
 
 
+def one_of(value: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise typer.BadParameter(f"choose one of {', '.join(choices)}")
+    return value
+
+
 Model = Annotated[str, typer.Option(
     "--model", "-m", help="Any litellm model id (openai/gpt-4o-mini, anthropic/..., ollama/..., hosted_vllm/...). "
     f"Default: the embedded offline judge {EMBEDDED_MODEL}.")]
@@ -92,6 +99,11 @@ Threads = Annotated[int | None, number(
     "model loads (one more thread than free cores can make it several times slower).")]
 MaxDocChars = Annotated[int, number("--max-doc-chars", bounds=CHARACTERS,
                                     help="Longer documents are cut into the passages closest to the sentence.")]
+Kernels = Annotated[str, typer.Option(
+    "--kernels", callback=lambda value: one_of(value, KERNELS), help="llama.cpp CPU kernels of the embedded judge: "
+    "'fast' (weights repacked for the CPU's widest kernels, AMX where compiled in), 'safe' (no AMX, no repacking), "
+    "'auto' (safe on CPUs with AMX, whose kernels crash llama-cpp-python 0.3.36, fast elsewhere). Recorded in "
+    "run-summary.json; hosted models ignore it.")]
 CacheDir = Annotated[Path, typer.Option("--cache-dir", help="Decision cache directory.")]
 # --cache-dir stays as an alias: the same option, now also taking a URL.
 Cache = Annotated[str, typer.Option(

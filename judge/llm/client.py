@@ -111,8 +111,10 @@ class DecisionClient:
         # after which an unpriced model would look free.
         self._unpriced = not price_known(settings.model)
         self._in_flight: dict[str, asyncio.Future[Answered]] = {}
+        self._embedded_events_before = 0
         if settings.model.startswith(EMBEDDED_PREFIX):
-            _register_embedded(settings.threads)
+            _register_embedded(settings.threads, settings.kernels)
+            self._embedded_events_before = len(_embedded_state()[1])
         if settings.routed:
             # Several servers: litellm's Router picks one per call and fails over; instructor wraps its acompletion
             # exactly as it wraps litellm's, so re-asks and validation are unchanged.
@@ -128,6 +130,14 @@ class DecisionClient:
         # Transport failures since the server last answered (any answer, valid or not), across all decisions.
         self._failures_in_a_row = 0
         self._stopped = asyncio.Event()  # set when the server is given up on: wakes retries from their backoff
+
+    def embedded_report(self) -> tuple[dict[str, Any] | None, list[str]]:
+        """For the embedded judge: its kernel choice (for run-summary.json) and what happened to its worker since
+        this client was made (deaths, a restart with safe kernels); (None, []) for other models."""
+        if not self.settings.model.startswith(EMBEDDED_PREFIX):
+            return None, []
+        kernels, events = _embedded_state()
+        return kernels, events[self._embedded_events_before:]
 
     async def ask(self, messages: list[dict[str, str]], response_model: type[BaseModel],
                   context: dict[str, Any], contract: str = "") -> Answered:
@@ -506,14 +516,21 @@ def _estimate_cost(settings: ModelSettings, messages: list[dict[str, str]], pric
         return 0.0
 
 
-def _register_embedded(threads: int | None = None) -> None:
+def _embedded_state() -> tuple[dict[str, Any] | None, list[str]]:
+    from judge.llm.llama_provider import embedded_events, embedded_kernels
+
+    choice = embedded_kernels()
+    return (choice.as_dict() if choice is not None else None), embedded_events()
+
+
+def _register_embedded(threads: int | None = None, kernels: str | None = None) -> None:
     try:
         from judge.llm.llama_provider import register_embedded_provider
     except ImportError as exc:
         raise ConfigurationError(
             "the embedded judge needs the [local] extra: run  pip install -e '.[local]'  "
             "(or choose a hosted model with --model, e.g. --model openai/gpt-4o-mini)") from exc
-    register_embedded_provider(threads=threads)
+    register_embedded_provider(threads=threads, kernels=kernels)
 
 
 def _api_error_behind(exc: BaseException) -> BaseException | None:

@@ -10,17 +10,20 @@ instructor sends OpenAI's ``response_format={"type": "json_schema", "json_schema
 handler hands llama.cpp ``{"type": "json_object", "schema": ...}``, which compiles the schema to a grammar, so
 the output always parses (it may still be cut by ``max_tokens``).
 
-This module only translates between litellm and llama-cpp-python; the model, its threads and its saved prompt
-states belong to a :class:`~judge.llm.llama_runtime.LlamaRuntime` the handler delegates to (one per process:
-:func:`embedded_runtime`). ``acompletion`` runs the blocking call on the runtime's single worker thread so the
-event loop stays free. The response carries ``usage.prompt_tokens_details.cached_tokens`` (prompt tokens whose
-KV state was reused) and, when asked with ``logprobs=True`` (and ``top_logprobs=n``), OpenAI-shaped
-``choices[0].logprobs.content``: each token's log-probability and its likeliest grammar-allowed alternatives.
+This module only translates between litellm and llama-cpp-python; the model, its threads, kernels and saved
+prompt states belong to the runtime the handler delegates to (one per process: :func:`embedded_runtime`), by
+default a :class:`~judge.llm.worker_runtime.WorkerRuntime`, which keeps the model in a worker process of its own
+so that a native crash fails the decisions in flight (:class:`EmbeddedWorkerCrashed`) instead of the run.
+``acompletion`` runs the blocking call on the handler's single thread so the event loop stays free. The response
+carries ``usage.prompt_tokens_details.cached_tokens`` (prompt tokens whose KV state was reused) and, when asked
+with ``logprobs=True`` (and ``top_logprobs=n``), OpenAI-shaped ``choices[0].logprobs.content``: each token's
+log-probability and its likeliest grammar-allowed alternatives.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextvars
 import os
 import re
@@ -36,7 +39,9 @@ from litellm.types.utils import ChoiceLogprobs, ModelResponse, PromptTokensDetai
 
 from judge.errors import ConfigurationError
 from judge.llm.embedded import EMBEDDED_MODEL, EMBEDDED_PROVIDER, embedded_available, ensure_model_file
+from judge.llm.kernels import KernelChoice
 from judge.llm.llama_runtime import Completion, LlamaRuntime
+from judge.llm.worker_runtime import WorkerDied, WorkerRuntime
 
 _REGISTER_LOCK = threading.Lock()
 
@@ -62,6 +67,15 @@ class EmbeddedLlamaError(litellm.BadRequestError):
 
     def __init__(self, message: str, model: str = EMBEDDED_MODEL):
         super().__init__(message=message, model=model, llm_provider=EMBEDDED_PROVIDER)
+
+
+class EmbeddedWorkerCrashed(litellm.APIError):
+    """The embedded model's worker process died (a signal, e.g. SIGILL or the OOM killer's SIGKILL) before it
+    answered: this decision failed. Not a transient fault: asking again would only meet the same crash."""
+
+    def __init__(self, message: str, signal_name: str | None, model: str = EMBEDDED_MODEL):
+        self.signal_name = signal_name
+        super().__init__(status_code=500, message=message, llm_provider=EMBEDDED_PROVIDER, model=model)
 
 
 # ----------------------------------------------------------------------------------------- translation
@@ -161,10 +175,15 @@ def _completion_kwargs(messages: list, optional_params: dict) -> tuple[dict[str,
     return kwargs, top_logprobs
 
 
-def _generate(runtime: LlamaRuntime, model: str, messages: list, optional_params: dict) -> Completion:
+Runtime = LlamaRuntime | WorkerRuntime
+
+
+def _generate(runtime: Runtime, model: str, messages: list, optional_params: dict) -> Completion:
     kwargs, top_logprobs = _completion_kwargs(messages, optional_params)
     try:
         return runtime.complete(top_logprobs=top_logprobs, **kwargs)
+    except WorkerDied as exc:
+        raise EmbeddedWorkerCrashed(str(exc), exc.signal_name, model) from exc
     except ValueError as exc:
         match = _OVERFLOW.search(str(exc))
         if match:
@@ -214,10 +233,20 @@ def _fill(model_response: ModelResponse, completion: Completion, model: str) -> 
 class EmbeddedLlamaLLM(CustomLLM):
     """litellm handler for ``argue-local/<anything>``: the bundled Qwen2.5-Coder-1.5B-Instruct on llama.cpp."""
 
-    def __init__(self, runtime: LlamaRuntime):
+    def __init__(self, runtime: Runtime):
         super().__init__()
         self.runtime = runtime
         self.prepared = False  # the weights were checked (and assembled) by register_embedded_provider
+        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._executor_lock = threading.Lock()
+
+    def executor(self) -> concurrent.futures.ThreadPoolExecutor:
+        """The one thread async callers hand completions to (keeps the event loop free; the model answers one
+        prompt at a time anyway)."""
+        with self._executor_lock:
+            if self._executor is None:
+                self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="argue-local")
+            return self._executor
 
     def completion(  # type: ignore[override]
         self, model: str, messages: list, api_base: Any = None, custom_prompt_dict: Any = None,
@@ -239,36 +268,50 @@ class EmbeddedLlamaLLM(CustomLLM):
         loop = asyncio.get_running_loop()
         ctx = contextvars.copy_context()
         completion = await loop.run_in_executor(
-            self.runtime.executor(), ctx.run, _generate, self.runtime, model, messages, optional_params or {}
+            self.executor(), ctx.run, _generate, self.runtime, model, messages, optional_params or {}
         )
         return _fill(model_response if model_response is not None else ModelResponse(), completion, model)
 
 
-_HANDLER = EmbeddedLlamaLLM(LlamaRuntime())
+_HANDLER = EmbeddedLlamaLLM(WorkerRuntime())
 
 
-def embedded_runtime() -> LlamaRuntime:
+def embedded_runtime() -> Runtime:
     """The runtime that ``argue-local/...`` calls in this process go to."""
     return _HANDLER.runtime
 
 
-def use_runtime(runtime: LlamaRuntime) -> LlamaRuntime:
+def embedded_kernels() -> KernelChoice | None:
+    """The kernel choice of the embedded judge's runtime (None for a runtime without one, e.g. a test's fake)."""
+    return getattr(_HANDLER.runtime, "kernels", None)
+
+
+def embedded_events() -> list[str]:
+    """What happened to the embedded judge's worker in this process so far (deaths, restarts), oldest first."""
+    return list(getattr(_HANDLER.runtime, "events", ()))
+
+
+def use_runtime(runtime: Runtime) -> Runtime:
     """Send ``argue-local/...`` calls to ``runtime`` from now on (tests, benchmarks); returns the previous one."""
     previous, _HANDLER.runtime = _HANDLER.runtime, runtime
     return previous
 
 
-def register_embedded_provider(*, prepare: bool = True, threads: int | None = None) -> None:
+def register_embedded_provider(*, prepare: bool = True, threads: int | None = None, kernels: str | None = None
+                               ) -> None:
     """Route ``argue-local/<anything>`` to the embedded model (idempotent). Cost is registered as 0.
 
     With ``prepare`` (the default) it first checks that the embedded judge can run here and assembles the weights
     if needed (seconds, once per machine), raising ConfigurationError with the reason otherwise: inside a litellm
     call the same problem would surface as a retried ``APIConnectionError``. The model itself loads on first call.
     ``threads`` fixes llama.cpp's thread count (the CLI's ``--threads``); None chooses from the free cores.
+    ``kernels`` (auto|safe|fast, the CLI's ``--kernels``) chooses llama.cpp's CPU kernels; None keeps the runtime's.
     """
     with _REGISTER_LOCK:
         if threads is not None:
             _HANDLER.runtime.set_threads(threads)
+        if kernels is not None and isinstance(_HANDLER.runtime, WorkerRuntime):
+            _HANDLER.runtime.set_kernels(kernels)
         if prepare and not _HANDLER.prepared:
             reason = embedded_available()
             if reason is not None:

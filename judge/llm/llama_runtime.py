@@ -1,4 +1,8 @@
-"""The embedded judge's model in this process: one llama.cpp ``Llama``, its threads, its saved prompt states.
+"""The embedded judge's model where it runs: one llama.cpp ``Llama``, its threads, its kernels, its saved prompts.
+
+A run keeps it in a worker process of its own (:mod:`judge.llm.llama_worker`, driven by
+:class:`judge.llm.worker_runtime.WorkerRuntime`), so that a crash of native code cannot take the run down; tests
+and benchmarks may also use it in their own process.
 
 :class:`LlamaRuntime` loads the bundled GGUF on first use and serves one chat completion at a time (llama.cpp is
 not thread-safe). Three things make it faster than a bare ``Llama.create_chat_completion``:
@@ -20,7 +24,6 @@ tokens), so a direct litellm call behaves like a judge call.
 
 from __future__ import annotations
 
-import concurrent.futures
 import ctypes
 import os
 import threading
@@ -34,6 +37,7 @@ from typing import Any
 
 from judge.errors import ConfigurationError
 from judge.llm.embedded import INSTALL_HINT, ensure_model_file
+from judge.llm.kernels import KernelChoice, resolve_kernels
 from judge.llm.llama_sampling import GreedyGrammarSampler, TokenChoice
 
 N_CTX = 8192
@@ -169,11 +173,28 @@ def _runtime_llama_class() -> type:
 
     class RuntimeLlama(Llama):  # type: ignore[misc, valid-type]
         prompt_states: PromptStates | None = None
+        model_param_overrides: dict[str, Any] = {}
         fast_sampling = True
         top_logprobs_request: int | None = None
         last_sampler: GreedyGrammarSampler | None = None
         last_prompt_evaluated = 0
         _counting_prompt = False
+
+        def __init__(self, *args: Any, model_param_overrides: dict[str, Any] | None = None, **kw: Any):
+            self.model_param_overrides = dict(model_param_overrides or {})
+            super().__init__(*args, **kw)
+
+        @property
+        def model_params(self) -> Any:
+            return self._model_params
+
+        @model_params.setter
+        def model_params(self, params: Any) -> None:
+            # Llama.__init__ assigns llama_model_default_params() here, sets the fields its keywords cover and then
+            # loads the model with it: the one place to set fields it has no keyword for (use_extra_bufts).
+            for name, value in self.model_param_overrides.items():
+                setattr(params, name, value)
+            self._model_params = params
 
         def _init_sampler(self, **kw: Any) -> Any:  # Llama.generate and Llama.sample pass keywords only
             neutral = (kw.get("temp") == 0.0 and kw.get("repeat_penalty", 1.0) == 1.0
@@ -240,24 +261,25 @@ class LlamaRuntime:
     ``n_threads`` None chooses from the free cores at load time (:func:`choose_threads`). ``state_slots`` is the
     number of saved prompt states (0 keeps only llama.cpp's live one). ``fast_sampling`` False uses
     llama-cpp-python's own sampler chain (the benchmark's "old" runtime). ``llama_factory(runtime)`` builds the
-    model object; tests pass a fake.
+    model object; tests pass a fake. ``kernels`` chooses llama.cpp's CPU kernels (:mod:`judge.llm.kernels`;
+    None: ``auto`` for this CPU).
     """
 
     def __init__(self, model_path: Path | str | None = None, *, n_ctx: int = N_CTX, n_threads: int | None = None,
                  seed: int = DEFAULT_SEED, state_slots: int = STATE_SLOTS, fast_sampling: bool = True,
-                 llama_factory: Callable[[LlamaRuntime], Any] | None = None):
+                 kernels: KernelChoice | None = None, llama_factory: Callable[[LlamaRuntime], Any] | None = None):
         self.model_path = Path(model_path) if model_path is not None else None
         self.n_ctx = n_ctx
         self.requested_threads = n_threads
         self.n_threads: int | None = None  # chosen at load
         self.seed = seed
         self.fast_sampling = fast_sampling
+        self.kernels = kernels or resolve_kernels()
         self.states = PromptStates(state_slots)
         self.load_seconds: float | None = None
         self._factory = llama_factory or _load_llama
         self._llama: Any = None
         self._lock = threading.RLock()
-        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
 
     @property
     def loaded(self) -> bool:
@@ -285,13 +307,6 @@ class LlamaRuntime:
 
                 self.n_threads = choose_threads(n_threads)
                 llama_cpp.llama_set_n_threads(self._llama.ctx, self.n_threads, self.n_threads)
-
-    def executor(self) -> concurrent.futures.ThreadPoolExecutor:
-        """The one worker thread async callers hand completions to (keeps the event loop free)."""
-        with self._lock:
-            if self._executor is None:
-                self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="argue-local")
-            return self._executor
 
     def complete(self, top_logprobs: int | None = None, **kwargs: Any) -> Completion:
         """``Llama.create_chat_completion(**kwargs)`` under the lock, with prompt reuse and log-probabilities.
@@ -332,6 +347,6 @@ def _load_llama(runtime: LlamaRuntime) -> Any:
     threads = runtime.n_threads or 1
     return _runtime_llama_class()(
         model_path=str(path), n_ctx=runtime.n_ctx, n_threads=threads, n_threads_batch=threads,
-        seed=runtime.seed, verbose=False,
+        seed=runtime.seed, verbose=False, model_param_overrides=runtime.kernels.model_params(),
     )
 

@@ -197,7 +197,8 @@ async def evaluate_async(inputs: Inputs, config: EvalConfig, progress: Progress 
         cache = open_decision_cache(config.cache_dir) if config.cache_dir else None
         with output_lock(out, "eval") if out is not None else nullcontext():
             stream = stream_for(Path(out), config.resume, signature.short()) if out is not None else None
-            judgments, usage, resumed = await _judge_all(inputs, config, signature, cache, progress, stream)
+            judgments, usage, resumed, (kernels, worker_events) = await _judge_all(inputs, config, signature, cache,
+                                                                                   progress, stream)
     finally:
         if stream:
             stream.close()  # a no-op after finalise; otherwise the log stays for --resume
@@ -211,9 +212,12 @@ async def evaluate_async(inputs: Inputs, config: EvalConfig, progress: Progress 
             diagnostics.note(f"{cache.resealed} cache entries written before checksums were added were used and "
                              "sealed with one", "cache")
     diagnostics.extend(notes, "scores")
+    diagnostics.extend(worker_events, "embedded judge")
     run = {"timeout_seconds": config.model.timeout, "servers": len(servers(config.model)),
            "shard": str(config.shard) if config.shard else None, "resumed_reports": resumed,
            "reports": len(judgments)}  # what merge checks a shard's judgments.jsonl against
+    if kernels is not None:  # the embedded judge's llama.cpp kernels (judge.llm.kernels)
+        run["kernels"] = kernels
     return Evaluation(judgments, scores, usage, signature, score_signature, diagnostics,
                       time.perf_counter() - started, run_failure(judgments, usage, config.max_failed_fraction),
                       judgments_path=stream.path if stream else None, run=run)
@@ -237,7 +241,7 @@ def stream_for(out: Path, resume: bool, signature: str) -> JudgmentStream:
 async def _judge_all(inputs: Inputs, config: EvalConfig, signature: JudgeSignature,
                      cache: DecisionCache | BackendDecisionCache | None, progress: Progress,
                      stream: JudgmentStream | None = None
-                     ) -> tuple[Sequence[ReportJudgment], Usage, int]:
+                     ) -> tuple[Sequence[ReportJudgment], Usage, int, tuple[dict[str, Any] | None, list[str]]]:
     """Judge the reports, at most `concurrency` (at least 8) reports in flight so memory stays bounded: a report
     is read from its file when its request's turn comes, and with a stream each judgment goes to disk as it
     completes and the judgments returned are read back from the final file one at a time (StoredJudgments)."""
@@ -282,12 +286,13 @@ async def _judge_all(inputs: Inputs, config: EvalConfig, signature: JudgeSignatu
     await _run_bounded((judge_request(by_request[r]) for r in sorted(by_request)),
                        limit=max(1, -(-window // per_request)))
     if stream is None:
-        return [judged[e.key] for e in ordered], client.usage, 0
+        return [judged[e.key] for e in ordered], client.usage, 0, client.embedded_report()
     for key in stream.done() - {e.key for e in ordered}:
         stream.discard(key)  # a resumed log's report that this run's inputs no longer have
     stream.finalise()
     # Resumed reports: nothing was asked for them in this run, so every decision counts as cached.
-    return StoredJudgments(stream.path, len(stream), cached_flags), client.usage, len(ordered) - len(todo)
+    return (StoredJudgments(stream.path, len(stream), cached_flags), client.usage, len(ordered) - len(todo),
+            client.embedded_report())
 
 
 async def _run_bounded(jobs: Iterator[Awaitable[None]], limit: int) -> None:

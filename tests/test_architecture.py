@@ -122,7 +122,7 @@ FLOORS: dict[str, set[str]] = {
     "calibrate": {"kernel", "formats", "llm", "defence", "judging", "metrics"},
     "view": {"kernel", "formats", "judging", "metrics", "calibrate"},
     "adapters": {"kernel", "formats", "llm", "defence", "judging", "metrics", "run"},
-    "testing": {"kernel"},
+    "testing": {"kernel", "llm"},   # fakes of what llm/ talks to (an endpoint, a llama.cpp model)
     "api": {"kernel", "formats", "llm", "defence", "judging", "metrics", "run", "calibrate", "baselines", "view",
             "adapters"},
     "cli": {"kernel", "formats", "llm", "defence", "judging", "metrics", "run", "calibrate", "baselines", "view",

@@ -355,3 +355,12 @@ def test_hosted_models_record_no_kernels(tmp_path, endpoint):
 def test_kernels_option_refuses_an_unknown_path(tmp_path):
     result = eval_cli(tmp_path / "cache", tmp_path / "out", "--kernels", "turbo")
     assert result.exit_code == 2 and "choose one of auto, safe, fast" in result.output, result.output
+
+
+def test_eval_states_the_kernel_path_and_the_cpu(tmp_path):
+    from judge.llm.kernels import kernels_line
+
+    amx = kernels_line("auto", cpuinfo(tmp_path, SAPPHIRE_RAPIDS))
+    assert amx.startswith("embedded judge: safe kernels on Intel(R) Xeon(R) Platinum 8481C (auto: the CPU reports AMX")
+    assert kernels_line("auto", cpuinfo(tmp_path, EPYC)) == \
+        "embedded judge: fast kernels on AMD EPYC 7B13 (auto: no AMX on this CPU)"

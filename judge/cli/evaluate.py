@@ -27,7 +27,8 @@ from judge.formats.lock import output_lock
 from judge.labels import CITATION_POLICIES
 from judge.llm.cache_backends import local_directory
 from judge.llm.client import price_known
-from judge.llm.embedded import EMBEDDED_MODEL
+from judge.llm.embedded import EMBEDDED_MODEL, EMBEDDED_PROVIDER
+from judge.llm.kernels import kernels_line
 from judge.llm.router import resolve_model, servers
 from judge.run.evaluate import EvalConfig, Inputs, evaluate, score, write_outputs, write_score_files
 from judge.run.evaluate import Progress as Hooks
@@ -149,6 +150,8 @@ def eval_command(
         console.print(f"Judging {len(inputs.reports)} reports of {runs} runs "
                       f"with {settings.model}" + (f" (shard {part})" if part else "")
                       + (f" on {len(servers(settings))} servers" if settings.routed else ""), highlight=False)
+        if settings.model.startswith(f"{EMBEDDED_PROVIDER}/"):
+            console.print(kernels_line(settings.kernels), highlight=False, soft_wrap=True)
         with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("sentences"), TimeElapsedColumn(), console=console, transient=False) as bar:
             task = bar.add_task("judging", total=None)

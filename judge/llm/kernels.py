@@ -89,3 +89,25 @@ def resolve_kernels(requested: str = "auto", cpuinfo: Path = CPUINFO) -> KernelC
         return KernelChoice("auto", "safe", f"the CPU reports AMX ({', '.join(flags)}): llama.cpp's AMX kernels "
                             "die with SIGILL in llama-cpp-python 0.3.36", amx)
     return KernelChoice("auto", "fast", "no AMX on this CPU", amx)
+
+
+def cpu_name(cpuinfo: Path = CPUINFO) -> str:
+    """The CPU's model name as /proc/cpuinfo gives it (`AMD EPYC`, `Intel(R) Xeon(R) Platinum 8481C`), or the
+    platform's word for it where there is no such file."""
+    try:
+        for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
+            name, _, value = line.partition(":")
+            if name.strip() == "model name" and value.strip():
+                return value.strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine() or "an unknown CPU"
+
+
+def kernels_line(requested: str = "auto", cpuinfo: Path = CPUINFO) -> str:
+    """The line eval prints for the embedded judge: which kernel path on which CPU (verdicts can differ between
+    kernel paths by rounding, so a printed result says where it came from)."""
+    choice = resolve_kernels(requested, cpuinfo)
+    return f"embedded judge: {choice.resolved} kernels on {cpu_name(cpuinfo)} ({choice.requested}: {choice.reason})"

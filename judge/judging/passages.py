@@ -211,21 +211,22 @@ def _units(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[
     """Offsets of the stripped, non-empty lines/sentences of `text[start:end]`, in order, without copying them."""
     position, stop = start, len(text) if end is None else end
     for separator in _SPLIT.finditer(text, start, stop):
-        start, end = position, separator.end()
-        position = end
-        while start < end and text[start].isspace():
-            start += 1
-        while end > start and text[end - 1].isspace():
-            end -= 1
+        start, end = _stripped(text, position, separator.end())
+        position = separator.end()
         if start < end:
             yield start, end
-    start, end = position, stop
+    start, end = _stripped(text, position, stop)
+    if start < end:
+        yield start, end
+
+
+def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
+    """`start, end` moved inwards past white space (as str.strip would cut `text[start:end]`)."""
     while start < end and text[start].isspace():
         start += 1
     while end > start and text[end - 1].isspace():
         end -= 1
-    if start < end:
-        yield start, end
+    return start, end
 
 
 def _windows(text: str, window_chars: int) -> Iterator[_Window]:

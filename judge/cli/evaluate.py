@@ -137,8 +137,7 @@ def eval_command(
                                          max_doc_bytes=max_doc_bytes, shard=part) as inputs, \
             output_lock(out, "eval"):
         if human:  # refuse a human file that does not fit before any model call
-            check_human_files(human, {entry.key for entry in inputs.reports.entries}, sample,  # type: ignore[arg-type]
-                              inputs.banks)
+            check_human_files(human, {entry.key for entry in inputs.reports.entries}, sample)  # type: ignore[arg-type]
         config = EvalConfig(
             model=settings,
             judge=JudgeSettings(citation_policy, truncate, passages, prompts,  # type: ignore[arg-type]

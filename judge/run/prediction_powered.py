@@ -45,8 +45,7 @@ def human_digest(paths: Sequence[str | Path]) -> str:
     return digest.hexdigest()[:8]
 
 
-def _read_checked(paths: Sequence[str | Path], judged: set[tuple[str, str]],
-                  banks: Mapping[str, NuggetBank] | None) -> list[ReportJudgment]:
+def _read_checked(paths: Sequence[str | Path], judged: set[tuple[str, str]]) -> list[ReportJudgment]:
     """The human records, each file checked to judge a subset of `judged`, no report judged twice."""
     records: list[ReportJudgment] = []
     seen: set[tuple[str, str]] = set()
@@ -61,8 +60,7 @@ def _read_checked(paths: Sequence[str | Path], judged: set[tuple[str, str]],
     return records
 
 
-def read_human(paths: Sequence[str | Path], judged: Iterable[ReportJudgment],
-               banks: Mapping[str, NuggetBank] | None = None) -> list[ReportJudgment]:
+def read_human(paths: Sequence[str | Path], judged: Iterable[ReportJudgment]) -> list[ReportJudgment]:
     """Human judgments records, each file checked to judge a subset of the judged reports (InputError naming the
     file otherwise). A record without a nugget bank gets the judge's record's bank for its request: the bank
     belongs to the request, not to the assessor, and recall is undefined without it."""
@@ -73,14 +71,13 @@ def read_human(paths: Sequence[str | Path], judged: Iterable[ReportJudgment],
         if j.nuggets is not None:
             nuggets.setdefault(j.request_id, j.nuggets)
     return [j if j.nuggets is not None or j.request_id not in nuggets
-            else j.model_copy(update={"nuggets": nuggets[j.request_id]}) for j in _read_checked(paths, keys, banks)]
+            else j.model_copy(update={"nuggets": nuggets[j.request_id]}) for j in _read_checked(paths, keys)]
 
 
-def check_human_files(paths: Sequence[str | Path], judged: set[tuple[str, str]], design: Design,
-                      banks: Mapping[str, NuggetBank] | None = None) -> None:
+def check_human_files(paths: Sequence[str | Path], judged: set[tuple[str, str]], design: Design) -> None:
     """Refuse, before any judging, human files that judge reports outside `judged` (run, request), judge one
     twice, or do not fit the design (InputError naming the file)."""
-    keys = {j.key for j in _read_checked(paths, judged, banks)}
+    keys = {j.key for j in _read_checked(paths, judged)}
     Inclusion(design, judged, keys, ", ".join(str(p) for p in paths))
 
 
@@ -94,7 +91,7 @@ def estimate_with_humans(judge_scores: Scores, judge_signature: ScoreSignature, 
     'requests') one that judged part of a request."""
     if not 0 < confidence < 1:
         raise InputError(f"--confidence must be between 0 and 1 (e.g. 0.95), not {confidence}")
-    human_records = read_human(human_paths, judged, banks)
+    human_records = read_human(human_paths, judged)
     human_scores, _, _ = score(human_records, "human", policy, banks)
     judged_keys = {(run.run_id, request) for run in judge_scores for request in run.reports}
     inclusion = Inclusion(design, judged_keys, {j.key for j in human_records},

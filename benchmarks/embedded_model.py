@@ -50,9 +50,9 @@ import instructor  # noqa: E402
 import litellm  # noqa: E402
 from instructor.core import InstructorRetryException  # noqa: E402
 
+from benchmarks.legacy_support import SupportLayout, support_question  # noqa: E402
 from judge.formats.reports import read_reports  # noqa: E402
 from judge.formats.requests import read_requests  # noqa: E402
-from judge.judging.decisions.legacy_support import SupportLayout, support_question  # noqa: E402
 from judge.judging.passages import PassagePolicy  # noqa: E402
 from judge.llm import llama_provider  # noqa: E402
 from judge.llm.embedded import EMBEDDED_MODEL, embedded_available, ensure_model_file  # noqa: E402
@@ -80,7 +80,7 @@ PromptBuilder = Callable[[Question], tuple[list[dict[str, str]], type, dict[str,
 
 
 def layout(name: SupportLayout) -> PromptBuilder:
-    """The support question as judging.decisions.legacy_support builds it: 'new' is exactly what eval asks (numbered
+    """The support question as benchmarks/legacy_support.py builds it: 'new' is exactly what eval asks (numbered
     passages, the response model tailored to the call: verdict first, only the numbers shown); 'legacy' is the
     layout of the judge before evidence by number (copied evidence, rationale first, re-asked when the quote is
     not in the document)."""

@@ -5,7 +5,9 @@ from __future__ import annotations
 from enum import Enum, IntEnum
 from typing import Literal, get_args
 
-# A decision the walker can ask. The string is also the prompt file name (prompts/<decision>.md).
+# A decision the walker can ask: the type of a record's `decision`, checked when a judgments file is read. Each
+# decision declares everything else about itself in its module (judge.judging.decisions, whose REGISTRY lists
+# them in this order; a test keeps the two equal).
 Decision = Literal[
     "supports_citation",   # does a cited document support the sentence?
     "answers_nugget",      # which candidate nugget questions does the sentence answer (and with which answer)?
@@ -14,17 +16,6 @@ Decision = Literal[
     "needs_citation",      # does an uncited sentence state something that needs a citation?
     "repeated_claim",      # is that claim stated earlier, or a lead-in/summary of cited sentences elsewhere?
 ]
-DECISIONS: tuple[Decision, ...] = get_args(Decision)
-
-# The words a calibration table uses for a diamond's yes / no verdict (human labels are compared in these).
-DECISION_LABELS: dict[Decision, tuple[str, str]] = {
-    "supports_citation": ("supported", "not_supported"),
-    "answers_nugget": ("answers", "does_not_answer"),
-    "claims_absence": ("claims_absence", "no_absence_claim"),
-    "absence_nugget": ("confirmed", "not_confirmed"),
-    "needs_citation": ("needs_citation", "no_citation_needed"),
-    "repeated_claim": ("repeated", "new_claim"),
-}
 
 SupportVerdict = Literal["supported", "not_supported", "cannot_judge"]
 

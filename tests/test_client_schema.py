@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import instructor
 
-from judge.judging.decisions import RESPONSE_MODELS
+from judge.judging.decisions import REGISTRY
 from judge.llm.client import instructor_model
 
 
 def test_the_schema_built_once_is_the_schema_instructor_builds():
-    for response_model in RESPONSE_MODELS.values():
+    for response_model in (spec.response_model for spec in REGISTRY):
         wrapper = instructor_model(response_model)
         built_by_instructor = instructor.openai_schema(response_model).model_json_schema()
         given = wrapper.model_json_schema()
@@ -21,10 +21,10 @@ def test_the_schema_built_once_is_the_schema_instructor_builds():
 
 
 def test_each_caller_gets_its_own_copy_of_the_schema():
-    wrapper = instructor_model(next(iter(RESPONSE_MODELS.values())))
+    wrapper = instructor_model(next(iter(REGISTRY)).response_model)
     first = wrapper.model_json_schema()
     first["properties"].clear()
     first["mutated"] = True
     second = wrapper.model_json_schema()
     assert "mutated" not in second and second["properties"]
-    assert instructor_model(next(iter(RESPONSE_MODELS.values()))) is wrapper
+    assert instructor_model(next(iter(REGISTRY)).response_model) is wrapper

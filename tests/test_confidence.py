@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 from judge.cli.app import app
 from judge.formats.judgments import DecisionRecord, iter_judgments
-from judge.judging.decisions import RESPONSE_MODELS, supports_citation
-from judge.judging.decisions.asker import VERDICT_FIELDS, Decider, confidence_of, verdict_values
+from judge.judging.decisions import REGISTRY, supports_citation
+from judge.judging.decisions.asker import Decider, confidence_of, verdict_values
 from judge.llm.cache import CachedAnswer, DecisionCache, UnreadableEntry, canonical_json, seal, unseal
 from judge.llm.client import Answered, DecisionClient
 from judge.llm.logprob import asks_logprobs, compact_logprobs
@@ -206,15 +206,16 @@ def test_the_disk_cache_keeps_logprobs_and_text(tmp_path):
 
 def test_every_verdict_field_exists_with_the_values_it_may_take():
     assert verdict_values("supports_citation") == ("supported", "not_supported", "cannot_judge")
-    for decision, field in VERDICT_FIELDS.items():
-        assert field in RESPONSE_MODELS[decision].model_fields, decision
-        assert verdict_values(decision) in ((True, False), verdict_values("supports_citation"))
+    for spec in REGISTRY:
+        if spec.takes_threshold:
+            assert spec.response_model.verdict_field in spec.response_model.model_fields, spec.name
+            assert verdict_values(spec.name) in ((True, False), verdict_values("supports_citation"))
     assert verdict_values("answers_nugget") is None and verdict_values("absence_nugget") is None
 
 
 def test_decisions_without_a_single_verdict_field_get_no_confidence():
     text = '{"rationale": "r", "answer_labels": ["A1"]}'
-    answered = Answered(RESPONSE_MODELS["answers_nugget"](rationale="r", answer_labels=["A1"]), None, False,
+    answered = Answered(REGISTRY["answers_nugget"].response_model(rationale="r", answer_labels=["A1"]), None, False,
                         logprobs=[{"token": text, "logprob": -0.1, "top_logprobs": []}], output=text)
     assert confidence_of("answers_nugget", answered) is None
     claims = '{"rationale": "r", "claims_absence": true}'
@@ -222,7 +223,7 @@ def test_decisions_without_a_single_verdict_field_get_no_confidence():
               "top_logprobs": [{"token": "true", "logprob": math.log(0.8)}, {"token": "false",
                                                                               "logprob": math.log(0.1)}]},
               {"token": "}", "logprob": 0.0}]
-    answered = Answered(RESPONSE_MODELS["claims_absence"](rationale="r", claims_absence=True), None, False,
+    answered = Answered(REGISTRY["claims_absence"].response_model(rationale="r", claims_absence=True), None, False,
                         logprobs=tokens, output=claims)
     assert confidence_of("claims_absence", answered) == pytest.approx(0.8 / 0.9, abs=1e-6)
 

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from judge.formats.judgments import DecisionRecord, EarnedAnswer, SentenceJudgment
-from judge.judging.flowchart import ReplayOracle, complete_from_decisions, walk
+from judge.judging.flowchart import Question, ReplayOracle, complete_from_decisions, walk
 from judge.labels import Outcome
 
 EARNED = [EarnedAnswer(nugget_id="q1", answer="ten")]
@@ -52,6 +52,13 @@ class Scripted:
 
     async def repeated_claim(self):
         return self._record("repeated_claim", self.repeated)
+
+    async def decide(self, question):
+        if question.decision == "supports_citation":
+            return await self.supports(question.doc_ids)
+        if question.decision == "answers_nugget":
+            return await self.answers_nugget(question.doc_ids)
+        return await getattr(self, question.decision)()
 
 
 def run(citations, oracle, policy="all"):
@@ -156,8 +163,8 @@ def test_a_given_outcome_is_kept():
 def test_replay_oracle_matches_support_records_by_document():
     oracle = ReplayOracle([DecisionRecord(decision="supports_citation", verdict=False, doc_ids=["d2"]),
                            DecisionRecord(decision="supports_citation", verdict=True, doc_ids=["d1"])])
-    assert oracle.supports(("d1",)).verdict is True
-    assert oracle.supports(("d2",)).verdict is False
+    assert oracle.decide(Question("supports_citation", ("d1",))).verdict is True
+    assert oracle.decide(Question("supports_citation", ("d2",))).verdict is False
 
 
 def test_score_of_human_decisions_works_inside_a_running_event_loop():

@@ -7,7 +7,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from judge.labels import DECISIONS
+from judge.judging.decisions import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,14 +18,14 @@ def test_the_wheel_ships_and_loads_every_prompt(tmp_path):
     assert built.returncode == 0, built.stderr
     wheel = next(tmp_path.glob("argue_judge-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    assert {f"judge/_prompts/{d}.md" for d in DECISIONS} <= set(names)
+    assert {f"judge/_prompts/{d}.md" for d in REGISTRY.names} <= set(names)
 
     unpacked = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(unpacked)
     probe = ("from judge.judging.prompts import default_prompts_dir, load_template; "
-             "from judge.labels import DECISIONS; "
+             "from judge.judging.decisions import REGISTRY; "
              "d = default_prompts_dir(); print(d); [load_template(x).render(**{k: 'v' for k in "
-             "load_template(x).placeholders}) for x in DECISIONS]")
+             "load_template(x).placeholders}) for x in REGISTRY.names]")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path,
                             env={"PYTHONPATH": str(unpacked), "PATH": "/usr/bin:/bin",
                                  "LITELLM_LOCAL_MODEL_COST_MAP": "True"})

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from judge.defence.injection import fold, load_attacks
-from judge.judging.decisions import supports_citation
+from judge.judging.decisions import REGISTRY, supports_citation
 from judge.judging.decisions.supports_citation import SupportsCitation
 from judge.judging.passages import PassagePolicy
 from judge.judging.prompts import (
@@ -28,7 +28,6 @@ from judge.judging.prompts import (
     render_numbered_documents,
     render_report,
 )
-from judge.labels import DECISIONS
 from judge.types import Document, Request, Sentence
 from tests.conftest import tagged
 
@@ -79,7 +78,7 @@ def user_message(decision: str, **values: str) -> str:
     return load_template(decision).render(**values)[1]["content"]
 
 
-@pytest.mark.parametrize("decision", DECISIONS)
+@pytest.mark.parametrize("decision", REGISTRY.names)
 @pytest.mark.parametrize("hostile", HOSTILE_SENTENCES)
 def test_a_hostile_sentence_stays_inside_its_fence(decision, hostile):
     benign = user_message(decision, **values_for(decision))

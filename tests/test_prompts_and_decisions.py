@@ -7,25 +7,24 @@ import asyncio
 import pytest
 from pydantic import ValidationError
 
+from benchmarks.legacy_support import LegacySupportsCitation, legacy_messages, support_question
 from judge.errors import ConfigurationError, InputError
-from judge.judging.decisions import absence_nugget, answers_nugget, supports_citation
+from judge.judging.decisions import REGISTRY, absence_nugget, answers_nugget, supports_citation
 from judge.judging.decisions.answers_nugget import AnswersNugget
 from judge.judging.decisions.asker import question
 from judge.judging.decisions.base import contract_hash, tailored
-from judge.judging.decisions.legacy_support import LegacySupportsCitation, legacy_messages, support_question
 from judge.judging.decisions.repeated_claim import RepeatedClaim
 from judge.judging.decisions.supports_citation import SupportsCitation
 from judge.judging.passages import GAP, PassagePolicy, select_passages
 from judge.judging.prompts import fence, load_template
 from judge.judging.signature import JudgeSignature
-from judge.labels import DECISIONS
 from judge.llm.cache import cache_key
 from judge.llm.client import json_schema
 from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
 from judge.types import Answer, Document, Nugget, Request
 
 
-@pytest.mark.parametrize("decision", DECISIONS)
+@pytest.mark.parametrize("decision", REGISTRY.names)
 def test_every_decision_has_a_template_whose_placeholders_are_filled(decision):
     template = load_template(decision)
     messages = template.render(**{name: f"<{name}>" for name in template.placeholders})
@@ -122,7 +121,7 @@ def test_signature_names_every_prompt_and_changes_when_one_is_edited(tmp_path):
     assert changed == ["needs_citation"]
     assert before.short() != after.short()
     assert "cite:all" in before.short() and "judge:m" in before.short()
-    assert set(before.as_dict()["prompts"]) == set(DECISIONS)
+    assert set(before.as_dict()["prompts"]) == set(REGISTRY.names)
 
 
 def _load_decision_module(tmp_path, name, validator_limit, prepare_comment):
@@ -385,11 +384,9 @@ def test_questions_about_one_document_share_the_prompt_up_to_the_end_of_the_docu
     assert shared > a.index("</document>") and shared > a.index("</request>")
 
 
-@pytest.mark.parametrize("decision", DECISIONS)
+@pytest.mark.parametrize("decision", REGISTRY.names)
 def test_every_rationale_is_bounded_in_the_schema_the_model_sees(decision):
-    from judge.judging.decisions import RESPONSE_MODELS
-
-    assert RESPONSE_MODELS[decision].model_json_schema()["properties"]["rationale"]["maxLength"] == 300
+    assert REGISTRY[decision].response_model.model_json_schema()["properties"]["rationale"]["maxLength"] == 300
 
 
 def test_repeated_claim_allows_only_the_numbers_of_the_other_sentences():

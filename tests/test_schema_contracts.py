@@ -16,11 +16,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judge.judging.decisions import absence_nugget, answers_nugget, claims_absence, needs_citation, repeated_claim
+from judge.judging.decisions import (
+    REGISTRY,
+    absence_nugget,
+    answers_nugget,
+    claims_absence,
+    needs_citation,
+    repeated_claim,
+)
 from judge.judging.decisions import supports_citation as support
 from judge.judging.decisions.asker import question
 from judge.judging.passages import PassagePolicy
-from judge.labels import DECISIONS
 from judge.llm.client import json_schema
 from judge.types import Answer, Document, Nugget, Request, Sentence
 
@@ -99,10 +105,10 @@ CALLS = {
 
 
 def test_every_decision_has_calls_to_check():
-    assert set(CALLS) == set(DECISIONS)
+    assert set(CALLS) == set(REGISTRY.names)
 
 
-@pytest.mark.parametrize(("decision", "call"), [(d, i) for d in DECISIONS for i in range(len(CALLS[d]))])
+@pytest.mark.parametrize(("decision", "call"), [(d, i) for d in REGISTRY.names for i in range(len(CALLS[d]))])
 def test_the_schema_admits_only_answers_the_validator_accepts(decision, call):
     prepared = CALLS[decision][call]
     model = question(prepared)[1]

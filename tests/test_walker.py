@@ -9,8 +9,9 @@ from dataclasses import dataclass
 import pytest
 
 from judge.formats import DocumentStore
-from judge.judging.decisions import RESPONSE_MODELS
-from judge.judging.walker import MISSING_DOCUMENT, ReportWalker, within_limit
+from judge.judging.decisions import REGISTRY
+from judge.judging.decisions.supports_citation import MISSING_DOCUMENT
+from judge.judging.walker import ReportWalker, within_limit
 from judge.labels import Outcome
 from judge.llm.client import Answered
 from judge.settings import JudgeSettings, ModelSettings
@@ -40,7 +41,7 @@ class ScriptedClient:
 
     async def ask(self, messages, response_model, context, contract=""):
         # Each call asks for its own narrowed subclass of the decision's response model (decisions.base.tailored).
-        decision = next(d for d, m in RESPONSE_MODELS.items() if issubclass(response_model, m))
+        decision = next(s.name for s in REGISTRY if issubclass(response_model, s.response_model))
         self.prompts.append((decision, messages))
         data = self.answers[decision]
         return Answered(response_model.model_validate(data, context=context), None, cached=False)

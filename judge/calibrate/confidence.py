@@ -17,8 +17,8 @@ from judge.calibrate.stats import (
 )
 from judge.calibrate.stats.confidence import DEFAULT_FOLDS, MIN_FIT_ITEMS
 from judge.formats.judgments import DecisionRecord
+from judge.judging.decisions import DECISION_LABELS
 from judge.judging.thresholds import FORMAT, THRESHOLD_DECISIONS, ThresholdRule, ThresholdsFile
-from judge.labels import DECISION_LABELS
 
 
 def _by_decision(items: Sequence[CalibrationItem]) -> dict[str, list[CalibrationItem]]:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from judge.calibrate.items import PARTIALLY_SUPPORTED, CalibrationItem
 from judge.errors import InputError
 from judge.formats._jsonl import iter_jsonl, source_name
-from judge.labels import DECISION_LABELS
+from judge.judging.decisions import DECISION_LABELS
 from judge.types import Document, NuggetBank
 
 __all__ = [

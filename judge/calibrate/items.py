@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from judge.labels import DECISION_LABELS, Decision
+from judge.judging.decisions import DECISION_LABELS
+from judge.labels import Decision
 
 __all__ = ["DECISION_LABELS", "LABEL_ORDER", "PARTIALLY_SUPPORTED", "CalibrationItem", "label_for", "label_order"]
 

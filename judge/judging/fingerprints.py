@@ -12,18 +12,14 @@ from pathlib import Path
 from judge.defence import learned, pieces, quarantine
 from judge.defence.injection import RULES
 from judge.defence.learned import load_detector
-from judge.judging.decisions import RESPONSE_MODELS
+from judge.judging import decisions
 from judge.judging.decisions.base import contract_hash
-from judge.judging.prompts import load_template
-from judge.labels import DECISIONS, Decision
-
-ABBREVIATIONS: dict[Decision, str] = {"supports_citation": "sc", "answers_nugget": "an", "claims_absence": "ca",
-                                      "absence_nugget": "ab", "needs_citation": "nc", "repeated_claim": "rc"}
 
 
 def schema_hash() -> str:
     """Response schemas and the validators behind them (their contract hashes), in one short hash."""
-    contracts = {d: [RESPONSE_MODELS[d].model_json_schema(), contract_hash(RESPONSE_MODELS[d])] for d in DECISIONS}
+    contracts = {spec.name: [spec.response_model.model_json_schema(), contract_hash(spec.response_model)]
+                 for spec in decisions.REGISTRY}
     text = json.dumps(contracts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:8]
 
@@ -38,10 +34,10 @@ def detector_hash() -> str:
 
 
 def prompt_hashes(prompts_dir: Path | None) -> tuple[tuple[str, str], ...]:
-    """(decision, short hash of its template) for every decision, in the fixed decision order."""
-    return tuple((d, load_template(d, prompts_dir).short_hash) for d in DECISIONS)
+    """(decision, short hash of its template) for every decision, in the registry's order."""
+    return tuple((spec.name, spec.template(prompts_dir).short_hash) for spec in decisions.REGISTRY)
 
 
 def prompts_tag(hashes: tuple[tuple[str, str], ...], short: bool = True) -> str:
-    """`sc=4efaea34+an=...` (short) or with the decisions' full names."""
-    return "+".join(f"{ABBREVIATIONS[d] if short else d}={h}" for d, h in hashes)  # type: ignore[index]
+    """`sc=4efaea34+an=...` (short: each decision's abbreviation) or with the decisions' full names."""
+    return "+".join(f"{decisions.REGISTRY[d].abbreviation if short else d}={h}" for d, h in hashes)

@@ -21,16 +21,15 @@ on #5 if not, whichever oracle drives the walk.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Awaitable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from judge.formats.judgments import ADDRESSES_JUDGE, DecisionRecord, EarnedAnswer, SentenceJudgment
+from judge.judging import decisions
+from judge.judging.decisions.base import ARGUE_JUDGE
 from judge.labels import CitationPolicy, Decision, Outcome, SentenceStatus
 from judge.settings import InjectionPolicy
-
-# The judge named on decisions argue-judge takes itself, without a model.
-ARGUE_JUDGE = "argue-judge"
 
 
 @dataclass(frozen=True)
@@ -46,15 +45,10 @@ Flow = Generator[tuple[Question, ...], list[DecisionRecord | None], "Walk"]
 
 
 class Oracle(Protocol):
-    """Answers the diamonds for one sentence. Methods returning None mean "nothing to ask" (no candidates).
-    An async oracle (driven by `walk`) has the same methods as coroutines."""
+    """Answers the diamonds for one sentence: a record, or None for "nothing to ask" (no candidates; only a
+    decision its module declares optional). An async oracle (driven by `walk`) answers with a coroutine."""
 
-    def supports(self, doc_ids: tuple[str, ...]) -> Any: ...
-    def answers_nugget(self, supporting_doc_ids: tuple[str, ...]) -> Any: ...
-    def claims_absence(self) -> Any: ...
-    def absence_nugget(self) -> Any: ...
-    def needs_citation(self) -> Any: ...
-    def repeated_claim(self) -> Any: ...
+    def decide(self, question: Question) -> Any: ...
 
 
 @dataclass
@@ -168,7 +162,7 @@ def _verdict(question: Question, result: Walk
 
 
 def _required(record: DecisionRecord | None, question: Question) -> DecisionRecord:
-    if record is None:  # only answers_nugget and absence_nugget may have nothing to ask
+    if record is None:  # only a decision its module declares optional may have nothing to ask
         raise TypeError(f"the oracle returned None for '{question.decision}', which must always be decided")
     return record
 
@@ -176,18 +170,6 @@ def _required(record: DecisionRecord | None, question: Question) -> DecisionReco
 def _undecided(result: Walk) -> None:
     result.status = "failed" if any(r.error for r in result.decisions) else "undetermined"
     result.outcome = None
-
-
-def _call(oracle: Oracle, question: Question) -> Any:
-    """The oracle method that answers a question (a record, None, or for an async oracle a coroutine of one)."""
-    if question.decision == "supports_citation":
-        return oracle.supports(question.doc_ids)
-    if question.decision == "answers_nugget":
-        return oracle.answers_nugget(question.doc_ids)
-    method: Callable[[], Any] = {"claims_absence": oracle.claims_absence, "absence_nugget": oracle.absence_nugget,
-                                 "needs_citation": oracle.needs_citation,
-                                 "repeated_claim": oracle.repeated_claim}[question.decision]
-    return method()
 
 
 def walk_sync(citations: tuple[str, ...], oracle: Oracle, policy: CitationPolicy, penalty: str | None = None
@@ -200,7 +182,7 @@ def walk_sync(citations: tuple[str, ...], oracle: Oracle, policy: CitationPolicy
             questions = steps.send(answers)  # type: ignore[arg-type]  (the first send must be None)
         except StopIteration as done:
             return done.value
-        answers = [_call(oracle, q) for q in questions]
+        answers = [oracle.decide(q) for q in questions]
 
 
 async def walk(citations: tuple[str, ...], oracle: Oracle, policy: CitationPolicy, penalty: str | None = None
@@ -213,7 +195,7 @@ async def walk(citations: tuple[str, ...], oracle: Oracle, policy: CitationPolic
             questions = steps.send(answers)  # type: ignore[arg-type]
         except StopIteration as done:
             return done.value
-        pending: list[Awaitable[DecisionRecord | None]] = [_call(oracle, q) for q in questions]
+        pending: list[Awaitable[DecisionRecord | None]] = [oracle.decide(q) for q in questions]
         answers = list(await asyncio.gather(*pending))
 
 
@@ -229,30 +211,17 @@ class ReplayOracle:
                 return record
         return None
 
-    def _need(self, decision: Decision, doc_ids: tuple[str, ...] | None = None) -> DecisionRecord:
-        found = self._find(decision, doc_ids)
-        if found is None:
-            wanted = f" for documents {list(doc_ids)}" if doc_ids else ""
-            return DecisionRecord(decision=decision, verdict=None, error=f"no recorded '{decision}' decision{wanted}")
-        return found
-
-    def supports(self, doc_ids: tuple[str, ...]) -> DecisionRecord:
-        return self._need("supports_citation", doc_ids)
-
-    def answers_nugget(self, supporting_doc_ids: tuple[str, ...]) -> DecisionRecord | None:
-        return self._find("answers_nugget")
-
-    def claims_absence(self) -> DecisionRecord:
-        return self._need("claims_absence")
-
-    def absence_nugget(self) -> DecisionRecord | None:
-        return self._find("absence_nugget")
-
-    def needs_citation(self) -> DecisionRecord:
-        return self._need("needs_citation")
-
-    def repeated_claim(self) -> DecisionRecord:
-        return self._need("repeated_claim")
+    def decide(self, question: Question) -> DecisionRecord | None:
+        """The recorded decision (one asked per document: the one about these documents); when none is recorded,
+        None for an optional decision (nothing was asked), otherwise a failed record saying what is missing."""
+        spec = decisions.REGISTRY[question.decision]
+        doc_ids = question.doc_ids if spec.per_document else None
+        found = self._find(question.decision, doc_ids)
+        if found is not None or spec.optional:
+            return found
+        wanted = f" for documents {list(doc_ids)}" if doc_ids else ""
+        return DecisionRecord(decision=question.decision, verdict=None,
+                              error=f"no recorded '{question.decision}' decision{wanted}")
 
 
 def sentence_penalty(flags: Sequence[str], flag_rules: Sequence[str], on_injection: InjectionPolicy) -> str | None:

@@ -26,8 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge.errors import InputError
 from judge.formats._jsonl import read_json_document
+from judge.judging import decisions
 from judge.judging.fingerprints import prompt_hashes, prompts_tag, schema_hash
-from judge.labels import DECISION_LABELS
 from judge.llm.logprob import asks_logprobs
 from judge.settings import (
     DecisionThreshold,
@@ -41,9 +41,9 @@ FORMAT = "argue-thresholds/1"
 # Fitted for the embedded judge on AttributionBench and WiCE dev items (calibration/embedded-dev); `eval` applies
 # it by default to that judge with the shipped prompts (`--thresholds none` switches it off).
 SHIPPED_THRESHOLDS = Path(__file__).parents[1] / "data" / "embedded-thresholds.json"
-# The decisions a threshold can flip: their verdict is one value of one field (judge.judging.decisions.asker) and
-# flipping it needs nothing the judge did not say (no nugget label to invent).
-THRESHOLD_DECISIONS = ("supports_citation", "claims_absence", "needs_citation", "repeated_claim")
+# The decisions a threshold can flip, as their modules declare (DecisionSpec.takes_threshold), for calibration's
+# threshold fit; reading a thresholds file asks the registry itself.
+THRESHOLD_DECISIONS = decisions.REGISTRY.with_threshold()
 
 
 class ThresholdRule(BaseModel):
@@ -70,11 +70,12 @@ def rules_digest(rules: tuple[DecisionThreshold, ...]) -> str:
 
 def to_thresholds(data: ThresholdsFile, name: str = "thresholds") -> Thresholds:
     rules = []
+    registry = decisions.REGISTRY
     for decision, rule in sorted(data.decisions.items()):
-        if decision not in THRESHOLD_DECISIONS:
+        if decision not in registry.with_threshold():
             raise InputError(f"decisions.{decision}: no threshold applies to this decision; use one of "
-                             f"{', '.join(THRESHOLD_DECISIONS)}", name)
-        labels = DECISION_LABELS[decision]  # type: ignore[index]  (checked above)
+                             f"{', '.join(registry.with_threshold())}", name)
+        labels = registry[decision].labels
         if rule.verdict not in labels:
             raise InputError(f"decisions.{decision}.verdict: {rule.verdict!r} is not one of {', '.join(labels)}",
                              name)

@@ -26,24 +26,17 @@ from judge.defence.quarantine import quarantine_document, quarantine_sentence
 from judge.errors import InputError
 from judge.formats import DocumentStore
 from judge.formats.judgments import DecisionRecord, ReportJudgment, SentenceJudgment, nugget_summaries
-from judge.judging.decisions import (
-    absence_nugget,
-    answers_nugget,
-    claims_absence,
-    needs_citation,
-    repeated_claim,
-    supports_citation,
-)
+from judge.judging import decisions
 from judge.judging.decisions.asker import AsksModels, Decider
+from judge.judging.decisions.spec import SentenceCase
 from judge.judging.flowchart import Question, flow, sentence_penalty, walk
 from judge.judging.passages import share_of
 from judge.judging.thresholds import resolve_thresholds
 from judge.settings import JudgeSettings
 from judge.types import Document, NuggetBank, Report, Request, Sentence
 
-MISSING_DOCUMENT = "the cited document is not in the collection"
-# (run_id, request_id, sentence index, doc_ids): one support question of one sentence.
-_SupportKey = tuple[str, str, int, tuple[str, ...]]
+# (run_id, request_id, sentence index, question): one first question of one sentence.
+_FirstKey = tuple[str, str, int, Question]
 
 
 def within_limit(report: Report, limit: Request | int | None, truncate: bool
@@ -80,7 +73,7 @@ class ReportWalker:
         # What the model is shown: under quarantine (and penalise) flagged pieces of sentences and documents are
         # withheld (judge.defence.quarantine); under `flag` the text as written.
         self.shown_documents = ShownDocuments(documents, self.flag_checker) if settings.withholds else documents
-        self._asked: dict[_SupportKey, DecisionRecord] = {}
+        self._asked: dict[_FirstKey, DecisionRecord] = {}
 
     def refuse_unshowable(self, report: Report, request: Request) -> None:
         """Before anything is asked: an InputError naming the report and sentence when a sentence's documents,
@@ -89,7 +82,7 @@ class ReportWalker:
         if self.settings.policy != "joint":
             return
         for sentence in within_limit(report, request, self.settings.truncate)[0]:
-            for question in self._first_supports(sentence):
+            for question in self._first_questions(sentence):
                 try:
                     share_of(self.settings.passages, sum(d in self.documents for d in set(question.doc_ids)))
                 except InputError as exc:
@@ -107,22 +100,21 @@ class ReportWalker:
         """Ask the first support questions of these reports' judged sentences in document-major order (see the
         module docstring); `judge_report` then uses the answers. Optional: without it every question is asked
         during the walk."""
-        questions: list[tuple[str, tuple[str, ...], str, int, LLMOracle]] = []
+        questions: list[tuple[str, tuple[str, ...], str, int, Question, LLMOracle]] = []
         for report, request in work:
             judged, _cut = within_limit(report, request, self.settings.truncate)
             shown = [self.shown(s) for s in judged]
             for sentence, shown_sentence in zip(judged, shown, strict=True):
                 if sentence_penalty(*self.flag_checker.flags(sentence), self.settings.on_injection):
                     continue  # penalised without a question (--on-injection penalise)
-                oracle = LLMOracle(self.decider, self.shown_documents, self.settings, shown_sentence, shown, request,
-                                   None)
-                questions += [(request.request_id, q.doc_ids, report.run_id, sentence.index, oracle)
-                              for q in self._first_supports(sentence)]
+                oracle = LLMOracle(self.decider, self.case(request, shown_sentence, shown, None))
+                questions += [(request.request_id, q.doc_ids, report.run_id, sentence.index, q, oracle)
+                              for q in self._first_questions(sentence)]
         questions.sort(key=lambda q: q[:4])
         # Created in this order, the calls reach the client's (FIFO) concurrency slots in this order.
-        records = await asyncio.gather(*(oracle.supports(doc_ids) for _, doc_ids, *_, oracle in questions))
-        for (request_id, doc_ids, run_id, index, _oracle), record in zip(questions, records, strict=True):
-            self._asked[(run_id, request_id, index, doc_ids)] = record
+        records = await asyncio.gather(*(oracle.decide(question) for *_, question, oracle in questions))
+        for (request_id, _doc_ids, run_id, index, question, _oracle), record in zip(questions, records, strict=True):
+            self._asked[(run_id, request_id, index, question)] = record
 
     async def judge_report(self, report: Report, request: Request, bank: NuggetBank | None,
                            signature: str | None = None) -> ReportJudgment:
@@ -145,12 +137,11 @@ class ReportWalker:
                               shown: list[Sentence], request: Request, bank: NuggetBank | None) -> SentenceJudgment:
         """`shown_sentence`, `shown`: the sentence and the report's judged sentences as the model is shown them."""
         asked = {}
-        for question in self._first_supports(sentence):
-            record = self._asked.pop((report.run_id, request.request_id, sentence.index, question.doc_ids), None)
+        for question in self._first_questions(sentence):
+            record = self._asked.pop((report.run_id, request.request_id, sentence.index, question), None)
             if record is not None:
-                asked[question.doc_ids] = record
-        oracle = LLMOracle(self.decider, self.shown_documents, self.settings, shown_sentence, shown, request, bank,
-                           asked)
+                asked[question] = record
+        oracle = LLMOracle(self.decider, self.case(request, shown_sentence, shown, bank), asked)
         flags, rules = self.flag_checker.flags(sentence)
         penalty = sentence_penalty(flags, rules, self.settings.on_injection)
         result = await walk(sentence.citations, oracle, self.settings.policy, penalty)
@@ -169,59 +160,35 @@ class ReportWalker:
             return []
         return list(quarantine_sentence(sentence.text).withheld)
 
-    def _first_supports(self, sentence: Sentence) -> list[Question]:
-        """The support questions the flowchart asks first about a cited sentence (none for an uncited one)."""
+    def case(self, request: Request, shown_sentence: Sentence, shown: list[Sentence], bank: NuggetBank | None
+             ) -> SentenceCase:
+        """What a decision's prompt may draw on for this sentence, as the model is shown it."""
+        return SentenceCase(request, shown_sentence, shown, bank, self.shown_documents, self.settings.passages)
+
+    def _first_questions(self, sentence: Sentence) -> list[Question]:
+        """The questions about documents the flowchart asks first about a cited sentence (for a cited sentence,
+        its supports-citation questions; none for an uncited one)."""
         if not sentence.citations:
             return []
-        return [q for q in next(flow(sentence.citations, self.settings.policy)) if q.decision == "supports_citation"]
+        return [q for q in next(flow(sentence.citations, self.settings.policy))
+                if decisions.REGISTRY[q.decision].per_document]
 
 
 class LLMOracle:
-    """The flowchart's questions for one sentence, answered by the model (documents and nuggets filled in).
-    `asked`: support records already asked in document-major order, by the documents they show."""
+    """The flowchart's questions for one sentence, answered by the model: each decision's module fills its prompt
+    from the sentence's case (judge.judging.decisions.spec.DecisionSpec.prepare_for). `asked`: records of first
+    questions already asked in document-major order."""
 
-    def __init__(self, decider: Decider, documents: DocumentStore, settings: JudgeSettings, sentence: Sentence,
-                 judged: list[Sentence], request: Request, bank: NuggetBank | None,
-                 asked: dict[tuple[str, ...], DecisionRecord] | None = None):
-        self.decider, self.documents, self.settings = decider, documents, settings
-        self.sentence, self.judged, self.request, self.bank = sentence, judged, request, bank
-        self.asked = asked or {}
+    def __init__(self, decider: Decider, case: SentenceCase, asked: dict[Question, DecisionRecord] | None = None):
+        self.decider, self.case, self.asked = decider, case, asked or {}
 
-    async def supports(self, doc_ids: tuple[str, ...]) -> DecisionRecord:
-        if doc_ids in self.asked:
-            return self.asked[doc_ids]
-        found = [doc for doc in (self.documents.get(d) for d in doc_ids) if doc is not None]
-        absent = [d for d in doc_ids if d not in {doc.doc_id for doc in found}]
-        if not found:  # never shown to a model: an unknown document supports nothing
-            return DecisionRecord(decision="supports_citation", verdict=False, doc_ids=list(doc_ids),
-                                  rationale=MISSING_DOCUMENT, judge="argue-judge", missing_doc_ids=absent)
-        prepared = supports_citation.prepare(self.request, self.sentence.text, found, self.settings.passages)
-        record = await self.decider.ask(prepared)
-        return record.model_copy(update={"missing_doc_ids": absent}) if absent else record
-
-    async def answers_nugget(self, supporting_doc_ids: tuple[str, ...]) -> DecisionRecord | None:
-        if self.bank is None:
-            return None
-        found = answers_nugget.candidates(self.bank.nuggets, set(supporting_doc_ids))
-        if not found:
-            return None
-        return await self.decider.ask(
-            answers_nugget.prepare(self.request, self.sentence.text, found, supporting_doc_ids))
-
-    async def claims_absence(self) -> DecisionRecord:
-        return await self.decider.ask(claims_absence.prepare(self.request, self.sentence.text))
-
-    async def absence_nugget(self) -> DecisionRecord | None:
-        absences = [n for n in self.bank.nuggets if n.absence] if self.bank else []
-        if not absences:
-            return None
-        return await self.decider.ask(absence_nugget.prepare(self.request, self.sentence.text, absences))
-
-    async def needs_citation(self) -> DecisionRecord:
-        return await self.decider.ask(needs_citation.prepare(self.request, self.sentence.text))
-
-    async def repeated_claim(self) -> DecisionRecord:
-        return await self.decider.ask(repeated_claim.prepare(self.judged, self.sentence))
+    async def decide(self, question: Question) -> DecisionRecord | None:
+        if question in self.asked:
+            return self.asked[question]
+        prepared = decisions.REGISTRY[question.decision].prepare_for(self.case, question.doc_ids)
+        if prepared is None or isinstance(prepared, DecisionRecord):  # nothing to ask, or decided without a model
+            return prepared
+        return await self.decider.ask(prepared)
 
 
 class ShownDocuments:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from judge.calibrate.stats import cohen_kappa, confusion_matrix
 from judge.errors import InputError
-from judge.labels import DECISIONS
+from judge.judging import decisions
 from judge.view.model import DecisionView, ReportView, SentenceView, Site, page_name
 
 VERDICTS = ("yes", "no", "undecided", "failed")
@@ -143,7 +143,7 @@ def _kappas(pairs: Sequence[ReportPair]) -> list[KappaRow]:
                            [str(s.b.outcome) for s in sentence_pairs], outcomes))
     rows.append(_kappa_row("value (+ / \u2212 / 0)", [s.a.css for s in sentence_pairs],
                            [s.b.css for s in sentence_pairs], ("pos", "neg", "neu")))
-    for decision in DECISIONS:
+    for decision in decisions.REGISTRY.names:
         both = [d for p in pairs for s in p.sentences for d in s.decisions if d.both and d.key[0] == decision]
         if both:
             rows.append(_kappa_row(decision, [d.a.verdict for d in both],  # type: ignore[union-attr]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from judge.formats.judgments import DecisionRecord, EarnedAnswer, ReportJudgment, SentenceJudgment, nugget_summaries
+from judge.judging import decisions
 from judge.judging.flowchart import complete_from_decisions
 from judge.labels import OUTCOME_VALUE, CitationPolicy, Outcome, Value
 from judge.metrics import F1, ReportScores, RunScores, score_judgments
@@ -46,14 +47,6 @@ STATUS_STYLE: dict[str, tuple[str, str, str]] = {     # status without outcome -
 FLAG_TEXT: dict[str, str] = {
     "addresses_judge": "the sentence addresses the assessor, judge or model",
     "cited_document_addresses_judge": "a cited document addresses the assessor, judge or model",
-}
-DECISION_QUESTION: dict[str, str] = {
-    "supports_citation": "Does the cited document support the sentence?",
-    "answers_nugget": "Does it answer a nugget that its documents attest?",
-    "claims_absence": "Does it claim that some information is absent?",
-    "absence_nugget": "Does an absence nugget confirm that claim?",
-    "needs_citation": "Does it need a citation?",
-    "repeated_claim": "Does it repeat an earlier claim or sum up cited ones?",
 }
 
 
@@ -312,7 +305,7 @@ def _decision_view(record: DecisionRecord, docs: _DocumentCache, questions: Mapp
         cited.append(CitedDocument(doc_id, document.title, found=True, segments=segments,
                                    evidence_found=bool(spans)))
     return DecisionView(
-        decision=record.decision, question=DECISION_QUESTION[record.decision], verdict=verdict,
+        decision=record.decision, question=decisions.REGISTRY[record.decision].question, verdict=verdict,
         rationale=record.rationale, evidence=record.evidence, judge=record.judge, prompt_hash=record.prompt_hash,
         error=record.error, matches=_matches(record.matches, questions), documents=tuple(cited),
         confidence=record.confidence, threshold=record.threshold,

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from judge.calibrate.stats.agreement import cohen_kappa, confusion_matrix
 from judge.calibrate.stats.mcnemar import mcnemar_p, mcnemar_power_warning, min_detectable_difference
-from judge.labels import DECISION_LABELS
+from judge.judging.decisions import DECISION_LABELS
 
 
 class Rate(BaseModel):

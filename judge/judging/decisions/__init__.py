@@ -1,6 +1,9 @@
-"""One module per decision diamond: its response model (the output contract the model must meet) and how its
-prompt is filled; `asker.Decider` turns a prepared decision into a DecisionRecord. May import labels, types,
-judgments, passages, prompts, settings and llm (to ask); never the walker, metrics or the CLI."""
+"""One module per decision diamond, declaring everything about itself in a `DECISION` spec (name, signature
+abbreviation, response model, prompt file, yes/no labels, whether a threshold may flip it, the view's question,
+how the walker fills its prompt); `REGISTRY` is built from those modules, in the signature's order, and is where
+every other part of the judge looks a decision up. `asker.Decider` turns a prepared decision into a
+DecisionRecord. May import labels, types, judgments, passages, prompts, settings and llm (to ask); never the
+walker, metrics or the CLI. Adding a decision: docs/decisions.md."""
 
 from __future__ import annotations
 
@@ -13,15 +16,12 @@ from judge.judging.decisions import (
     supports_citation,
 )
 from judge.judging.decisions.base import DecisionResponse, Prepared
-from judge.labels import Decision
+from judge.judging.decisions.registry import Registry
+from judge.judging.decisions.spec import DecisionSpec, SentenceCase
 
-RESPONSE_MODELS: dict[Decision, type[DecisionResponse]] = {
-    "supports_citation": supports_citation.SupportsCitation,
-    "answers_nugget": answers_nugget.AnswersNugget,
-    "claims_absence": claims_absence.ClaimsAbsence,
-    "absence_nugget": absence_nugget.AbsenceNugget,
-    "needs_citation": needs_citation.NeedsCitation,
-    "repeated_claim": repeated_claim.RepeatedClaim,
-}
+REGISTRY = Registry.of_modules([supports_citation, answers_nugget, claims_absence, absence_nugget, needs_citation,
+                                repeated_claim])
+# The yes / no verdict words of each decision, as calibration tables and thresholds files write them.
+DECISION_LABELS: dict[str, tuple[str, str]] = REGISTRY.labels()
 
-__all__ = ["RESPONSE_MODELS", "DecisionResponse", "Prepared"]
+__all__ = ["DECISION_LABELS", "REGISTRY", "DecisionResponse", "DecisionSpec", "Prepared", "Registry", "SentenceCase"]

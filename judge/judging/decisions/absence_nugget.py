@@ -8,6 +8,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from judge.formats.judgments import EarnedAnswer
 from judge.judging.decisions.base import DecisionResponse, Prepared, render_request
+from judge.judging.decisions.spec import DecisionSpec, SentenceCase
 from judge.judging.prompts import inline
 from judge.types import Nugget, Request
 
@@ -51,3 +52,15 @@ def prepare(request: Request, sentence: str, absence_nuggets: list[Nugget]) -> P
         context={"absences": labels},
         choices=(("label", (*labels, NONE)),),
     )
+
+
+def prepare_for(case: SentenceCase, doc_ids: tuple[str, ...] = ()) -> Prepared | None:
+    """None when the request has no absence nugget: nothing could confirm the claim."""
+    absences = [n for n in case.bank.nuggets if n.absence] if case.bank else []
+    return prepare(case.request, case.sentence.text, absences) if absences else None
+
+
+DECISION = DecisionSpec(
+    name="absence_nugget", abbreviation="ab", response_model=AbsenceNugget, prompt="absence_nugget",
+    labels=("confirmed", "not_confirmed"), question="Does an absence nugget confirm that claim?",
+    prepare_for=prepare_for, optional=True)

@@ -14,6 +14,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from judge.formats.judgments import EarnedAnswer
 from judge.judging.decisions.base import DecisionResponse, Prepared, render_request
+from judge.judging.decisions.spec import DecisionSpec, SentenceCase
 from judge.judging.prompts import inline
 from judge.types import Nugget, Request
 
@@ -81,3 +82,17 @@ def prepare(request: Request, sentence: str, candidate_nuggets: list[tuple[Nugge
         doc_ids=doc_ids,
         choices=(("answer_labels", tuple(answers)),),
     )
+
+
+def prepare_for(case: SentenceCase, supporting_doc_ids: tuple[str, ...]) -> Prepared | None:
+    """None without a nugget bank or without a candidate answer the supporting documents attest."""
+    if case.bank is None:
+        return None
+    found = candidates(case.bank.nuggets, set(supporting_doc_ids))
+    return prepare(case.request, case.sentence.text, found, supporting_doc_ids) if found else None
+
+
+DECISION = DecisionSpec(
+    name="answers_nugget", abbreviation="an", response_model=AnswersNugget, prompt="answers_nugget",
+    labels=("answers", "does_not_answer"), question="Does it answer a nugget that its documents attest?",
+    prepare_for=prepare_for, optional=True)

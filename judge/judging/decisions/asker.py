@@ -18,39 +18,37 @@ from typing import Any, Literal, Protocol, get_args, get_origin
 from pydantic import BaseModel
 
 from judge.formats.judgments import DecisionRecord
-from judge.judging.decisions import RESPONSE_MODELS
+from judge.judging import decisions
 from judge.judging.decisions.base import DecisionResponse, Prepared, contract_hash, tailored
-from judge.judging.prompts import load_template
 from judge.labels import Decision
 from judge.llm.client import Answered
 from judge.llm.logprob import verdict_probability
 from judge.settings import ModelSettings, Thresholds
 
-# The field whose value is the verdict, for the decisions whose yes/no is one value of one field. answers_nugget
-# (a list of labels) and absence_nugget (one of several labels, any but "none" meaning yes) have none: the
-# probability of the labels written is not the probability of the verdict, so their confidence stays None.
-VERDICT_FIELDS: dict[Decision, str] = {
-    decision: model.verdict_field for decision, model in RESPONSE_MODELS.items() if model.verdict_field}
 CONFIDENCE_DECIMALS = 6
 
 
 @cache
 def verdict_values(decision: Decision) -> tuple[Any, ...] | None:
-    """The values the verdict field may take (a Literal's labels, or true/false), from the response model."""
-    field = VERDICT_FIELDS.get(decision)
+    """The values the verdict field may take (a Literal's labels, or true/false), from the response model; None
+    for a decision without a verdict field (answers_nugget: a list of labels; absence_nugget: one of several
+    labels, any but "none" meaning yes), whose confidence stays None: the probability of the labels written is
+    not the probability of the verdict."""
+    model = decisions.REGISTRY[decision].response_model
+    field = model.verdict_field
     if field is None:
         return None
-    annotation = RESPONSE_MODELS[decision].model_fields[field].annotation
+    annotation = model.model_fields[field].annotation
     if annotation is bool:
         return (True, False)
     if get_origin(annotation) is Literal:
         return get_args(annotation)
-    raise TypeError(f"{decision}.{field} is neither a bool nor a Literal; update VERDICT_FIELDS")
+    raise TypeError(f"{decision}.{field} is neither a bool nor a Literal; change its verdict_field")
 
 
 def confidence_of(decision: Decision, answered: Answered) -> float | None:
     """The decision's confidence from the answer's log-probabilities; None when there are none to read."""
-    field = VERDICT_FIELDS.get(decision)
+    field = decisions.REGISTRY[decision].response_model.verdict_field
     if field is None or answered.response is None or not answered.logprobs or answered.output is None:
         return None
     p = verdict_probability(answered.logprobs, answered.output, field=field, values=verdict_values(decision))
@@ -70,8 +68,9 @@ def question(prepared: Prepared, prompts_dir: Path | None = None
              ) -> tuple[list[dict[str, str]], type[DecisionResponse], str]:
     """The messages, the response model this call allows (rationale placed as the prompt set says, fields
     narrowed to the call's choices) and the contract hash of the decision's response class."""
-    template = load_template(prepared.decision, prompts_dir)
-    base = RESPONSE_MODELS[prepared.decision]
+    spec = decisions.REGISTRY[prepared.decision]
+    template = spec.template(prompts_dir)
+    base = spec.response_model
     model = tailored(base, template.rationale, prepared.choices)
     return template.render(**prepared.values), model, contract_hash(base)
 
@@ -107,11 +106,12 @@ class Decider:
             evidence=response.evidence_text(prepared.context) if response else None,
             evidence_numbers=response.evidence_numbers() if response else [],
             judge=self.judge,
-            prompt_hash=load_template(prepared.decision, self.prompts_dir).short_hash,
+            prompt_hash=decisions.REGISTRY[prepared.decision].template(self.prompts_dir).short_hash,
             cached=answered.cached,
             error=answered.error,
             confidence=confidence_of(prepared.decision, answered),
             shown=list(prepared.shown) or None,
+            missing_doc_ids=list(prepared.missing_doc_ids),
         )
         return apply_threshold(record, self.thresholds)
 

@@ -20,6 +20,8 @@ from judge.labels import Decision, RationalePosition
 from judge.types import Request
 
 RATIONALE_CHARS = 300
+# The judge named on decisions argue-judge takes itself, without a model (a missing document, a penalty).
+ARGUE_JUDGE = "argue-judge"
 # (field name, the values a call allows in it): how a prepared decision narrows its response schema.
 Choices = tuple[tuple[str, tuple[Any, ...]], ...]
 
@@ -138,6 +140,7 @@ class Prepared:
     doc_ids: tuple[str, ...] = ()
     choices: Choices = ()
     shown: tuple[ShownText, ...] = ()  # how much of each document the prompt shows (supports_citation)
+    missing_doc_ids: tuple[str, ...] = ()  # cited documents not in the collection, so not shown (supports_citation)
 
 
 def render_request(request: Request) -> str:

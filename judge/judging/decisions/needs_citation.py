@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from judge.judging.decisions.base import DecisionResponse, Prepared, render_request
+from judge.judging.decisions.spec import DecisionSpec, SentenceCase
 from judge.types import Request
 
 
@@ -22,3 +23,12 @@ class NeedsCitation(DecisionResponse):
 
 def prepare(request: Request, sentence: str) -> Prepared:
     return Prepared("needs_citation", {"request": render_request(request), "sentence": sentence})
+
+
+def prepare_for(case: SentenceCase, doc_ids: tuple[str, ...] = ()) -> Prepared:
+    return prepare(case.request, case.sentence.text)
+
+
+DECISION = DecisionSpec(
+    name="needs_citation", abbreviation="nc", response_model=NeedsCitation, prompt="needs_citation",
+    labels=("needs_citation", "no_citation_needed"), question="Does it need a citation?", prepare_for=prepare_for)

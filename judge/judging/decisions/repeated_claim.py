@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import Field, ValidationInfo, field_validator
 
 from judge.judging.decisions.base import DecisionResponse, Prepared, as_number
+from judge.judging.decisions.spec import DecisionSpec, SentenceCase
 from judge.judging.prompts import render_report
 from judge.types import Sentence
 
@@ -54,3 +55,13 @@ def prepare(judged_sentences: list[Sentence], sentence: Sentence) -> Prepared:
         # allowed the sentence's own number let the embedded judge answer it three times and fail the decision).
         choices=(("related_sentences", tuple(n for n in range(1, len(judged_sentences) + 1) if n != number)),),
     )
+
+
+def prepare_for(case: SentenceCase, doc_ids: tuple[str, ...] = ()) -> Prepared:
+    return prepare(case.judged, case.sentence)
+
+
+DECISION = DecisionSpec(
+    name="repeated_claim", abbreviation="rc", response_model=RepeatedClaim, prompt="repeated_claim",
+    labels=("repeated", "new_claim"), question="Does it repeat an earlier claim or sum up cited ones?",
+    prepare_for=prepare_for)

@@ -5,24 +5,33 @@ judge.judging.passages' splitter; a very long one wrapped, a very short one join
 numbers of the passages that show the claim. Each call's response schema allows only the numbers shown, so a
 grammar-constrained local model cannot write another; a hosted model that does is re-asked with a precise
 message. The record keeps the numbers and the exact passage text they resolve to: verified evidence by
-construction. (The older layout, evidence copied word for word, is kept in judge.judging.decisions.legacy_support for
-benchmarks.)
+construction. (The older layout, evidence copied word for word, is kept in benchmarks/legacy_support.py.)
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from judge.formats.judgments import ShownText
-from judge.judging.decisions.base import DecisionResponse, Prepared, as_number, normalise, render_request
+from judge.formats.judgments import DecisionRecord, ShownText
+from judge.judging.decisions.base import (
+    ARGUE_JUDGE,
+    DecisionResponse,
+    Prepared,
+    as_number,
+    normalise,
+    render_request,
+)
+from judge.judging.decisions.spec import DecisionSpec, SentenceCase
 from judge.judging.passages import PassagePolicy, select_passages, sentences, share_of
 from judge.judging.prompts import render_numbered_documents
 from judge.labels import SupportVerdict
 from judge.types import Document, Request
 
+MISSING_DOCUMENT = "the cited document is not in the collection"
 MIN_READABLE_CHARS = 40
 MAX_EVIDENCE = 8               # passages a judge may list: the fewest that show the claim
 MIN_PASSAGE_CHARS = 25         # a shorter sentence ("Mr.", a heading) is joined to the next one
@@ -178,3 +187,21 @@ def allowed_verdicts(passages: list[str]) -> tuple[SupportVerdict, ...]:
     if any(char.isalnum() for passage in passages for char in passage):
         return ("supported", "not_supported")
     return ("supported", "not_supported", "cannot_judge")
+
+
+def prepare_for(case: SentenceCase, doc_ids: tuple[str, ...]) -> Prepared | DecisionRecord:
+    """The cited documents found in the collection, shown as `prepare` shows them (the missing ones recorded on
+    the decision); when none is found, a "no" taken without a model: an unknown document supports nothing."""
+    found = [doc for doc in (case.documents.get(d) for d in doc_ids) if doc is not None]
+    absent = tuple(d for d in doc_ids if d not in {doc.doc_id for doc in found})
+    if not found:
+        return DecisionRecord(decision="supports_citation", verdict=False, doc_ids=list(doc_ids),
+                              rationale=MISSING_DOCUMENT, judge=ARGUE_JUDGE, missing_doc_ids=list(absent))
+    prepared = prepare(case.request, case.sentence.text, found, case.passages)
+    return replace(prepared, missing_doc_ids=absent)
+
+
+DECISION = DecisionSpec(
+    name="supports_citation", abbreviation="sc", response_model=SupportsCitation, prompt="supports_citation",
+    labels=("supported", "not_supported"), question="Does the cited document support the sentence?",
+    prepare_for=prepare_for, per_document=True)

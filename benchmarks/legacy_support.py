@@ -1,4 +1,6 @@
 '''The support question in its older layout, kept so a benchmark can compare it with today's in one run.
+Benchmark scaffolding, not part of the package: benchmarks/embedded_model.py and the tests import it from here
+(run from the repository root).
 
 Older layout (argue-judge before evidence by number): the request first, then the document as plain text under
 a `[doc_id] title` header, then the sentence; the judge copies its evidence word for word and a validator

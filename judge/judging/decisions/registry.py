@@ -1,0 +1,64 @@
+"""The decisions the judge knows, in order, built from their modules' `DECISION` declarations.
+
+The order is the signature's (`prompts:sc=...+an=...+...`) and the schema hash's; names and abbreviations are
+unique. Every per-decision lookup outside the decision modules goes through a `Registry` (the shipped one is
+judge.judging.decisions.REGISTRY), so a new decision is its module plus its place in the flowchart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from types import ModuleType
+
+from judge.judging.decisions.spec import DecisionSpec
+
+
+class Registry:
+    """Decision specs by name, in the order given."""
+
+    def __init__(self, specs: Iterable[DecisionSpec]):
+        ordered = list(specs)
+        for kind, values in (("name", [s.name for s in ordered]), ("signature abbreviation",
+                                                                     [s.abbreviation for s in ordered])):
+            repeated = sorted({v for v in values if values.count(v) > 1})
+            if repeated:
+                raise ValueError(f"two decisions share a {kind}: {', '.join(repeated)}")
+        self._specs = {spec.name: spec for spec in ordered}
+
+    @classmethod
+    def of_modules(cls, modules: Iterable[ModuleType]) -> Registry:
+        """The registry of these decision modules, each declaring its `DECISION`."""
+        specs = []
+        for module in modules:
+            spec = getattr(module, "DECISION", None)
+            if not isinstance(spec, DecisionSpec):
+                raise TypeError(f"{module.__name__} declares no DECISION = DecisionSpec(...)")
+            specs.append(spec)
+        return cls(specs)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._specs)
+
+    def __getitem__(self, name: str) -> DecisionSpec:
+        try:
+            return self._specs[name]
+        except KeyError:
+            raise KeyError(f"unknown decision {name!r}; known: {', '.join(self._specs)}") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def __iter__(self) -> Iterator[DecisionSpec]:
+        return iter(self._specs.values())
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def labels(self) -> dict[str, tuple[str, str]]:
+        """Each decision's yes / no verdict words (calibration tables, thresholds files)."""
+        return {spec.name: spec.labels for spec in self}
+
+    def with_threshold(self) -> tuple[str, ...]:
+        """The decisions whose verdict a decision threshold may flip."""
+        return tuple(spec.name for spec in self if spec.takes_threshold)

@@ -1,0 +1,72 @@
+"""What a decision declares about itself, in one `DecisionSpec` at the foot of its module, and what the walker
+knows about a sentence when it asks one (`SentenceCase`).
+
+Everything per decision that the rest of the judge looks up (the signature's abbreviation, the prompt file, the
+response model, the yes/no labels of calibration tables and thresholds files, whether a threshold may flip the
+verdict, the view's question, how the walker fills the prompt) is read from here through the registry
+(judge.judging.decisions.REGISTRY). The flowchart alone says when a decision is asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from judge.formats.judgments import DecisionRecord
+from judge.judging.decisions.base import DecisionResponse, Prepared
+from judge.judging.prompts import PromptTemplate, load_template
+from judge.settings import PassagePolicy
+from judge.types import Document, NuggetBank, Request, Sentence
+
+
+class DocumentLookup(Protocol):
+    """Anything with `get(doc_id) -> Document | None` (the document store as the model is shown it)."""
+
+    def get(self, doc_id: str) -> Document | None: ...
+
+
+@dataclass(frozen=True)
+class SentenceCase:
+    """What the walker knows when the flowchart asks about one sentence: a decision's `prepare_for` takes what
+    its prompt needs from here. `sentence` and `judged` are as the model is shown them (quarantine applied)."""
+
+    request: Request
+    sentence: Sentence
+    judged: list[Sentence]
+    bank: NuggetBank | None
+    documents: DocumentLookup
+    passages: PassagePolicy
+
+
+# How the walker fills a decision's prompt for the flowchart's question (its documents, when it has any): a
+# Prepared to ask the model, a DecisionRecord the decision takes without a model, or None when there is nothing
+# to ask (no candidate nugget, no absence nugget).
+PrepareFor = Callable[[SentenceCase, tuple[str, ...]], Prepared | DecisionRecord | None]
+
+
+@dataclass(frozen=True)
+class DecisionSpec:
+    """One decision (a diamond of the ARGUE flowchart), declared once by its module as `DECISION`."""
+
+    name: str                       # its records' `decision` (a value of judge.labels.Decision)
+    abbreviation: str               # its key in the signature's `prompts:` field (sc=4efaea34+...)
+    response_model: type[DecisionResponse]
+    prompt: str                     # its prompt file: prompts/<prompt>.md (judge/_prompts/ in the wheel)
+    labels: tuple[str, str]         # the yes / no verdict in calibration tables and thresholds files
+    question: str                   # the question the HTML view shows beside its verdict
+    prepare_for: PrepareFor
+    per_document: bool = False      # asked once per cited document: a recorded one is found by its documents
+    optional: bool = False          # may have nothing to ask; the flowchart then goes on without a record
+
+    @property
+    def takes_threshold(self) -> bool:
+        """Whether a decision threshold may flip the verdict: only where the verdict is one value of one field
+        (the response model's `verdict_field`), so flipping it invents nothing the judge did not say (no nugget
+        label); judge.judging.decisions.asker reads the confidence of that field."""
+        return self.response_model.verdict_field is not None
+
+    def template(self, prompts_dir: Path | None = None) -> PromptTemplate:
+        """The prompt template, from `prompts_dir` or the shipped prompts."""
+        return load_template(self.prompt, prompts_dir)

@@ -1,0 +1,132 @@
+"""A decision is one module: the registry built from the modules is where every per-decision lookup goes, so a
+new decision module (a toy one here, tests/data/toy_decision/, not shipped) is picked up by the signature, the
+thresholds file, the view, the asker and the walker without an edit anywhere else."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import shutil
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import get_args
+
+import pytest
+
+from judge.errors import InputError
+from judge.formats.judgments import DecisionRecord
+from judge.judging import decisions
+from judge.judging.decisions import REGISTRY, Registry, claims_absence, needs_citation
+from judge.judging.decisions.asker import question, verdict_values
+from judge.judging.decisions.base import contract_hash
+from judge.judging.decisions.spec import SentenceCase
+from judge.judging.fingerprints import prompt_hashes, prompts_tag, schema_hash
+from judge.judging.flowchart import Question
+from judge.judging.passages import PassagePolicy
+from judge.judging.prompts import default_prompts_dir
+from judge.judging.signature import JudgeSignature
+from judge.judging.thresholds import ThresholdsFile, to_thresholds
+from judge.judging.walker import LLMOracle
+from judge.labels import Decision
+from judge.settings import DecisionThreshold, JudgeSettings, ModelSettings, RetryPolicy
+from judge.types import Request, Sentence
+from judge.view.model import _decision_view, _DocumentCache
+
+TOY = Path(__file__).parent / "data" / "toy_decision"
+REQUEST = Request(request_id="r1", title="Ports", problem_statement="Which ports grew fastest?")
+SENTENCE = Sentence(index=0, text="The port reportedly doubled its traffic.")
+
+
+def load_toy() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("hedged_claim", TOY / "hedged_claim.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # the contract hash reads the response model's source through its module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def toy(monkeypatch, tmp_path):
+    """The shipped registry plus the toy decision, and a prompts folder with the shipped prompts and the toy's."""
+    module = load_toy()
+    prompts = tmp_path / "prompts"
+    shutil.copytree(default_prompts_dir(), prompts)
+    shutil.copy(TOY / f"{module.DECISION.prompt}.md", prompts)
+    monkeypatch.setattr(decisions, "REGISTRY", Registry([*REGISTRY, module.DECISION]))
+    return module, prompts
+
+
+def test_the_decision_type_lists_the_registry_in_its_order():
+    assert get_args(Decision) == REGISTRY.names
+    assert REGISTRY.names == ("supports_citation", "answers_nugget", "claims_absence", "absence_nugget",
+                              "needs_citation", "repeated_claim")
+
+
+def test_the_shipped_declarations_keep_the_signature_and_the_schema_hash():
+    assert prompts_tag(prompt_hashes(None)) == ("sc=4efaea34+an=75de16c5+ca=9e974835+ab=be1c6fd1+nc=47b2941f+"
+                                                "rc=982ac4c5")
+    assert schema_hash() == "fbc716c3"
+    assert REGISTRY.with_threshold() == ("supports_citation", "claims_absence", "needs_citation", "repeated_claim")
+
+
+def test_every_decision_names_its_own_prompt_file():
+    for spec in REGISTRY:
+        assert spec.template().path == default_prompts_dir().resolve() / f"{spec.prompt}.md"
+
+
+def test_a_registry_refuses_a_repeated_name_or_abbreviation_and_a_module_without_a_declaration():
+    with pytest.raises(ValueError, match="share a name: needs_citation"):
+        Registry([needs_citation.DECISION, needs_citation.DECISION])
+    clash = load_toy().DECISION
+    with pytest.raises(ValueError, match="share a signature abbreviation: ca"):
+        Registry([claims_absence.DECISION, type(clash)(**{**clash.__dict__, "abbreviation": "ca"})])
+    with pytest.raises(TypeError, match="declares no DECISION"):
+        Registry.of_modules([ModuleType("not_a_decision")])
+    with pytest.raises(KeyError, match="unknown decision 'hedged_claim'"):
+        REGISTRY["hedged_claim"]
+
+
+def test_the_signature_prints_a_new_decisions_abbreviation_and_prompt_hash(toy):
+    module, prompts = toy
+    toy_hash = module.DECISION.template(prompts).short_hash
+    signature = JudgeSignature.of(ModelSettings("scripted/judge"), RetryPolicy(), JudgeSettings(prompts_dir=prompts))
+    assert f"+rc=982ac4c5+hc={toy_hash}|" in signature.short()
+    assert signature.as_dict()["prompts"]["hedged_claim"] == toy_hash
+    assert schema_hash() != "fbc716c3"  # its response contract is part of the schema hash
+
+
+def test_a_thresholds_file_may_guard_a_new_decision_with_its_own_labels(toy):
+    data = ThresholdsFile(judge="j", metric="kappa", decisions={
+        "hedged_claim": {"verdict": "not_hedged", "threshold": 0.8}})
+    assert to_thresholds(data).rules == (DecisionThreshold("hedged_claim", False, 0.8),)
+    wrong = ThresholdsFile(judge="j", metric="kappa", decisions={"hedged_claim": {"verdict": "yes", "threshold": 0.8}})
+    with pytest.raises(InputError, match="'yes' is not one of hedged, not_hedged"):
+        to_thresholds(wrong)
+
+
+def test_the_view_shows_a_new_decisions_question(toy):
+    record = DecisionRecord.model_construct(decision="hedged_claim", verdict=True)  # a toy: not in the Decision type
+    assert _decision_view(record, _DocumentCache(None), {}).question == "Does it hedge its claim?"
+
+
+def test_the_asker_sends_a_new_decisions_prompt_and_response_model(toy):
+    module, prompts = toy
+    prepared = module.prepare_for(SentenceCase(REQUEST, SENTENCE, [SENTENCE], None, {}, PassagePolicy()))
+    messages, response_model, contract = question(prepared, prompts)
+    assert response_model is module.HedgedClaim and contract == contract_hash(module.HedgedClaim)
+    assert "hedge its claim" in messages[1]["content"] and SENTENCE.text in messages[1]["content"]
+    assert verdict_values("hedged_claim") == (True, False)  # its confidence is read from its verdict field
+
+
+def test_the_walker_fills_a_new_decisions_prompt_from_its_module(toy):
+    module, _prompts = toy
+
+    class Capture:
+        async def ask(self, prepared):
+            return prepared
+
+    case = SentenceCase(REQUEST, SENTENCE, [SENTENCE], None, {}, PassagePolicy())
+    prepared = asyncio.run(LLMOracle(Capture(), case).decide(Question("hedged_claim")))  # type: ignore[arg-type]
+    assert prepared == module.prepare_for(case)

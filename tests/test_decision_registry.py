@@ -5,7 +5,9 @@ thresholds file, the view, the asker and the walker without an edit anywhere els
 from __future__ import annotations
 
 import asyncio
+import importlib
 import importlib.util
+import pkgutil
 import shutil
 import sys
 from pathlib import Path
@@ -20,7 +22,7 @@ from judge.judging import decisions
 from judge.judging.decisions import REGISTRY, Registry, claims_absence, needs_citation
 from judge.judging.decisions.asker import question, verdict_values
 from judge.judging.decisions.base import contract_hash
-from judge.judging.decisions.spec import SentenceCase
+from judge.judging.decisions.spec import DecisionSpec, SentenceCase
 from judge.judging.fingerprints import prompt_hashes, prompts_tag, schema_hash
 from judge.judging.flowchart import Question
 from judge.judging.passages import PassagePolicy
@@ -130,3 +132,22 @@ def test_the_walker_fills_a_new_decisions_prompt_from_its_module(toy):
     case = SentenceCase(REQUEST, SENTENCE, [SENTENCE], None, {}, PassagePolicy())
     prepared = asyncio.run(LLMOracle(Capture(), case).decide(Question("hedged_claim")))  # type: ignore[arg-type]
     assert prepared == module.prepare_for(case)
+
+
+def test_every_decision_module_of_the_package_is_in_the_registry():
+    package = Path(decisions.__file__).parent
+    declaring = set()
+    for info in pkgutil.iter_modules([str(package)]):
+        module = importlib.import_module(f"{decisions.__name__}.{info.name}")
+        if isinstance(getattr(module, "DECISION", None), DecisionSpec):
+            declaring.add(module.DECISION.name)
+    assert declaring == set(REGISTRY.names)
+
+
+def test_the_documentation_table_is_the_registry():
+    page = (Path(__file__).parents[1] / "docs" / "decisions.md").read_text(encoding="utf-8")
+    rows = [[cell.strip().strip("`") for cell in line.strip("|").split("|")]
+            for line in page.splitlines() if line.startswith("| `")]
+    table = [row for row in rows if len(row) == 6]
+    assert table == [[spec.name, spec.abbreviation, f"prompts/{spec.prompt}.md", " / ".join(spec.labels),
+                      "yes" if spec.takes_threshold else "no", spec.question] for spec in REGISTRY]

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from judge.defence.injection import fold_char, is_invisible
 from judge.errors import ConfigurationError
-from judge.labels import RATIONALE_POSITIONS, Decision, RationalePosition
+from judge.labels import RATIONALE_POSITIONS, RationalePosition
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
 _BRACES = re.compile(r"\{\{[^{}\n]{0,80}\}\}")
@@ -77,7 +77,7 @@ def default_prompts_dir() -> Path:
 
 @dataclass(frozen=True)
 class PromptTemplate:
-    decision: Decision
+    decision: str   # the file's name without .md: the decision's `prompt` (or a benchmark's own layout)
     system: str
     user: str
     path: Path
@@ -117,15 +117,17 @@ class PromptTemplate:
                 {"role": "user", "content": fill(self.user).strip()}]
 
 
-def load_template(decision: Decision, prompts_dir: Path | None = None) -> PromptTemplate:
-    return _load(decision, (prompts_dir or default_prompts_dir()).resolve())
+def load_template(name: str, prompts_dir: Path | None = None) -> PromptTemplate:
+    """The template `<name>.md` (a decision module names its file: DecisionSpec.prompt) from `prompts_dir`, or
+    from the shipped prompts."""
+    return _load(name, (prompts_dir or default_prompts_dir()).resolve())
 
 
 @cache
-def _load(decision: Decision, prompts_dir: Path) -> PromptTemplate:
-    path = prompts_dir / f"{decision}.md"
+def _load(name: str, prompts_dir: Path) -> PromptTemplate:
+    path = prompts_dir / f"{name}.md"
     if not path.is_file():
-        raise ConfigurationError(f"no prompt template for decision '{decision}': expected {path}")
+        raise ConfigurationError(f"no prompt template for decision '{name}': expected {path}")
     raw = path.read_bytes()
     text = raw.decode("utf-8")
     parts = _SECTION.split(text)
@@ -139,7 +141,7 @@ def _load(decision: Decision, prompts_dir: Path) -> PromptTemplate:
             raise ConfigurationError(f"{path}:{line}: malformed placeholder {match.group()!r}; write "
                                      "{{ name }} with a lower-case name")
     options = _options(parts[0], path)
-    return PromptTemplate(decision, sections["System"], sections["User"], path, hashlib.sha256(raw).hexdigest(),
+    return PromptTemplate(name, sections["System"], sections["User"], path, hashlib.sha256(raw).hexdigest(),
                           **options)
 
 

@@ -1,5 +1,6 @@
 """Judges whole reports: applies the length limit, then walks every sentence through the flowchart with an
-LLMOracle that looks up documents and nugget candidates, prepares each decision and asks it through a Decider.
+LLMOracle that has each question's decision module fill its prompt from the sentence's case (documents, nugget
+candidates; DecisionSpec.prepare_for) and asks it through a Decider.
 Sentences are independent (the repeated-claim decision sees the whole report text, not other outcomes), so
 they are judged concurrently; each returns its own records, and the report gathers what they found missing.
 

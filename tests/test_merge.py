@@ -152,6 +152,25 @@ def test_a_directory_that_is_not_an_eval_output_is_named(runs, tmp_path):
         merge_outputs([], tmp_path / "m")
 
 
+@pytest.mark.parametrize("diagnostics,reason", [
+    (None, r"run-summary.json: this run summary has no `diagnostics` \(written by an older argue-judge\): rerun"),
+    ([{"source": "inputs"}], r"run-summary.json: `diagnostics` is not a list of diagnostics \(KeyError"),
+])
+def test_a_summary_without_structured_diagnostics_is_refused_naming_it(runs, tmp_path, diagnostics, reason):
+    """Merge reads the shards' warnings from their structure alone: a summary without it is named, not guessed at."""
+    _, shard_dirs = runs
+    copies = copied(shard_dirs[2], tmp_path)
+    edited = summary(copies[1])
+    if diagnostics is None:
+        del edited["diagnostics"]
+    else:
+        edited["diagnostics"] = diagnostics
+    (copies[1] / "run-summary.json").write_text(json.dumps(edited), encoding="utf-8")
+    with pytest.raises(InputError, match=reason):
+        merge_outputs(copies, tmp_path / "m")
+    assert not (tmp_path / "m").exists()  # refused before --out is touched
+
+
 def test_baseline_score_files_are_reported_not_silently_dropped(runs, tmp_path):
     _, shard_dirs = runs
     copies = copied(shard_dirs[2], tmp_path)

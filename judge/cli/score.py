@@ -15,7 +15,7 @@ from judge.cli.render import console, print_argue_leaderboard, print_diagnostics
 from judge.diagnostics import Diagnostics
 from judge.formats import read_nugget_banks
 from judge.formats.lock import output_lock
-from judge.run.outputs import write_score_files
+from judge.run.outputs import write_scored
 from judge.run.score import score
 
 
@@ -47,7 +47,7 @@ def score_command(
             corrected = estimate_with_humans(scores, signature, human, records, sample, confidence,  # type: ignore[arg-type]
                                              citation_policy, banks)  # type: ignore[arg-type]
         with output_lock(out, "score"):
-            write_score_files(scores, signature, out / "scores.tsv", out / "leaderboard.tsv")
+            scored = write_scored(scores, signature, out)
             ppi_paths = ppi.write(*corrected, out) if corrected is not None else []
     print_argue_leaderboard(scores.aggregate_rows())
     print_flags(scores.aggregate_rows())
@@ -55,6 +55,6 @@ def score_command(
     diagnostics.extend(warnings, "scores")
     print_diagnostics(diagnostics)
     console.print(f"signature: {signature.short()}", highlight=False, soft_wrap=True)
-    console.print(f"wrote {out / 'scores.tsv'}, {out / 'leaderboard.tsv'}", highlight=False)
+    console.print(f"wrote {', '.join(str(path) for path in scored)}", highlight=False)
     if corrected is not None:
         ppi.show(*corrected, ppi_paths)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from judge.diagnostics import Diagnostics
 from judge.errors import OutputError
-from judge.formats.atomic import WorkingFolder
+from judge.formats.atomic import WorkingFolder, staged
 from judge.formats.judgments import ReportJudgment, write_judgments
 from judge.formats.lock import output_lock
 from judge.formats.scores import leaderboard, write_leaderboard, write_scores
@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # only the type: importing the client would pull litellm into
     from judge.llm.client import Usage
 
 OUTPUT_NAMES = ("judgments.jsonl", "scores.tsv", "leaderboard.tsv", "run-summary.json", "cache-log.jsonl")
+SCORE_NAMES = ("scores.tsv", "leaderboard.tsv")   # what `score` writes: the score files alone
 LEADERBOARD_MEASURES = (
     "F1", "SentencePrecision", "NuggetRecall", "NuggetRecall(weighted=True)",
     *(f"OutcomeCount(outcome={n})" for n in range(1, 9)), "Truncated", "Failed", "Flagged",
@@ -131,6 +132,14 @@ def write_score_files(scores: Scores, signature: ScoreSignature, scores_path: Pa
     write_scores(scores_path, scores.iter_rows(), signature.short())  # one run's rows at a time
     header, body = leaderboard(scores.aggregate_rows(), LEADERBOARD_MEASURES, sort_by="F1")
     write_leaderboard(board_path, header, body, signature.short())
+
+
+def write_scored(scores: Scores, signature: ScoreSignature, out_dir: Path) -> list[Path]:
+    """`score`'s outputs: scores.tsv and leaderboard.tsv in `out_dir`, replaced together when both are complete."""
+    targets = [Path(out_dir) / name for name in SCORE_NAMES]
+    with staged(targets) as temps:
+        write_score_files(scores, signature, *(temps[target] for target in targets))
+    return targets
 
 
 def write_run_summary(path: Path, summary: dict[str, Any]) -> None:

@@ -28,6 +28,42 @@ class Diagnostic:
     message: str
     source: str                 # where it came from: "inputs", "documents", "scores", "baselines", ...
     level: Level = "warning"    # warning: a number may mislead (undefined, skipped); note: what was done
+    # What it is about, when it is about one input: the file and line of a report, or a request. Kept in
+    # run-summary.json, so the warnings of several shards can be put in a single run's order without reading
+    # their text (judge.run.merge).
+    file: str | None = None
+    line: int | None = None
+    request: str | None = None
+
+    @property
+    def place(self) -> tuple[int, str, int] | None:
+        """Where a single run lists it among its stage's diagnostics: reports by file and line first, then
+        requests by id; None for a diagnostic about no one input (listed after those, as it came)."""
+        if self.file is not None:
+            return (0, self.file, self.line or 0)
+        if self.request is not None:
+            return (1, self.request, 0)
+        return None
+
+    def as_json(self) -> dict[str, str | int]:
+        found: dict[str, str | int] = {"message": self.message, "source": self.source, "level": self.level}
+        for name in ("file", "line", "request"):
+            if getattr(self, name) is not None:
+                found[name] = getattr(self, name)
+        return found
+
+    @classmethod
+    def from_json(cls, item: dict[str, object]) -> Diagnostic:
+        """An entry of run-summary.json's `diagnostics`; raises KeyError or TypeError if it is not one."""
+        level = item.get("level", "warning")
+        line = item.get("line")
+        return cls(str(item["message"]), str(item["source"]), "note" if level == "note" else "warning",
+                   _optional_text(item.get("file")), int(line) if isinstance(line, int) else None,
+                   _optional_text(item.get("request")))
+
+
+def _optional_text(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 class Diagnostics:
@@ -59,9 +95,9 @@ class Diagnostics:
     def messages(self, level: Level | None = None) -> list[str]:
         return [d.message for d in self._items if level is None or d.level == level]
 
-    def as_json(self) -> list[dict[str, str]]:
+    def as_json(self) -> list[dict[str, str | int]]:
         # not dataclasses.asdict, which deep-copies: a run with 100,000 empty reports has 100,000 of these
-        return [{"message": d.message, "source": d.source, "level": d.level} for d in self._items]
+        return [d.as_json() for d in self._items]
 
     def collapsed(self) -> list[tuple[Diagnostic, int]]:
         """Each kind of diagnostic once, as its first message and how many there are of that kind, in order of

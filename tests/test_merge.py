@@ -78,6 +78,11 @@ def summary(directory: Path) -> dict:
     return json.loads((directory / "run-summary.json").read_text(encoding="utf-8"))
 
 
+def keys_of(value: object) -> object:
+    """The structure of a run summary: its keys, and theirs, all the way down (values left out)."""
+    return {key: keys_of(inner) for key, inner in value.items()} if isinstance(value, dict) else None
+
+
 def cache_log_without_flags(directory: Path) -> list[dict]:
     # `cached` legitimately differs: what a shard found in its own cache, not what the whole run found in its.
     lines = (directory / "cache-log.jsonl").read_text(encoding="utf-8").splitlines()
@@ -98,13 +103,15 @@ def test_merged_shards_equal_the_single_run_byte_for_byte(runs, tmp_path, n):
 
     assert cache_log_without_flags(tmp_path / "merged") == cache_log_without_flags(whole)
     got, want = summary(tmp_path / "merged"), summary(whole)
-    for key in ("judge_signature", "score_signature", "warnings"):
+    assert keys_of(got) == keys_of(want)  # the same contract (judge.run.outputs.SUMMARY_KEYS, RUN_KEYS)
+    for key in ("judge_signature", "score_signature", "warnings", "diagnostics", "failed"):
         assert got[key] == want[key], key
     decisions = lambda usage: usage["model_calls"] + usage["cache_hits"]  # noqa: E731
     assert decisions(got["usage"]) == decisions(want["usage"]) > 0
     assert got["usage"]["failures"] == want["usage"]["failures"] == 0
     assert got["seconds"] == max(summary(d)["seconds"] for d in shard_dirs[n])
-    assert got["merged_from"] == [str(d) for d in reversed(shard_dirs[n])]
+    assert got["run"]["merged_from"] == [str(d) for d in reversed(shard_dirs[n])]
+    assert want["run"]["merged_from"] == [] and got["run"]["reports"] == want["run"]["reports"] == 6
 
 
 def test_overlapping_shards_are_refused(runs, tmp_path):
@@ -143,6 +150,25 @@ def test_a_directory_that_is_not_an_eval_output_is_named(runs, tmp_path):
         merge_outputs([shard_dirs[2][0], tmp_path / "empty"], tmp_path / "m")
     with pytest.raises(InputError, match="nothing to merge"):
         merge_outputs([], tmp_path / "m")
+
+
+@pytest.mark.parametrize("diagnostics,reason", [
+    (None, r"run-summary.json: this run summary has no `diagnostics` \(written by an older argue-judge\): rerun"),
+    ([{"source": "inputs"}], r"run-summary.json: `diagnostics` is not a list of diagnostics \(KeyError"),
+])
+def test_a_summary_without_structured_diagnostics_is_refused_naming_it(runs, tmp_path, diagnostics, reason):
+    """Merge reads the shards' warnings from their structure alone: a summary without it is named, not guessed at."""
+    _, shard_dirs = runs
+    copies = copied(shard_dirs[2], tmp_path)
+    edited = summary(copies[1])
+    if diagnostics is None:
+        del edited["diagnostics"]
+    else:
+        edited["diagnostics"] = diagnostics
+    (copies[1] / "run-summary.json").write_text(json.dumps(edited), encoding="utf-8")
+    with pytest.raises(InputError, match=reason):
+        merge_outputs(copies, tmp_path / "m")
+    assert not (tmp_path / "m").exists()  # refused before --out is touched
 
 
 def test_baseline_score_files_are_reported_not_silently_dropped(runs, tmp_path):
@@ -191,7 +217,44 @@ def test_merge_command_of_eval_shards_equals_the_single_run_byte_for_byte(runs, 
     assert "merged 6 reports from 3 shards" in result.output
     for name in BYTE_IDENTICAL:
         assert (tmp_path / "merged" / name).read_bytes() == (whole / name).read_bytes(), name
-    assert summary(tmp_path / "merged")["warnings"] == summary(whole)["warnings"]
+    got, want = summary(tmp_path / "merged"), summary(whole)
+    assert keys_of(got) == keys_of(want)
+    assert got["warnings"] == want["warnings"] and got["diagnostics"] == want["diagnostics"]
+    assert got["run"]["shard"] is None and got["run"]["merged_from"] == [str(d) for d in eval_shards]
+
+
+def test_merged_warnings_are_a_single_runs_from_their_structure_not_their_text(tmp_path):
+    """Empty reports in every shard and a request without a nugget bank: the merged run-summary lists the
+    warnings of one run over all the reports, in its order (reports by file and line, then requests), each once,
+    read from the shards' structured diagnostics; scoring warnings are the merged judgments' own."""
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    for file in sorted((EXAMPLES / "reports").glob("*.jsonl")):
+        shutil.copy(file, reports / file.name)
+    empty = [f"run-empty-{i}" for i in range(12)]
+    (reports / "run-empty.jsonl").write_text("".join(
+        json.dumps({"metadata": {"run_id": run, "topic_id": "ex-101", "team_id": "t"}, "responses": []}) + "\n"
+        for run in empty), encoding="utf-8")
+    assert {Shard.parse("1/2").contains(run, "ex-101") for run in empty} == {True, False}  # both shards get some
+    common = ["--requests", str(EXAMPLES / "requests.jsonl"), "--docs", str(EXAMPLES / "docs.jsonl"),
+              "--nuggets", str(EXAMPLES / "nuggets" / "nuggets_ex-101.v3.json"), "--model", "openai/fake"]
+    with FakeEndpoint(smart_responder) as ep:
+        for name, shard in (("whole", []), ("s1", ["--shard", "1/2"]), ("s2", ["--shard", "2/2"])):
+            result = runner.invoke(app, ["eval", str(reports), *common, "--api-base", ep.api_base, "--api-key", "x",
+                                         *shard, "--cache", str(tmp_path / f"cache-{name}"),
+                                         "--out", str(tmp_path / name)])
+            assert result.exit_code == 0, f"{result.exception!r}\n{result.output}"
+    merge_outputs([tmp_path / "s2", tmp_path / "s1"], tmp_path / "merged")
+    got, want = summary(tmp_path / "merged"), summary(tmp_path / "whole")
+    assert keys_of(got) == keys_of(want)
+    assert got["diagnostics"] == want["diagnostics"] and got["warnings"] == want["warnings"]
+    located = [d for d in want["diagnostics"] if "line" in d]
+    assert [d["line"] for d in located] == list(range(1, 13)) and {d["file"] for d in located} == \
+        {f"{reports / 'run-empty.jsonl'}"}
+    assert any(d.get("request") == "ex-102" for d in want["diagnostics"])
+    assert any(d["source"] == "scores" for d in want["diagnostics"])  # recomputed, not subtracted by wording
+    for name in BYTE_IDENTICAL:
+        assert (tmp_path / "merged" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
 
 
 def test_merge_command_errors_are_one_line(runs, tmp_path):

@@ -52,6 +52,8 @@ def _is_numeric(param: Any) -> bool:
 
 def numeric_options() -> list[tuple[tuple[str, ...], Any]]:
     root = typer.main.get_command(app)
+    for name in root.list_commands(None):  # type: ignore[attr-defined]  # built when asked (cli.app.LazyCommands)
+        root.get_command(None, name)  # type: ignore[attr-defined]
     return [(path, param) for path, command in _commands(root) for param in command.params
             if _is_numeric(param) and param.param_type_name == "option"]
 

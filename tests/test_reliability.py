@@ -302,7 +302,7 @@ def test_a_full_disk_while_writing_is_one_line_and_leaves_the_previous_outputs_w
     def disk_full(path, *args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
-    monkeypatch.setattr("judge.run.evaluate.write_leaderboard", disk_full)
+    monkeypatch.setattr("judge.run.outputs.write_leaderboard", disk_full)
     with FakeEndpoint(smart_responder) as ep:
         result = run_cli(eval_args(ep, tmp_path / "cache", out), code=6)
         message = one_line(result)

@@ -76,6 +76,8 @@ CONVERTERS = {"cache", "import", "export", "view"}
 
 def commands() -> dict[str, list[str]]:
     root = typer.main.get_command(app)
+    for name in root.list_commands(None):  # type: ignore[attr-defined]  # built when asked (cli.app.LazyCommands)
+        root.get_command(None, name)  # type: ignore[attr-defined]
     found = {}
     for name, command in root.commands.items():  # type: ignore[attr-defined]
         subcommands = getattr(command, "commands", None)

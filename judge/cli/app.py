@@ -1,30 +1,67 @@
-"""The `argue-judge` command."""
+"""The `argue-judge` command.
+
+Each command's module is imported only when that command runs (or when `--help` lists them all): `eval` pulls in
+litellm and instructor, `calibrate` scipy, and `score` or `merge`, which never call a model, should not wait
+seconds for either (tests/test_cli_startup.py; benchmarks/startup.py measures it).
+"""
 
 from __future__ import annotations
 
+import importlib
 import logging
+from typing import Any
 
 import typer
 
 from judge._version import __version__
-from judge.cli import baseline, cache, interop
-from judge.cli.calibrate import calibrate_command
 from judge.cli.errors import OneLineErrors
-from judge.cli.evaluate import eval_command, score_command
-from judge.cli.merge import merge_command
-from judge.cli.view import view_command
+
+# name: (module, attribute): a command function, or a typer app of subcommands. In the order --help lists them.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "eval": ("judge.cli.evaluate", "eval_command"),
+    "score": ("judge.cli.score", "score_command"),
+    "merge": ("judge.cli.merge", "merge_command"),
+    "calibrate": ("judge.cli.calibrate", "calibrate_command"),
+    "view": ("judge.cli.view", "view_command"),
+    "cache": ("judge.cli.cache", "app"),
+    "baseline": ("judge.cli.baseline", "app"),
+    "import": ("judge.cli.interop", "import_app"),
+    "export": ("judge.cli.interop", "export_app"),
+}
+
+
+def load_command(name: str) -> Any:
+    """The click command `name` runs, built by typer from its module (imported now, not before) exactly as the
+    root app would build it: registered on a root of its own (no completion options), then taken out of it."""
+    module, attribute = COMMANDS[name]
+    target = getattr(importlib.import_module(module), attribute)
+    holder = typer.Typer(add_completion=False)
+    holder.callback()(_no_options)  # a root with a callback is always a group, even around one command
+    if isinstance(target, typer.Typer):
+        holder.add_typer(target, name=name)
+    else:
+        holder.command(name)(target)
+    return typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
+
+
+def _no_options() -> None:
+    """The holder's own callback: it takes no options and does nothing."""
+
+
+class LazyCommands(OneLineErrors):
+    """The root group: knows its commands by name and builds one only when it is asked for."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*COMMANDS, *(name for name in super().list_commands(ctx) if name not in COMMANDS)]
+
+    def get_command(self, ctx: Any, name: str) -> Any:
+        if name not in self.commands and name in COMMANDS:
+            self.add_command(load_command(name), name)
+        return super().get_command(ctx, name)
+
 
 app = typer.Typer(name="argue-judge", help="ARGUE evaluation of cited reports with LLM judges.",
-                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, cls=OneLineErrors)
-app.command("eval")(eval_command)
-app.command("score")(score_command)
-app.command("merge")(merge_command)
-app.command("calibrate")(calibrate_command)
-app.command("view")(view_command)
-app.add_typer(cache.app, name="cache")
-app.add_typer(baseline.app, name="baseline")
-app.add_typer(interop.import_app, name="import")
-app.add_typer(interop.export_app, name="export")
+                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, cls=LazyCommands)
 
 
 def _version(value: bool) -> None:

@@ -23,7 +23,7 @@ from judge.errors import InputError
 from judge.formats.judgments import iter_judgments
 from judge.llm.cache_backends import local_directory, open_decision_cache
 from judge.llm.embedded import EMBEDDED_MODEL
-from judge.run.evaluate import score
+from judge.run.score import score
 from judge.settings import JudgeSettings, ModelSettings, PassagePolicy
 
 CALIBRATED_POLICIES = ("quarantine", "flag")

@@ -1,4 +1,4 @@
-"""`argue-judge eval` and `argue-judge score`."""
+"""`argue-judge eval`: judge the reports, then write and print what `score` would from the judgments."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from judge.adapters.autoargue import read_any_judgments
 from judge.cli import options, ppi
 from judge.cli.errors import run_failed, user_errors
 from judge.cli.render import (
@@ -22,7 +21,6 @@ from judge.cli.render import (
 )
 from judge.diagnostics import Diagnostics
 from judge.errors import ConfigurationError
-from judge.formats import read_nugget_banks
 from judge.formats.lock import output_lock
 from judge.labels import CITATION_POLICIES
 from judge.llm.cache_backends import local_directory
@@ -30,16 +28,13 @@ from judge.llm.client import price_known
 from judge.llm.embedded import EMBEDDED_MODEL, EMBEDDED_PROVIDER
 from judge.llm.kernels import kernels_line
 from judge.llm.router import resolve_model, servers
-from judge.run.evaluate import EvalConfig, Inputs, evaluate, score, write_outputs, write_score_files
+from judge.run.evaluate import EvalConfig, evaluate
 from judge.run.evaluate import Progress as Hooks
+from judge.run.inputs import Inputs
+from judge.run.outputs import write_outputs
 from judge.run.prediction_powered import check_human_files, estimate_with_humans, ppi_json
 from judge.run.shards import Shard
 from judge.settings import INJECTION_POLICIES, JudgeSettings, ModelSettings, PassagePolicy, RetryPolicy
-
-NUGGET_FORMATS = ("files or directories of *.json / *.jsonl (.gz too) holding v3 banks (Auto-ARGUE, AutoJudge, "
-                  "RAGTIME), v1/v2 'items' banks or castorini nuggetizer records; one bank per request")
-Policy = Annotated[str, typer.Option(
-    "--citation-policy", help=f"How several citations must support a sentence: {', '.join(CITATION_POLICIES)}.")]
 
 
 def eval_command(
@@ -47,7 +42,7 @@ def eval_command(
     requests: Annotated[Path, typer.Option("--requests", "-r", help="Report requests (JSONL).")],
     docs: Annotated[list[Path], typer.Option("--docs", "-d", help="Documents (JSONL), one or more files.")],
     nuggets: Annotated[list[Path] | None, typer.Option(
-        "--nuggets", "-n", help=f"Nugget banks: {NUGGET_FORMATS}. Without one, recall is undefined.")] = None,
+        "--nuggets", "-n", help=f"Nugget banks: {options.NUGGET_FORMATS}. Without one, recall is undefined.")] = None,
     model: options.Model = EMBEDDED_MODEL,
     api_base: options.ApiBases = None,
     router: options.RouterConfig = None,
@@ -58,7 +53,7 @@ def eval_command(
     max_tokens: options.MaxTokens = 512,
     logprobs: options.Logprobs = None,
     thresholds: options.ThresholdsOption = None,
-    citation_policy: Policy = "all",
+    citation_policy: options.Policy = "all",
     truncate: Annotated[bool, typer.Option(
         "--truncate/--no-truncate", help="Judge only the sentences within the request's length limit.")] = True,
     max_doc_chars: options.MaxDocChars = 6000,
@@ -223,39 +218,3 @@ def _baselines(inputs: Inputs, gold: list[Path] | None, out: Path, diagnostics: 
         write_scores(out / f"{result.name}.scores.tsv", result.rows, str(result.signature))
         rows.extend(result.rows)
     return rows, [r.headline for r in results]
-
-
-def score_command(
-    judgments: Annotated[list[Path], typer.Argument(help="Judgments files (ours or Auto-ARGUE's, detected).")],
-    citation_policy: Policy = "all",
-    nuggets: Annotated[list[Path] | None, typer.Option("--nuggets", "-n", help=f"Nugget banks: {NUGGET_FORMATS}. "
-                       "Needed for Auto-ARGUE judgments and Auto-ARGUE's relevance and coverage measures.")] = None,
-    human: options.Human = None,
-    sample: options.Sample = "reports",
-    confidence: options.Confidence = 0.95,
-    out: options.Out = Path("argue-out"),
-    debug: options.Debug = False,
-) -> None:
-    """Recompute every metric from judgments alone (no model calls): LLM judgments and human labels alike. With
-    --human, also the prediction-powered estimates of each run's scores from a human sample (docs/ppi.md)."""
-    ppi.check_design(sample)
-    with user_errors(debug):
-        banks = read_nugget_banks(list(nuggets)) if nuggets else None
-        records = read_any_judgments(list(judgments), banks)
-        label = next((j.signature for j in records if j.signature), None) or \
-            ",".join(sorted({j.assessor for j in records})) or "unknown"
-        scores, signature, warnings = score(records, label, citation_policy, banks)  # type: ignore[arg-type]
-        corrected = estimate_with_humans(scores, signature, human, records, sample, confidence,  # type: ignore[arg-type]
-                                         citation_policy, banks) if human else None  # type: ignore[arg-type]
-        with output_lock(out, "score"):
-            write_score_files(scores, signature, out / "scores.tsv", out / "leaderboard.tsv")
-            ppi_paths = ppi.write(*corrected, out) if corrected is not None else []
-    print_argue_leaderboard(scores.aggregate_rows())
-    print_flags(scores.aggregate_rows())
-    diagnostics = Diagnostics()
-    diagnostics.extend(warnings, "scores")
-    print_diagnostics(diagnostics)
-    console.print(f"signature: {signature.short()}", highlight=False, soft_wrap=True)
-    console.print(f"wrote {out / 'scores.tsv'}, {out / 'leaderboard.tsv'}", highlight=False)
-    if corrected is not None:
-        ppi.show(*corrected, ppi_paths)

@@ -11,6 +11,7 @@ import typer
 
 from judge.cli.render import console
 from judge.judging.thresholds import choose_thresholds
+from judge.labels import CITATION_POLICIES
 from judge.llm.cache import DEFAULT_CACHE_DIR
 from judge.llm.embedded import EMBEDDED_MODEL
 from judge.llm.kernels import KERNELS
@@ -119,6 +120,10 @@ Timeout = Annotated[float, number(
     "--timeout", bounds=SECONDS,
     help="Seconds per request attempt before it is abandoned and retried (not in the signature).")]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the decision cache.")]
+NUGGET_FORMATS = ("files or directories of *.json / *.jsonl (.gz too) holding v3 banks (Auto-ARGUE, AutoJudge, "
+                  "RAGTIME), v1/v2 'items' banks or castorini nuggetizer records; one bank per request")
+Policy = Annotated[str, typer.Option(
+    "--citation-policy", help=f"How several citations must support a sentence: {', '.join(CITATION_POLICIES)}.")]
 Prompts = Annotated[Path | None, typer.Option("--prompts", help="Directory of prompt templates (default: prompts/).",
                                               exists=True, file_okay=False)]
 def under_folders(value: Path | None) -> Path | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
@@ -11,10 +12,11 @@ from rich.table import Table
 from judge.cli.render import console
 from judge.judging.signature import ScoreSignature
 from judge.metrics.argue import F1
-from judge.metrics.corrected import PPI_MEASURES, CorrectedScores
-from judge.metrics.ppi import Interval
 from judge.metrics.sampling import DESIGNS
-from judge.run.prediction_powered import write_ppi_files
+
+if TYPE_CHECKING:  # the estimators import scipy (seconds): loaded only when --human asks for them
+    from judge.metrics.corrected import CorrectedScores
+    from judge.metrics.ppi import Interval
 
 
 def check_design(sample: str) -> None:
@@ -24,6 +26,8 @@ def check_design(sample: str) -> None:
 
 def write(corrected: CorrectedScores, signature: ScoreSignature, out: Path) -> list[Path]:
     """Write ppi.tsv, ppi-pairs.tsv and ppi.json into `out` (under the command's lock on it); returns the paths."""
+    from judge.run.prediction_powered import write_ppi_files
+
     return list(write_ppi_files(corrected, signature, out).values())
 
 
@@ -42,6 +46,8 @@ def _interval(i: Interval, digits: int = 3) -> str:
 
 
 def print_corrected(corrected: CorrectedScores) -> None:
+    from judge.metrics.corrected import PPI_MEASURES
+
     level = f"{corrected.confidence:.0%}"
     table = Table(title=f"Prediction-powered estimates ({level} intervals; sample: {corrected.design})",
                   title_justify="left")

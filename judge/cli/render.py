@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from judge.diagnostics import Diagnostics
 from judge.formats.scores import ALL, ScoreRow, leaderboard
-from judge.llm.client import Usage
+
+if TYPE_CHECKING:  # the type alone: the client imports litellm, which `score` and `merge` must not pay for
+    from judge.llm.client import Usage
 
 # Markup off: run ids, paths and warnings are user text and may contain [brackets].
 console = Console(markup=False)

@@ -1,125 +1,44 @@
-"""The library path behind `argue-judge eval` and `argue-judge score`: load → judge → judgments → metrics → files.
+"""The judging step of `argue-judge eval`: judge every report of the loaded inputs (judge.run.inputs), score the
+judgments (judge.run.score) and return an Evaluation for judge.run.outputs to write.
 
 The CLI only parses options, calls these and prints; scripts and notebooks call the same functions
-(`evaluate_async` inside a running event loop, e.g. Jupyter; `score` never needs one).
+(`evaluate_async` inside a running event loop, e.g. Jupyter). The names of the whole eval path (Inputs, score,
+write_outputs, ...) are importable from here too, as scripts written before the split import them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from judge.diagnostics import Diagnostics
-from judge.errors import InputError, OutputError
-from judge.formats import DocumentStore, citation_warnings, read_nugget_banks, read_requests
 from judge.formats.atomic import WorkingFolder
-from judge.formats.judgments import ReportJudgment, nugget_summaries, write_judgments
+from judge.formats.judgments import ReportJudgment, nugget_summaries
 from judge.formats.lock import output_lock
-from judge.formats.reports import ReportEntry, ReportIndex
-from judge.formats.scores import leaderboard, write_leaderboard, write_scores
-from judge.judging.flowchart import complete_from_decisions
-from judge.judging.signature import JudgeSignature, ScoreSignature
+from judge.formats.reports import ReportEntry
+from judge.judging.signature import JudgeSignature
 from judge.judging.thresholds import resolve_thresholds
 from judge.judging.walker import ReportWalker, within_limit
-from judge.labels import CitationPolicy
 from judge.llm.cache import DEFAULT_CACHE_DIR, DecisionCache
 from judge.llm.cache_backends import BackendDecisionCache, open_decision_cache
 from judge.llm.client import DecisionClient, Usage
 from judge.llm.router import servers
-from judge.metrics import Scores, score_judgments
+from judge.run.inputs import Inputs
+from judge.run.outputs import OUTPUT_NAMES, Evaluation, write_outputs, write_score_files
+from judge.run.score import score
 from judge.run.shards import Shard
 from judge.run.streaming import JudgmentStream, StoredJudgments
 from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
-from judge.types import NuggetBank, Report, Request
+from judge.types import Report
 
-LEADERBOARD_MEASURES = (
-    "F1", "SentencePrecision", "NuggetRecall", "NuggetRecall(weighted=True)",
-    *(f"OutcomeCount(outcome={n})" for n in range(1, 9)), "Truncated", "Failed", "Flagged",
-)
-OUTPUT_NAMES = ("judgments.jsonl", "scores.tsv", "leaderboard.tsv", "run-summary.json", "cache-log.jsonl")
-
-
-@dataclass
-class Inputs:
-    """Everything a run reads, loaded once. Closes its document store: use it as a context manager.
-
-    `reports` is an index (judge.formats.reports.ReportIndex): every report is checked when the inputs are loaded,
-    and read again from its file when it is judged, so memory does not grow with the reports' text. A list of
-    reports is accepted too (it is indexed in memory)."""
-
-    reports: ReportIndex
-    requests: dict[str, Request]
-    banks: dict[str, NuggetBank]
-    documents: DocumentStore
-    diagnostics: Diagnostics = field(default_factory=Diagnostics)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.reports, ReportIndex):
-            self.reports = ReportIndex.of(self.reports)
-
-    @classmethod
-    def load(cls, reports: Sequence[str | Path], requests: str | Path, nuggets: Sequence[str | Path] | None,
-             documents: Sequence[str | Path], index_dir: Path, max_doc_bytes: int | None = None,
-             shard: Shard | None = None) -> Inputs:
-        """`max_doc_bytes`: refuse (before any model call) a cited document larger than this. `shard`: keep only
-        that shard's reports (checks and warnings then speak of those alone, so merging the shards' summaries
-        gives the warnings of a single run)."""
-        diagnostics = Diagnostics()
-        keep = (lambda report: shard.contains(report.run_id, report.request_id)) if shard else None
-        read = (ReportIndex.scan(list(reports), keep), read_requests(requests),
-                read_nugget_banks(list(nuggets)) if nuggets else {})
-        # The document index logs what it repairs (duplicate ids, an unreadable index): keep it for the summary.
-        with diagnostics.capture_logging("judge.formats.documents", "documents"):
-            store = DocumentStore.open(list(documents), index_dir)
-        loaded = cls(*read, store, diagnostics)
-        try:
-            loaded.check(max_doc_bytes)
-        except BaseException:
-            loaded.close()
-            raise
-        diagnostics.extend(loaded.warnings(), "inputs")
-        if store.duplicates:  # known whether the index was built now or reused, so every run says it
-            diagnostics.warn(f"{store.duplicates} duplicate doc_id line(s) in the collection; kept the first copy "
-                             "of each", "documents")
-        return loaded
-
-    def close(self) -> None:
-        self.documents.close()
-
-    def __enter__(self) -> Inputs:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def check(self, max_doc_bytes: int | None = None) -> None:
-        """Fail before any model call: every report must answer a known request, and no cited document may be
-        over `max_doc_bytes`."""
-        for entry in self.reports.entries:
-            if entry.request_id not in self.requests:
-                known = ", ".join(sorted(self.requests)[:10])
-                raise InputError(f"report of run '{entry.run_id}' answers unknown request '{entry.request_id}'; "
-                                 f"add it to the requests file (known: {known})", entry.source)
-        if max_doc_bytes is not None:
-            self.documents.check_sizes(self.reports.cited, max_doc_bytes)
-
-    def warnings(self) -> list[str]:
-        notes = []
-        for entry in self.reports.entries:
-            if not entry.sentences:
-                notes.append(f"{entry.source}: report of run '{entry.run_id}' for request '{entry.request_id}' "
-                             "is empty; its precision is undefined (scored 0, flagged)")
-        for request_id in sorted({e.request_id for e in self.reports.entries} - self.banks.keys()):
-            notes.append(f"request '{request_id}' has no nugget bank: nugget recall is undefined (not zero) "
-                         "for its reports")
-        return notes + citation_warnings(self.reports.cited, self.documents)  # without reading the reports again
+__all__ = ["OUTPUT_NAMES", "EvalConfig", "Evaluation", "Inputs", "Progress", "evaluate", "evaluate_async",
+           "run_failure", "score", "stream_for", "write_outputs", "write_score_files"]
 
 
 @dataclass(frozen=True)
@@ -150,28 +69,6 @@ class Progress:
     start: Callable[[int], None] = lambda total: None
     sentence_done: Callable[[], None] = lambda: None
     decision_done: Callable[[bool], None] = lambda cached: None
-
-
-@dataclass
-class Evaluation:
-    # A run with an output directory reads them back from its judgments.jsonl one at a time (StoredJudgments).
-    judgments: Sequence[ReportJudgment]
-    scores: Scores
-    usage: Usage
-    judge_signature: JudgeSignature
-    score_signature: ScoreSignature
-    diagnostics: Diagnostics = field(default_factory=Diagnostics)
-    seconds: float = 0.0
-    failure: str | None = None  # why the run as a whole failed (see run_failure); outputs are written anyway
-    # Where the judgments were streamed to and finalised, if anywhere: the working folder of `out`, from which
-    # write_outputs moves the file into place (and then points this, and `judgments`, at its final path).
-    judgments_path: Path | None = None
-    # Per-run facts for run-summary.json that change no verdict: timeout, servers, shard, resumed reports.
-    run: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def warnings(self) -> list[str]:
-        return self.diagnostics.messages()
 
 
 def evaluate(inputs: Inputs, config: EvalConfig, progress: Progress | None = None, out: Path | None = None
@@ -215,7 +112,8 @@ async def evaluate_async(inputs: Inputs, config: EvalConfig, progress: Progress 
     diagnostics.extend(worker_events, "embedded judge")
     run = {"timeout_seconds": config.model.timeout, "servers": len(servers(config.model)),
            "shard": str(config.shard) if config.shard else None, "resumed_reports": resumed,
-           "reports": len(judgments)}  # what merge checks a shard's judgments.jsonl against
+           "reports": len(judgments),  # what merge checks a shard's judgments.jsonl against
+           "merged_from": []}
     if kernels is not None:  # the embedded judge's llama.cpp kernels (judge.llm.kernels)
         run["kernels"] = kernels
     return Evaluation(judgments, scores, usage, signature, score_signature, diagnostics,
@@ -345,30 +243,6 @@ def _already_judged(stream: JudgmentStream, report: Report, inputs: Inputs, conf
         and not any(s.status == "failed" or any(d.error for d in s.decisions) for s in earlier.sentences)
 
 
-def score(judgments: Iterable[ReportJudgment], judge_label: str, policy: CitationPolicy = "all",
-          banks: Mapping[str, NuggetBank] | None = None) -> tuple[Scores, ScoreSignature, list[str]]:
-    """Metrics from judgments alone (and the nugget banks' answer references, which Auto-ARGUE's relevance and
-    coverage need): the same path for LLM judgments and human labels. Never calls a model. Reads `judgments`
-    once, one at a time (a run's StoredJudgments stream from disk): what is kept is each report's statistics."""
-    requests: set[str] = set()
-    tally = {"reports": 0, "failed": 0, "undetermined": 0}
-
-    def completed() -> Iterator[ReportJudgment]:
-        for judgment in judgments:
-            sentences = [complete_from_decisions(s, policy) for s in judgment.sentences]
-            requests.add(judgment.request_id)
-            tally["reports"] += 1
-            tally["failed"] += sum(s.status == "failed" for s in sentences)
-            tally["undetermined"] += sum(s.status == "undetermined" or (s.status == "judged" and s.outcome is None)
-                                         for s in sentences)
-            yield judgment.model_copy(update={"sentences": sentences})
-
-    scores = score_judgments(completed(), banks)
-    signature = ScoreSignature(judge=judge_label, requests=len(requests), reports=tally["reports"],
-                               failed=tally["failed"], undetermined=tally["undetermined"], citation_policy=policy)
-    return scores, signature, list(scores.warnings)
-
-
 def run_failure(judgments: Iterable[ReportJudgment], usage: Usage, max_failed_fraction: float) -> str | None:
     """Why the run as a whole must be reported failed (the CLI exits 5), or None. A run in which no decision
     succeeded, or more than `max_failed_fraction` of the judged sentences failed, yields numbers that say more
@@ -392,62 +266,3 @@ def run_failure(judgments: Iterable[ReportJudgment], usage: Usage, max_failed_fr
     return None
 
 
-def write_outputs(evaluation: Evaluation, out_dir: Path) -> dict[str, Path]:
-    """Judgments, scores and leaderboard are byte-identical on a rerun; run-summary.json and cache-log.jsonl
-    hold the per-run facts (timing, usage, what came from the cache). All five are written in the working folder
-    `out_dir/.argue-run` and moved into place together only when every one is complete (judge.formats.atomic:
-    WorkingFolder), holding the folder's lock; on an output error the finished files stay as they were."""
-    out_dir = Path(out_dir)
-    with output_lock(out_dir, "eval"):
-        work = WorkingFolder(out_dir)
-        streamed = evaluation.judgments_path is not None and \
-            evaluation.judgments_path.resolve() == work.file("judgments.jsonl").resolve()
-        if not streamed:
-            work.start()
-        try:
-            _write_to(work, evaluation, streamed)
-            paths = work.commit(OUTPUT_NAMES)
-        except OutputError:
-            work.discard()  # a rerun is free (every decision is in the cache); no half-written folder stays
-            raise
-    if streamed:  # the file moved: read it from where it is now
-        evaluation.judgments_path = paths["judgments.jsonl"]
-        if isinstance(evaluation.judgments, StoredJudgments):
-            evaluation.judgments.path = paths["judgments.jsonl"]
-    return paths
-
-
-def _write_to(work: WorkingFolder, evaluation: Evaluation, streamed: bool) -> None:
-    """The run's outputs, in the working folder (the finalised judgments log is there already when `streamed`)."""
-    paths = {name: work.file(name) for name in OUTPUT_NAMES}
-    summary = {
-        "judge_signature": evaluation.judge_signature.as_dict(),
-        "score_signature": evaluation.score_signature.short(),
-        "usage": asdict(evaluation.usage),
-        "seconds": round(evaluation.seconds, 3),
-        "failed": evaluation.failure,
-        "warnings": evaluation.warnings,
-        "diagnostics": evaluation.diagnostics.as_json(),
-        "run": evaluation.run,
-    }
-    try:
-        if not streamed:
-            write_judgments(paths["judgments.jsonl"], evaluation.judgments)
-        write_score_files(evaluation.scores, evaluation.score_signature, paths["scores.tsv"],
-                          paths["leaderboard.tsv"])
-        paths["run-summary.json"].write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        with paths["cache-log.jsonl"].open("w", encoding="utf-8") as log:
-            for j in evaluation.judgments:
-                for s in j.sentences:
-                    for d in s.decisions:
-                        log.write(json.dumps({"run_id": j.run_id, "request_id": j.request_id, "sentence": s.index,
-                                              "decision": d.decision, "doc_ids": d.doc_ids, "cached": d.cached},
-                                             sort_keys=True) + "\n")
-    except OSError as exc:
-        raise work.output_error(exc, OUTPUT_NAMES) from exc
-
-
-def write_score_files(scores: Scores, signature: ScoreSignature, scores_path: Path, board_path: Path) -> None:
-    write_scores(scores_path, scores.iter_rows(), signature.short())  # one run's rows at a time
-    header, body = leaderboard(scores.aggregate_rows(), LEADERBOARD_MEASURES, sort_by="F1")
-    write_leaderboard(board_path, header, body, signature.short())

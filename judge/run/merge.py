@@ -5,9 +5,11 @@ judgments.jsonl, scores.tsv and leaderboard.tsv are byte-identical to a single r
 single run's order (run id, then request id) with their bytes unchanged, and every score is recomputed from the
 merged judgments through the same `judge.run.evaluate.score` a run uses (a macro mean over requests cannot be
 merged from shard means). cache-log.jsonl gets the shards' lines in the merged order.
-run-summary.json holds per-run facts, merged as such: the judge signature (which every shard must share), the
-recomputed score signature, usage summed over the shards, `seconds` the longest shard's (the wall time when the
-shards run side by side), the warnings a single run would give, and `merged_from`, the shard directories.
+run-summary.json has the keys eval's has (judge.run.outputs: SUMMARY_KEYS), holding per-run facts merged as such:
+the judge signature (which every shard must share), the recomputed score signature, usage summed over the shards,
+`seconds` the longest shard's (the wall time when the shards run side by side), `failed`, the diagnostics a single
+run would give (the shards' own, read from the structure of their summaries, in a single run's order, with the
+scoring ones recomputed from the merged judgments), and `run.merged_from`, the shard directories.
 
 What is merged must be a whole evaluation: the shards of `eval --shard I/N` record I/N in their run summaries, so
 merge refuses a missing shard, a shard given twice or shards of different counts; each summary records how many
@@ -20,18 +22,19 @@ way. The output folder must not be one of the shards, and it is locked and writt
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from judge.diagnostics import Diagnostic, Diagnostics
 from judge.errors import InputError
 from judge.formats.atomic import WorkingFolder
 from judge.formats.judgments import ReportJudgment, iter_judgments, iter_judgments_located, write_judgments
 from judge.formats.lock import output_lock, reading_lock
-from judge.run.evaluate import OUTPUT_NAMES, score, write_score_files
+from judge.run.outputs import DIAGNOSTIC_SOURCES, OUTPUT_NAMES, run_summary, write_run_summary, write_score_files
+from judge.run.score import score
 from judge.run.shards import Shard
 
 Key = tuple[str, str]
@@ -47,6 +50,7 @@ class ShardOutput:
     judge_label: str
     places: dict[Key, tuple[int, int]] = field(default_factory=dict)  # (byte offset, length) of each line
     signatures: list[str] = field(default_factory=list)                # every signature its judgments carry
+    diagnostics: list[Diagnostic] = field(default_factory=list)        # as its run-summary.json lists them
 
     @classmethod
     def read(cls, directory: Path) -> ShardOutput:
@@ -64,6 +68,14 @@ class ShardOutput:
         except (json.JSONDecodeError, KeyError, AttributeError, TypeError) as exc:
             raise InputError(f"not a run summary ({type(exc).__name__}: {exc}); was it edited?", summary_path) \
                 from None
+        if "diagnostics" not in summary:
+            raise InputError("this run summary has no `diagnostics` (written by an older argue-judge): rerun that "
+                             "shard's eval into it (its decisions are cached), then merge", summary_path)
+        try:
+            diagnostics = [Diagnostic.from_json(item) for item in summary["diagnostics"]]
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            raise InputError(f"`diagnostics` is not a list of diagnostics ({type(exc).__name__}: {exc}); was it "
+                             "edited?", summary_path) from None
         places: dict[Key, tuple[int, int]] = {}
         signatures: list[str] = []  # in file order: the first is the label the shard's scores are signed with
         # A shard that drew no report wrote an empty file: nothing to merge from it, which is not an error.
@@ -77,7 +89,7 @@ class ShardOutput:
                 places[judgment.key] = (offset, len(raw))
                 if judgment.signature and judgment.signature not in signatures:
                     signatures.append(judgment.signature)
-        shard = cls(directory, summary, signatures[0] if signatures else "unknown", places, signatures)
+        shard = cls(directory, summary, signatures[0] if signatures else "unknown", places, signatures, diagnostics)
         shard.check_complete()
         return shard
 
@@ -106,17 +118,6 @@ class ShardOutput:
         """This shard's judgments, read from its file one at a time."""
         path = self.directory / "judgments.jsonl"
         return iter_judgments(path) if path.stat().st_size else iter(())
-
-    def input_warnings(self) -> list[str]:
-        """The shard's warnings about its inputs: all its warnings but those its scores raised."""
-        scoring = Counter(score(self.judgments(), self.judge_label)[2])
-        notes = []
-        for warning in self.summary.get("warnings", []):
-            if scoring[warning]:
-                scoring[warning] -= 1
-            else:
-                notes.append(warning)
-        return notes
 
 
 @dataclass
@@ -163,33 +164,63 @@ def _check_out_is_no_input(out_dir: Path, directories: list[Path]) -> None:
 
 def _merge(shards: list[ShardOutput], order: list[tuple[Key, ShardOutput]], notes: list[str], work: WorkingFolder
            ) -> Merged:
-    """The merged outputs, written in the working folder of --out."""
-    label = shards[0].judge_label
-
+    """The merged outputs, written in the working folder of --out (an OSError becomes the OutputError eval gives)."""
     paths = {name: work.file(name) for name in OUTPUT_NAMES}
-    _write_merged_judgments(order, paths["judgments.jsonl"])
-    scores, score_signature, score_notes = score(
-        iter_judgments(paths["judgments.jsonl"]) if order else iter(()), label)
-    write_score_files(scores, score_signature, paths["scores.tsv"], paths["leaderboard.tsv"])
-    failure = "; ".join(f"shard {f'{s.shard} ({s.directory})' if s.shard else s.directory} failed: "
-                        f"{s.summary['failed']}" for s in shards if s.summary.get("failed")) or None
-    summary = {
-        "judge_signature": shards[0].summary.get("judge_signature"),
-        "failed": failure,
-        "score_signature": score_signature.short(),
-        "usage": _sum_usage([s.summary.get("usage", {}) for s in shards]),
-        "seconds": max(float(s.summary.get("seconds", 0.0)) for s in shards),
-        "warnings": _input_warnings(shards) + score_notes,
-        "merged_from": [str(s.directory) for s in shards],
-    }
-    paths["run-summary.json"].write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    _merge_cache_logs(shards, [key for key, _ in order], paths["cache-log.jsonl"])
+    try:
+        _write_merged_judgments(order, paths["judgments.jsonl"])
+        scores, score_signature, score_notes = score(
+            iter_judgments(paths["judgments.jsonl"]) if order else iter(()), shards[0].judge_label)
+        write_score_files(scores, score_signature, paths["scores.tsv"], paths["leaderboard.tsv"])
+        failure = "; ".join(f"shard {f'{s.shard} ({s.directory})' if s.shard else s.directory} failed: "
+                            f"{s.summary['failed']}" for s in shards if s.summary.get("failed")) or None
+        summary = run_summary(shards[0].summary["judge_signature"], score_signature,
+                              _sum_usage([s.summary.get("usage", {}) for s in shards]),
+                              max(float(s.summary.get("seconds", 0.0)) for s in shards), failure,
+                              _merged_diagnostics(shards, score_notes), _merged_run(shards, len(order)))
+        write_run_summary(paths["run-summary.json"], summary)
+        _merge_cache_logs(shards, [key for key, _ in order], paths["cache-log.jsonl"])
+    except OSError as exc:
+        raise work.output_error(exc, OUTPUT_NAMES) from exc
     leftovers = sorted({p.name for s in shards for p in s.directory.glob("*.scores.tsv")} - {"scores.tsv"})
     notes += [f"not merged: {name} (baseline scores are not additive; rerun the baselines on all the reports)"
               for name in leftovers]
     notes += [f"{s.directory} holds an unfinished run (killed?): merged its last finished run"
               for s in shards if WorkingFolder(s.directory).exists()]
     return Merged(paths, len(order), notes, scores.aggregate_rows(), failure)
+
+
+def _merged_run(shards: list[ShardOutput], reports: int) -> dict[str, Any]:
+    """The `run` facts of the merged summary: the first shard's settings (timeout, servers, the embedded judge's
+    kernels), the counts summed, no shard of its own, and the folders it was merged from."""
+    first = shards[0].summary.get("run") or {}
+    run = {"timeout_seconds": first.get("timeout_seconds"), "servers": first.get("servers"), "shard": None,
+           "resumed_reports": sum(int((s.summary.get("run") or {}).get("resumed_reports") or 0) for s in shards),
+           "reports": reports, "merged_from": [str(s.directory) for s in shards]}
+    if "kernels" in first:
+        run["kernels"] = first["kernels"]
+    return run
+
+
+def _merged_diagnostics(shards: list[ShardOutput], score_notes: list[str]) -> Diagnostics:
+    """The diagnostics a single run over all the reports gives, from the shards' structured ones: each stage's
+    (DIAGNOSTIC_SOURCES) in a run's order; within a stage, those about one input by their place (reports by file
+    and line, then requests by id), then the others as they came; one the shards share is said once. The scoring
+    ones are the merged judgments' own (`score_notes`): the shards' were about their part of the reports."""
+    by_source: dict[str, dict[Diagnostic, None]] = {}
+    for shard in shards:
+        for item in shard.diagnostics:
+            if item.source != "scores":
+                by_source.setdefault(item.source, {}).setdefault(item, None)
+    by_source["scores"] = {Diagnostic(note, "scores"): None for note in score_notes}
+    stages = sorted(by_source, key=lambda source: DIAGNOSTIC_SOURCES.index(source)
+                    if source in DIAGNOSTIC_SOURCES else len(DIAGNOSTIC_SOURCES))  # stable: others as they came
+    merged = Diagnostics()
+    for source in stages:
+        placed = sorted((item for item in by_source[source] if item.place is not None),
+                        key=lambda item: (item.place or (2, "", 0), item.message))
+        for item in placed + [item for item in by_source[source] if item.place is None]:
+            merged.add(item)
+    return merged
 
 
 def _check_whole(shards: list[ShardOutput]) -> list[str]:
@@ -280,6 +311,8 @@ def _write_merged_judgments(order: list[tuple[Key, ShardOutput]], path: Path) ->
 
 
 def _sum_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The shards' usage as one run's: counts and costs summed; a flag (cost_known) true only if true in every
+    shard; a reason (`stopped`: why a shard gave up on its server) every shard's that has one, or None."""
     total: dict[str, Any] = {}
     for usage in usages:
         for name, value in usage.items():
@@ -287,27 +320,11 @@ def _sum_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
                 total[name] = total.get(name, True) and value
             elif isinstance(value, int | float):
                 total[name] = total.get(name, 0) + value
+            elif value is None or isinstance(value, str):
+                total[name] = "; ".join(filter(None, (total.get(name), value))) or None
     if isinstance(total.get("cost"), float):
         total["cost"] = round(total["cost"], 10)  # summing shard costs must not print 0.30000000000000004
     return total
-
-
-def _input_warnings(shards: list[ShardOutput]) -> list[str]:
-    """As a single run lists them: empty reports in input order (by their `file:line`), then requests without a
-    nugget bank sorted by id; a warning several shards share is one warning of the whole run."""
-    seen: dict[str, None] = {}
-    for shard in shards:
-        for warning in shard.input_warnings():
-            seen.setdefault(warning, None)
-    return sorted(seen, key=_warning_order)
-
-
-def _warning_order(warning: str) -> tuple[int, str, int, str]:
-    if warning.startswith("request '"):
-        return (1, "", 0, warning)
-    location = warning.split(": ", 1)[0]
-    file, _, line = location.rpartition(":")
-    return (0, file, int(line), warning) if line.isdigit() else (0, location, 0, warning)
 
 
 def _merge_cache_logs(shards: list[ShardOutput], order: list[Key], path: Path) -> None:

@@ -26,7 +26,7 @@ from judge.metrics import Scores
 from judge.metrics.corrected import PPI_MEASURES, CorrectedScores, correct_scores
 from judge.metrics.ppi import Estimate, Interval
 from judge.metrics.sampling import Design, Inclusion, check_subset
-from judge.run.evaluate import score
+from judge.run.score import score
 from judge.types import NuggetBank
 
 PPI_FILES = ("ppi.tsv", "ppi-pairs.tsv", "ppi.json")

@@ -1,0 +1,98 @@
+"""The inputs of a run, loaded and checked once before any model call: the reports (indexed, read again from their
+files when judged), the requests, the nugget banks and the document store, with the diagnostics their loading gave.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from judge.diagnostics import Diagnostic, Diagnostics
+from judge.errors import InputError
+from judge.formats import DocumentStore, citation_warnings, read_nugget_banks, read_requests
+from judge.formats.reports import ReportIndex
+from judge.run.shards import Shard
+from judge.types import NuggetBank, Request
+
+
+@dataclass
+class Inputs:
+    """Everything a run reads, loaded once. Closes its document store: use it as a context manager.
+
+    `reports` is an index (judge.formats.reports.ReportIndex): every report is checked when the inputs are loaded,
+    and read again from its file when it is judged, so memory does not grow with the reports' text. A list of
+    reports is accepted too (it is indexed in memory)."""
+
+    reports: ReportIndex
+    requests: dict[str, Request]
+    banks: dict[str, NuggetBank]
+    documents: DocumentStore
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.reports, ReportIndex):
+            self.reports = ReportIndex.of(self.reports)
+
+    @classmethod
+    def load(cls, reports: Sequence[str | Path], requests: str | Path, nuggets: Sequence[str | Path] | None,
+             documents: Sequence[str | Path], index_dir: Path, max_doc_bytes: int | None = None,
+             shard: Shard | None = None) -> Inputs:
+        """`max_doc_bytes`: refuse (before any model call) a cited document larger than this. `shard`: keep only
+        that shard's reports (checks and warnings then speak of those alone, so merging the shards' summaries
+        gives the warnings of a single run)."""
+        diagnostics = Diagnostics()
+        keep = (lambda report: shard.contains(report.run_id, report.request_id)) if shard else None
+        read = (ReportIndex.scan(list(reports), keep), read_requests(requests),
+                read_nugget_banks(list(nuggets)) if nuggets else {})
+        # The document index logs what it repairs (duplicate ids, an unreadable index): keep it for the summary.
+        with diagnostics.capture_logging("judge.formats.documents", "documents"):
+            store = DocumentStore.open(list(documents), index_dir)
+        loaded = cls(*read, store, diagnostics)
+        try:
+            loaded.check(max_doc_bytes)
+        except BaseException:
+            loaded.close()
+            raise
+        if store.duplicates:  # known whether the index was built now or reused, so every run says it
+            diagnostics.warn(f"{store.duplicates} duplicate doc_id line(s) in the collection; kept the first copy "
+                             "of each", "documents")
+        for warning in loaded.warnings():  # after the documents' own: a run's stages in DIAGNOSTIC_SOURCES order
+            diagnostics.add(warning)
+        return loaded
+
+    def close(self) -> None:
+        self.documents.close()
+
+    def __enter__(self) -> Inputs:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def check(self, max_doc_bytes: int | None = None) -> None:
+        """Fail before any model call: every report must answer a known request, and no cited document may be
+        over `max_doc_bytes`."""
+        for entry in self.reports.entries:
+            if entry.request_id not in self.requests:
+                known = ", ".join(sorted(self.requests)[:10])
+                raise InputError(f"report of run '{entry.run_id}' answers unknown request '{entry.request_id}'; "
+                                 f"add it to the requests file (known: {known})", entry.source)
+        if max_doc_bytes is not None:
+            self.documents.check_sizes(self.reports.cited, max_doc_bytes)
+
+    def warnings(self) -> list[Diagnostic]:
+        """What a run should say about its inputs (source "inputs"): empty reports (with their file and line),
+        requests without a nugget bank, cited documents the collection lacks."""
+        notes = []
+        for entry in self.reports.entries:
+            if not entry.sentences:
+                notes.append(Diagnostic(f"{entry.source}: report of run '{entry.run_id}' for request "
+                                        f"'{entry.request_id}' is empty; its precision is undefined (scored 0, "
+                                        "flagged)", "inputs", file=entry.name or None, line=entry.line))
+        for request_id in sorted({e.request_id for e in self.reports.entries} - self.banks.keys()):
+            notes.append(Diagnostic(f"request '{request_id}' has no nugget bank: nugget recall is undefined (not "
+                                    "zero) for its reports", "inputs", request=request_id))
+        # from the cited ids gathered when the reports were indexed, without reading the reports again
+        return notes + [Diagnostic(message, "inputs") for message in citation_warnings(self.reports.cited,
+                                                                                        self.documents)]

@@ -1,7 +1,7 @@
 """MkDocs hook: the measure reference of docs/metrics.md, generated from the measure registry at build time.
 
 As ir_measures generates its list of measures, the page is never written by hand: every measure registered in
-judge.metrics (judge/metrics/measure.py's registry, filled by argue.py, autoargue.py and flags.py) appears with its
+judge.metrics (judge/metrics/measure.py's registry, filled by argue.py, autoargue.py and flagged.py) appears with its
 canonical name, the variants every report is scored on, its aliases, how a run aggregates it, its source and its
 docstring. The page holds the marker below where the reference goes; a page without it fails the build.
 """

@@ -5,7 +5,7 @@ Sources:
     (sentence precision over the flowchart outcomes; nugget recall) -- `argue.py`.
   * Auto-ARGUE: W. G. Walden et al., "Auto-ARGUE: LLM-Based Report Generation Evaluation", 2025,
     arXiv:2509.26184 (sentence_support, citation_support, citation_relevance, nugget_coverage, f1 and its
-    counts, under Auto-ARGUE's own names) -- `autoargue.py`.
+    counts, under Auto-ARGUE's own names in the `autoargue.` namespace: `autoargue.f1` ...) -- `autoargue.py`.
 
 Layout: `measure.py` (what a measure is, the registry, parsing names without eval), `facts.py` (what one judged
 report says, worked out once), `argue.py` and `autoargue.py` (the measures, each with its per-report

@@ -29,8 +29,8 @@ from judge.judging.signature import JudgeSignature, ScoreSignature
 from judge.judging.thresholds import resolve_thresholds
 from judge.judging.walker import ReportWalker, within_limit
 from judge.labels import CitationPolicy
-from judge.llm.cache import DEFAULT_CACHE_DIR, DecisionCache
-from judge.llm.cache_backends import BackendDecisionCache, open_decision_cache
+from judge.llm.cache import DEFAULT_CACHE_DIR, DecisionCache, open_decision_cache
+from judge.llm.cache import DecisionCache as BackendDecisionCache  # one class since issue 22; _judge_all names both
 from judge.llm.client import DecisionClient, Usage
 from judge.llm.router import servers
 from judge.metrics import Scores, score_judgments

@@ -88,7 +88,7 @@ class Layers:
         import litellm
         from openai import AsyncOpenAI
 
-        from judge.llm.cache import DecisionCache
+        from judge.llm.cache import open_decision_cache
         from judge.llm.client import DecisionClient, ModelSettings, Untemplated, as_templated, instructor_model
 
         litellm.suppress_debug_info = True
@@ -103,7 +103,7 @@ class Layers:
         # As eval at this concurrency: DecisionClient lets litellm's logging worker run 4 handlers per call in
         # flight (judge.llm.client.keep_up_with_logging), for every mode alike.
         self.clients = {"ask": DecisionClient(self.settings, None, concurrency=concurrency),
-                        "ask-disk": DecisionClient(self.settings, DecisionCache(root / "cache"),
+                        "ask-disk": DecisionClient(self.settings, open_decision_cache(root / "cache"),
                                                    concurrency=concurrency)}
 
     def body(self, decision: tuple[Any, ...]) -> dict[str, Any]:

@@ -49,7 +49,7 @@ from judge.calibrate.importers import read_attributionbench, read_wice  # noqa: 
 from judge.calibrate.items import CalibrationItem  # noqa: E402
 from judge.calibrate.runner import prepare_item  # noqa: E402
 from judge.calibrate.stats.agreement import decision_agreement  # noqa: E402
-from judge.calibrate.stats.confidence import fit_threshold  # noqa: E402
+from judge.calibrate.stats.confidence_calibration import fit_threshold  # noqa: E402
 from judge.judging.passages import PassagePolicy  # noqa: E402
 from judge.judging.prompts import load_template  # noqa: E402
 

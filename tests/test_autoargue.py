@@ -92,7 +92,7 @@ def test_every_auto_argue_measure_by_hand():
     }
     assert set(expected) == set(AUTO_ARGUE_MEASURES)
     for name, value in expected.items():
-        assert math.isclose(scores[name], value, abs_tol=TOL), name
+        assert math.isclose(scores[AUTO_ARGUE_MEASURES[name]], value, abs_tol=TOL), name
     # ARGUE's F1 is another measure: precision (#3)/(#1 #3 #5) = 1/3, recall: n2 (AND) not earned -> 0.
     assert scores[F1] == 0.0
 
@@ -104,22 +104,46 @@ def test_and_nugget_needs_every_referenced_answer_and_micro_pools():
     banks = {"q1": bank(), "q2": bank().model_copy(update={"request_id": "q2"})}
     run = score_judgments([report(), second], banks).runs["r"]
     q2 = run.reports["q2"]
-    assert q2["correct_nuggets"] == 2 and math.isclose(q2["nugget_coverage"], 2 / 3)   # n1 and now n2
-    assert math.isclose(q2["sentence_support"], 3 / 5)
+    # n1 and now n2
+    assert q2["autoargue.correct_nuggets"] == 2 and math.isclose(q2["autoargue.nugget_coverage"], 2 / 3)
+    assert math.isclose(q2["autoargue.sentence_support"], 3 / 5)
     # macro = mean of per-report values; micro = pooled counts; the Auto-ARGUE _macro/_micro names parse.
-    assert math.isclose(run["sentence_support"], (2 / 4 + 3 / 5) / 2)
-    assert math.isclose(run["sentence_support_micro"], (2 + 3) / (4 + 5))
-    assert math.isclose(run["nugget_coverage(micro=True)"], (1 + 2) / (3 + 3))
-    assert math.isclose(run["f1(micro=True)"], 2 * (5 / 9) * 0.5 / (5 / 9 + 0.5))
-    assert run["citations"] == 4 + 5
-    assert parse_measure("f1_weighted_macro") == parse_measure("f1_weighted")
+    assert math.isclose(run["autoargue.sentence_support"], (2 / 4 + 3 / 5) / 2)
+    assert math.isclose(run["autoargue.sentence_support_micro"], (2 + 3) / (4 + 5))
+    assert math.isclose(run["autoargue.nugget_coverage(micro=True)"], (1 + 2) / (3 + 3))
+    assert math.isclose(run["autoargue.f1(micro=True)"], 2 * (5 / 9) * 0.5 / (5 / 9 + 0.5))
+    assert run["autoargue.citations"] == 4 + 5
+    assert parse_measure("autoargue.f1_weighted_macro") == parse_measure("autoargue.f1_weighted")
+
+
+def test_auto_argue_measures_are_namespaced():
+    for own_name, measure in AUTO_ARGUE_MEASURES.items():
+        assert measure.name == f"autoargue.{own_name}" and parse_measure(measure.name) == measure
+
+
+@pytest.mark.parametrize("old, new, twin", [
+    ("f1", "autoargue.f1", "F1"),
+    ("f1_micro", "autoargue.f1_micro", None),
+    ("sentence_support", "autoargue.sentence_support", "SentenceSupport"),
+    ("citation_support(micro=True)", "autoargue.citation_support", "CitationSupport"),
+    ("citation_relevance", "autoargue.citation_relevance", "CitationRelevance"),
+    ("nuggets", "autoargue.nuggets", "Nuggets"),
+    ("nugget_coverage_weighted", "autoargue.nugget_coverage_weighted", None),
+])
+def test_an_old_auto_argue_name_is_one_line_naming_the_new_one(old, new, twin):
+    with pytest.raises(ValueError) as info:
+        parse_measure(old)
+    message = str(info.value)
+    assert "\n" not in message and f"write {new!r}" in message
+    assert (f"{twin} is another computation" in message) if twin else "another computation" not in message
 
 
 def test_the_records_own_answer_references_score_exactly_as_the_bank_does():
     own = score_judgments([report()]).runs["r"].reports["q1"]
     given = score_judgments([report()], {"q1": bank()}).runs["r"].reports["q1"]
     for name in ("citation_relevance", "relevant_citations", "nuggets", "correct_nuggets", "nugget_coverage", "f1"):
-        assert own[name] == given[name] and not math.isnan(own[name]), name
+        measure = AUTO_ARGUE_MEASURES[name]
+        assert own[measure] == given[measure] and not math.isnan(own[measure]), name
 
 
 def test_without_the_bank_reference_measures_are_nan_and_said():
@@ -129,8 +153,8 @@ def test_without_the_bank_reference_measures_are_nan_and_said():
     scores = score_judgments([stripped])
     q1 = scores.runs["r"].reports["q1"]
     for name in ("citation_relevance", "relevant_citations", "nuggets", "correct_nuggets", "nugget_coverage", "f1"):
-        assert math.isnan(q1[name]), name
-    assert math.isclose(q1["sentence_support"], 0.5)
+        assert math.isnan(q1[AUTO_ARGUE_MEASURES[name]]), name
+    assert math.isclose(q1["autoargue.sentence_support"], 0.5)
     assert any("--nuggets DIR" in w for w in scores.warnings)
 
 
@@ -150,11 +174,11 @@ def test_export_then_import_keeps_the_judgments(tmp_path):
     assert back.sentences[1].earned == [EarnedAnswer(nugget_id="n2", answer="c")]
     ours, theirs = score_report(report(), bank()), score_report(back, bank())
     for name in ("citation_support", "citation_relevance", "nugget_coverage", "correctly_cited_sentences"):
-        assert ours[name] == theirs[name], name
+        assert ours[AUTO_ARGUE_MEASURES[name]] == theirs[AUTO_ARGUE_MEASURES[name]], name
     # Auto-ARGUE's judgment types for uncited sentences are not known here, so they travel without judgments and
     # come back undetermined: the #5 sentence leaves sentence_support's denominator (4 -> 3).
     assert [s.status for s in back.sentences[3:]] == ["undetermined"] * 3
-    assert math.isclose(theirs["sentence_support"], 2 / 3)
+    assert math.isclose(theirs["autoargue.sentence_support"], 2 / 3)
 
 
 @pytest.mark.parametrize("change, message", [
@@ -208,7 +232,8 @@ def test_every_auto_argue_measure_equals_auto_argues_own(example, topic):
     assert len(theirs[topic]) == 13
     ours = example[2].reports[topic]
     for metric, value in theirs[topic].items():
-        assert abs(ours[metric] - value) <= TOL, (topic, metric, ours[metric], value)
+        mine = ours[AUTO_ARGUE_MEASURES[metric]]   # Auto-ARGUE's own name; ours is autoargue.<name>
+        assert abs(mine - value) <= TOL, (topic, metric, mine, value)
 
 
 @needs_data
@@ -228,7 +253,8 @@ def test_round_trip_through_our_format_gives_the_same_scores(example, tmp_path):
     rescored = score_judgments(read_auto_argue(exported, banks), banks).runs["example-run-id"]
     for topic in TOPICS:
         for name in AUTO_ARGUE_MEASURES:
-            a, b = run.reports[topic][name], rescored.reports[topic][name]
+            measure = AUTO_ARGUE_MEASURES[name]
+            a, b = run.reports[topic][measure], rescored.reports[topic][measure]
             assert a == b or (math.isnan(a) and math.isnan(b)), (topic, name)
 
 
@@ -249,14 +275,16 @@ def test_cli_scores_auto_argue_judgments_and_round_trips(tmp_path):
     written = {(r.request_id, r.metric): r.value for r in read_scores(tmp_path / "direct" / "scores.tsv")}
     for topic, metrics in auto_argue_scores().items():
         for metric, value in metrics.items():
-            assert abs(written[(topic, metric)] - value) <= TOL, (topic, metric)   # full precision in the file
+            # full precision in the file, under the namespaced name
+            assert abs(written[(topic, f"autoargue.{metric}")] - value) <= TOL, (topic, metric)
     run("import", "auto-argue", str(RUN / "auto-argue-judgments.jsonl"), "--nuggets", nuggets,
         "--out", str(tmp_path / "ours"))
     run("export", "auto-argue", str(tmp_path / "ours" / "judgments.jsonl"), "--nuggets", nuggets,
         "--out", str(tmp_path / "theirs.jsonl"))
     run("score", str(tmp_path / "theirs.jsonl"), "--nuggets", nuggets, "--out", str(tmp_path / "again"))
     again = {(r.request_id, r.metric): r.value for r in read_scores(tmp_path / "again" / "scores.tsv")}
-    assert {k: v for k, v in again.items() if k[1] in AUTO_ARGUE_MEASURES} == \
-        {k: v for k, v in written.items() if k[1] in AUTO_ARGUE_MEASURES}
+    namespaced = {m.name for m in AUTO_ARGUE_MEASURES.values()}
+    assert {k: v for k, v in again.items() if k[1] in namespaced} == \
+        {k: v for k, v in written.items() if k[1] in namespaced}
     result = runner.invoke(app, ["score", str(RUN / "auto-argue-judgments.jsonl"), "--out", str(tmp_path / "x")])
     assert result.exit_code == 2 and "--nuggets" in result.output

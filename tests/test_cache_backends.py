@@ -24,18 +24,9 @@ from typer.testing import CliRunner
 from judge.cli.app import app
 from judge.errors import ConfigurationError, InputError
 from judge.judging.decisions.claims_absence import ClaimsAbsence
-from judge.llm.cache import CachedAnswer, DecisionCache, canonical_json, seal
-from judge.llm.cache_backends import (
-    REDIS_PREFIX,
-    BackendDecisionCache,
-    CacheBackend,
-    DiskBackend,
-    RedisBackend,
-    export_entries,
-    import_entries,
-    open_cache,
-    open_decision_cache,
-)
+from judge.llm.cache import CachedAnswer, DecisionCache, canonical_json, open_decision_cache, seal
+from judge.llm.cache_backends import REDIS_PREFIX, CacheBackend, DiskBackend, RedisBackend, open_backend
+from judge.llm.cache_transfer import export_entries, import_entries
 from judge.llm.client import DecisionClient, ModelSettings
 from judge.testing import FakeEndpoint
 
@@ -115,7 +106,7 @@ def _answer(n: int) -> CachedAnswer:
                         prompt_tokens=100 + n, completion_tokens=n, cost=n * 1e-6)
 
 
-def _fill(cache: BackendDecisionCache, n: int) -> None:
+def _fill(cache: DecisionCache, n: int) -> None:
     for i in range(n):
         cache.put(_key(i), _answer(i))
 
@@ -134,7 +125,7 @@ def test_backend_round_trip(backend):
 
 
 def test_decision_cache_interface_over_either_backend(backend):
-    cache = BackendDecisionCache(backend)
+    cache = DecisionCache(backend)
     _fill(cache, 6)
     for i in range(6):
         assert cache.get(_key(i)) == _answer(i)
@@ -147,8 +138,8 @@ def test_decision_cache_interface_over_either_backend(backend):
 def test_redis_holds_the_same_key_and_value_bytes_as_the_disk_cache(tmp_path, redis_backend):
     import redis
 
-    disk = DecisionCache(tmp_path / "cache")  # the disk cache exactly as the client uses it today
-    shared = BackendDecisionCache(redis_backend)
+    disk = open_decision_cache(tmp_path / "cache")  # the disk cache exactly as the client uses it
+    shared = DecisionCache(redis_backend)
     for i in range(4):
         disk.put(_key(i), _answer(i))
         shared.put(_key(i), _answer(i))
@@ -165,22 +156,75 @@ def test_redis_holds_the_same_key_and_value_bytes_as_the_disk_cache(tmp_path, re
 
 
 def test_disk_backend_is_the_store_decision_cache_uses(tmp_path):
-    old = DecisionCache(tmp_path / "cache")
+    old = DecisionCache(DiskBackend(tmp_path / "cache"))
     old.put(_key(1), _answer(1))
     old.close()
     cache = open_decision_cache(tmp_path / "cache")
     assert cache.get(_key(1)) == _answer(1)
     cache.put(_key(2), _answer(2))
     cache.close()
-    again = DecisionCache(tmp_path / "cache")
+    again = DecisionCache(DiskBackend(tmp_path / "cache"))
     assert again.get(_key(2)) == _answer(2) and again.stats()["entries"] == 2
     again.close()
+
+
+def test_a_cache_written_before_the_one_interface_reads_and_exports_unchanged(tmp_path):
+    """The old DecisionCache wrote sealed values straight into diskcache under <dir>/decisions: such a cache (as
+    every existing one) is read by the one DecisionCache, and exported to the same lines as before."""
+    import diskcache
+
+    store = diskcache.Cache(str(tmp_path / "cache" / "decisions"), eviction_policy="none")
+    for i in range(3):
+        store.set(_key(i), seal(_key(i), _answer(i)))
+    store.close()
+    cache = open_decision_cache(tmp_path / "cache")
+    try:
+        assert [cache.get(_key(i)) for i in range(3)] == [_answer(i) for i in range(3)]
+        assert not cache.problems() and cache.resealed == 0
+        exported = list(export_entries(cache.backend))
+    finally:
+        cache.close()
+    value = seal(_key(0), _answer(0))
+    assert exported[0] == '{"format": "argue-judge-cache/1"}\n' and len(exported) == 4
+    assert json.loads(exported[1 + sorted(_key(i) for i in range(3)).index(_key(0))]) == {
+        "key": _key(0), "value": value, "sha256": hashlib.sha256(value.encode()).hexdigest()}
+
+
+def _failing(backend, method: str):
+    """Make one store operation fail the way that store fails: sqlite on disk, a lost connection to Redis."""
+    import sqlite3
+
+    import redis
+
+    error = sqlite3.OperationalError("disk I/O error") if isinstance(backend, DiskBackend) else \
+        redis.exceptions.ConnectionError("Connection reset by peer")
+    target = backend._store if isinstance(backend, DiskBackend) else backend._client
+
+    def fail(*args, **kwargs):
+        raise error
+
+    return target, method, fail
+
+
+def test_one_error_handling_whichever_the_backend(backend, monkeypatch):
+    from judge.errors import OutputError
+
+    cache = DecisionCache(backend)
+    cache.put(_key(1), _answer(1))
+    monkeypatch.setattr(*_failing(backend, "get"))
+    assert cache.get(_key(1)) is None   # a failed read is a miss: asked again, never scored
+    (problem,) = cache.problems()
+    assert problem.startswith(f"1 decision cache entry in {backend.location} could not be used (database error: ")
+    monkeypatch.setattr(*_failing(backend, "set"))
+    with pytest.raises(OutputError, match=f"cannot write the decision cache in {backend.location}: ") as info:
+        cache.put(_key(2), _answer(2))
+    assert "\n" not in str(info.value)
 
 
 def test_two_machines_share_one_redis_cache(redis_backend):
     other = open_decision_cache(redis_backend.location)  # a second connection, as from another machine
     try:
-        BackendDecisionCache(redis_backend).put(_key(7), _answer(7))
+        DecisionCache(redis_backend).put(_key(7), _answer(7))
         assert other.get(_key(7)) == _answer(7)
     finally:
         other.close()
@@ -213,7 +257,7 @@ def test_the_client_answers_from_a_redis_cache_filled_by_another_client(redis_ba
 
 
 def test_export_from_disk_import_into_redis_and_back_is_byte_identical(disk_backend, redis_backend):
-    _fill(BackendDecisionCache(disk_backend), 25)
+    _fill(DecisionCache(disk_backend), 25)
     exported = "".join(export_entries(disk_backend))
     assert exported.count("\n") == 26 and exported.splitlines()[0] == '{"format": "argue-judge-cache/1"}'
 
@@ -225,13 +269,13 @@ def test_export_from_disk_import_into_redis_and_back_is_byte_identical(disk_back
 
 
 def test_import_keeps_the_destination_answer_on_conflict_unless_told(disk_backend, redis_backend):
-    BackendDecisionCache(disk_backend).put(_key(1), _answer(1))
-    BackendDecisionCache(redis_backend).put(_key(1), _answer(2))
+    DecisionCache(disk_backend).put(_key(1), _answer(1))
+    DecisionCache(redis_backend).put(_key(1), _answer(2))
     exported = list(export_entries(disk_backend))
     kept = import_entries(redis_backend, exported)
-    assert kept.conflicts == 1 and BackendDecisionCache(redis_backend).get(_key(1)) == _answer(2)
+    assert kept.conflicts == 1 and DecisionCache(redis_backend).get(_key(1)) == _answer(2)
     replaced = import_entries(redis_backend, exported, overwrite=True)
-    assert replaced.replaced == 1 and BackendDecisionCache(redis_backend).get(_key(1)) == _answer(1)
+    assert replaced.replaced == 1 and DecisionCache(redis_backend).get(_key(1)) == _answer(1)
 
 
 def _export_line(key: str, value: str, checksum: str | None = None) -> str:
@@ -256,10 +300,10 @@ def test_import_refuses_bad_files_naming_the_line(disk_backend, lines, message):
         import_entries(disk_backend, lines, "cache.jsonl")
 
 
-def test_open_cache_chooses_the_backend_from_the_target(tmp_path, redis_url):
-    disk = open_cache(tmp_path / "c1")
-    also_disk = open_cache(str(tmp_path / "c2"))
-    shared = open_cache(redis_url)
+def test_open_backend_chooses_the_backend_from_the_target(tmp_path, redis_url):
+    disk = open_backend(tmp_path / "c1")
+    also_disk = open_backend(str(tmp_path / "c2"))
+    shared = open_backend(redis_url)
     try:
         assert isinstance(disk, DiskBackend) and isinstance(also_disk, DiskBackend)
         assert isinstance(shared, RedisBackend) and shared.location == redis_url
@@ -272,9 +316,9 @@ def test_open_cache_chooses_the_backend_from_the_target(tmp_path, redis_url):
     ("s3://bucket/cache", "unknown scheme"),
     ("redis://127.0.0.1:{closed}/0", "cannot reach the Redis cache"),
 ])
-def test_open_cache_errors_are_one_clear_line(target, message):
+def test_open_backend_errors_are_one_clear_line(target, message):
     with pytest.raises(ConfigurationError, match=message) as info:
-        open_cache(target.format(closed=_free_port()))
+        open_backend(target.format(closed=_free_port()))
     assert "\n" not in str(info.value)
 
 
@@ -319,7 +363,7 @@ def test_eval_with_a_redis_cache_gives_the_disk_cache_bytes_and_a_free_rerun(red
 
 def test_cache_commands_work_on_both_backends_and_move_entries(redis_backend, tmp_path):
     source = DiskBackend(tmp_path / "cache")
-    _fill(BackendDecisionCache(source), 12)
+    _fill(DecisionCache(source), 12)
     source.close()
     runner = CliRunner()
     export = runner.invoke(app, ["cache", "export", "--cache", str(tmp_path / "cache"), "--out",
@@ -344,13 +388,11 @@ def test_cache_commands_work_on_both_backends_and_move_entries(redis_backend, tm
     assert "Traceback" not in unreachable.output
 
 
-@pytest.mark.parametrize("open_cache", [DecisionCache, lambda d: BackendDecisionCache(DiskBackend(d))],
-                         ids=["DecisionCache", "DiskBackend"])
-def test_the_disk_cache_never_drops_an_answer_to_stay_under_a_size(tmp_path, open_cache):
+def test_the_disk_cache_never_drops_an_answer_to_stay_under_a_size(tmp_path):
     """diskcache culls the least recently stored entries past its size limit (1 GB by default): a decision cache
     must keep every answer, or a rerun at TREC scale asks the model again. A 2 KB limit makes the point at once."""
-    cache = open_cache(tmp_path / "cache")
-    store = cache._store if isinstance(cache, DecisionCache) else cache.backend._store
+    cache = open_decision_cache(tmp_path / "cache")
+    store = cache.backend._store
     store.reset("size_limit", 2_000)
     answers = {f"key-{i}": CachedAnswer(response={"verdict": "yes", "padding": "x" * 500}) for i in range(40)}
     for key, answer in answers.items():

@@ -13,11 +13,12 @@ import os
 import sqlite3
 from pathlib import Path
 
+import diskcache
 import pytest
 from typer.testing import CliRunner
 
 from judge.cli.app import app
-from judge.llm.cache import CachedAnswer, DecisionCache
+from judge.llm.cache import CachedAnswer, open_decision_cache
 
 
 def _run(*args: str) -> tuple[int, list[str], str]:
@@ -29,7 +30,7 @@ def _run(*args: str) -> tuple[int, list[str], str]:
 
 
 def _cache_with_one_entry(directory: Path) -> Path:
-    cache = DecisionCache(directory)
+    cache = open_decision_cache(directory)
     cache.put("0" * 64, CachedAnswer(response={"verdict": "supported"}))
     cache.close()
     return directory / "decisions" / "cache.db"
@@ -45,10 +46,10 @@ def _corrupt_cache(directory: Path) -> Path:
 def test_clear_of_a_cache_that_cannot_be_written_says_so_and_keeps_it(tmp_path, monkeypatch):
     database = _cache_with_one_entry(tmp_path / "cache")
 
-    def read_only(self: DecisionCache) -> int:
+    def read_only(self: diskcache.Cache) -> int:
         raise sqlite3.OperationalError("attempt to write a readonly database")
 
-    monkeypatch.setattr(DecisionCache, "clear", read_only)
+    monkeypatch.setattr(diskcache.Cache, "clear", read_only)
     code, lines, output = _run("cache", "clear", "--cache", str(tmp_path / "cache"), "--yes")
     assert code == 6 and len(lines) == 1, output
     assert "readonly database" in lines[0] and "nothing was removed" in lines[0]
@@ -129,3 +130,19 @@ def test_import_of_invalid_utf8_names_the_file_and_line(tmp_path):
     bad.write_bytes(b'{"format": "argue-judge-cache/1"}\n{"key": "\xff\xfe"}\n')
     code, lines, output = _run("cache", "import", str(bad), "--cache", str(tmp_path / "cache"))
     assert code == 2 and len(lines) == 1 and f"{bad}:2:" in lines[0] and "UTF-8" in lines[0], output
+
+
+@pytest.mark.parametrize("command, method, code", [
+    (("cache", "stats"), "__len__", 3),      # reading: an unreadable cache (configuration)
+    (("cache", "export"), "__iter__", 3),
+    (("cache", "clear", "--yes"), "clear", 6),   # writing: the cache could not be changed (output)
+])
+def test_a_store_failing_mid_command_is_one_line(tmp_path, monkeypatch, command, method, code):
+    _cache_with_one_entry(tmp_path / "cache")
+
+    def locked(self: diskcache.Cache, *args: object) -> int:
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(diskcache.Cache, method, locked)
+    exit_code, lines, output = _run(*command, "--cache", str(tmp_path / "cache"))
+    assert exit_code == code and len(lines) == 1 and "database is locked" in lines[0], output

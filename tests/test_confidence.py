@@ -20,7 +20,15 @@ from judge.cli.app import app
 from judge.formats.judgments import DecisionRecord, iter_judgments
 from judge.judging.decisions import REGISTRY, supports_citation
 from judge.judging.decisions.asker import Decider, confidence_of, verdict_values
-from judge.llm.cache import CachedAnswer, DecisionCache, UnreadableEntry, canonical_json, seal, unseal
+from judge.llm.cache import (
+    CachedAnswer,
+    DecisionCache,
+    UnreadableEntry,
+    canonical_json,
+    open_decision_cache,
+    seal,
+    unseal,
+)
 from judge.llm.client import Answered, DecisionClient
 from judge.llm.logprob import asks_logprobs, compact_logprobs
 from judge.settings import ModelSettings, PassagePolicy, RetryPolicy
@@ -77,7 +85,7 @@ UNSUPPORTED = "The bridge is painted bright red."
 @pytest.mark.parametrize(("sentence", "verdict"), [(SUPPORTED, True), (UNSUPPORTED, False)])
 def test_confidence_is_the_renormalised_probability_of_the_verdict(tmp_path, sentence, verdict):
     with FakeEndpoint(smart_responder, logprobs=doubtful_verdict) as endpoint:
-        record, _ = ask(endpoint, DecisionCache(tmp_path), sentence)
+        record, _ = ask(endpoint, open_decision_cache(tmp_path), sentence)
         request = endpoint.requests[-1]
     assert request["logprobs"] is True and request["top_logprobs"] == 5
     assert record.verdict is verdict
@@ -105,9 +113,9 @@ def test_without_alternatives_the_confidence_is_the_raw_probability_of_the_value
 
 def test_no_confidence_when_the_provider_sends_no_logprobs_or_none_are_asked(tmp_path):
     with SilentEndpoint(smart_responder) as endpoint:
-        silent, _ = ask(endpoint, DecisionCache(tmp_path / "a"), SUPPORTED)
+        silent, _ = ask(endpoint, open_decision_cache(tmp_path / "a"), SUPPORTED)
         calls = endpoint.calls
-        again, _ = ask(endpoint, DecisionCache(tmp_path / "a"), SUPPORTED)
+        again, _ = ask(endpoint, open_decision_cache(tmp_path / "a"), SUPPORTED)
         assert endpoint.calls == calls  # "asked, none given" is cached too: no re-ask on every run
     assert silent.verdict is True and silent.confidence is None and again.cached and again.confidence is None
     with FakeEndpoint(smart_responder, logprobs=doubtful_verdict) as endpoint:
@@ -119,12 +127,12 @@ def test_no_confidence_when_the_provider_sends_no_logprobs_or_none_are_asked(tmp
 
 def test_a_rerun_gives_the_same_confidence_from_the_cache(tmp_path):
     with FakeEndpoint(smart_responder, logprobs=doubtful_verdict) as endpoint:
-        first, _ = ask(endpoint, DecisionCache(tmp_path), UNSUPPORTED)
+        first, _ = ask(endpoint, open_decision_cache(tmp_path), UNSUPPORTED)
         calls = endpoint.calls
-        second, _ = ask(endpoint, DecisionCache(tmp_path), UNSUPPORTED)
+        second, _ = ask(endpoint, open_decision_cache(tmp_path), UNSUPPORTED)
         assert endpoint.calls == calls
         # a run that does not ask gets no confidence even from a cache that has one (cold = warm)
-        plain, _ = ask(endpoint, DecisionCache(tmp_path), UNSUPPORTED, logprobs=False)
+        plain, _ = ask(endpoint, open_decision_cache(tmp_path), UNSUPPORTED, logprobs=False)
         assert endpoint.calls == calls
     assert second.cached and second.confidence == first.confidence == pytest.approx(0.625, abs=1e-6)
     assert dumps_record(first) == dumps_record(second)
@@ -133,11 +141,11 @@ def test_a_rerun_gives_the_same_confidence_from_the_cache(tmp_path):
 
 def test_an_answer_cached_without_logprobs_is_asked_again_when_they_are_wanted(tmp_path):
     with FakeEndpoint(smart_responder, logprobs=doubtful_verdict) as endpoint:
-        plain, _ = ask(endpoint, DecisionCache(tmp_path), SUPPORTED, logprobs=False)
+        plain, _ = ask(endpoint, open_decision_cache(tmp_path), SUPPORTED, logprobs=False)
         calls = endpoint.calls
-        wanted, _ = ask(endpoint, DecisionCache(tmp_path), SUPPORTED)
+        wanted, _ = ask(endpoint, open_decision_cache(tmp_path), SUPPORTED)
         assert endpoint.calls == calls + 1 and not wanted.cached
-        replay, _ = ask(endpoint, DecisionCache(tmp_path), SUPPORTED)
+        replay, _ = ask(endpoint, open_decision_cache(tmp_path), SUPPORTED)
         assert endpoint.calls == calls + 1 and replay.cached  # the new entry holds them
     assert plain.confidence is None and wanted.confidence == replay.confidence == pytest.approx(0.625, abs=1e-6)
 
@@ -190,12 +198,12 @@ def test_malformed_logprobs_in_a_sealed_entry_are_unreadable(logprobs, output):
 
 
 def test_the_disk_cache_keeps_logprobs_and_text(tmp_path):
-    cache = DecisionCache(tmp_path)
+    cache = open_decision_cache(tmp_path)
     answer = CachedAnswer({"x": 1}, 3, 4, 0.0, logprobs=[{"token": "1", "logprob": -0.5, "top_logprobs": []}],
                           output='{"x": 1}')
     cache.put("key", answer)
     cache.close()
-    assert DecisionCache(tmp_path).get("key") == answer
+    assert open_decision_cache(tmp_path).get("key") == answer
     with diskcache.Cache(str(tmp_path / "decisions")) as raw:
         assert '"output":"{\\"x\\": 1}"' in raw["key"]
 

@@ -11,7 +11,7 @@ from judge.judging.decisions import absence_nugget, answers_nugget, claims_absen
 from judge.judging.decisions.asker import Decider
 from judge.judging.passages import PassagePolicy
 from judge.judging.thresholds import shipped_thresholds
-from judge.llm.cache import DecisionCache
+from judge.llm.cache import open_decision_cache
 from judge.llm.client import DecisionClient
 from judge.llm.embedded import EMBEDDED_MODEL, embedded_available
 from judge.settings import ModelSettings
@@ -34,7 +34,7 @@ PUBLISHED = Nugget(nugget_id="q-plans", question="Have the maintenance plans bee
 @pytest.fixture(scope="module")
 def judge(tmp_path_factory):
     """The embedded judge as `eval` runs it by default: with the thresholds shipped for it, when they fit."""
-    cache = DecisionCache(tmp_path_factory.mktemp("embedded-cache"))
+    cache = open_decision_cache(tmp_path_factory.mktemp("embedded-cache"))
     settings = ModelSettings(EMBEDDED_MODEL)
     client = DecisionClient(settings, cache, concurrency=1)
     shipped = shipped_thresholds(settings, prompts_dir=None)

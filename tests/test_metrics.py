@@ -173,7 +173,7 @@ def test_weighted_recall():
     # recall 1/4; weighted 2 / (2 + 1 + 1 + 1) = 0.4; precision 1.
     assert close(scores[NuggetRecall], 0.25)
     assert close(scores[NuggetRecall(weighted=True)], 0.4)
-    # ARGUE's snake_case alias (Auto-ARGUE's nugget_coverage_weighted is its own measure: tests/test_autoargue.py)
+    # ARGUE's snake_case alias (Auto-ARGUE's autoargue.nugget_coverage_weighted is its own measure: test_autoargue.py)
     assert close(scores["nugget_recall_weighted"], 0.4)
     assert close(scores[F1], 2 * 0.25 / 1.25)
     assert close(scores[F1(weighted=True)], 2 * 0.4 / 1.4)
@@ -339,10 +339,11 @@ def test_auto_argue_measures():
     # The Auto-ARGUE names are measures in their own right (issue 13), no longer aliases of the ones above:
     # sentence_support: every citation must support -> s2, s4 (outcome 2, no decision), s6 of the 6 cited = 1/2;
     # citation_support: supporting / all 9 distinct citations: d1 d4 d5 d6 d8 d9 = 6/9.
-    assert close(scores["sentence_support"], 3 / 6) and scores[SentenceSupport] != scores["sentence_support"]
-    assert close(scores["citation_support"], 6 / 9) and scores[CitationSupport] != scores["citation_support"]
+    theirs_support, theirs_citations = scores["autoargue.sentence_support"], scores["autoargue.citation_support"]
+    assert close(theirs_support, 3 / 6) and scores[SentenceSupport] != theirs_support
+    assert close(theirs_citations, 6 / 9) and scores[CitationSupport] != theirs_citations
     # Without the bank's answer references Auto-ARGUE's relevance and coverage cannot be computed.
-    for name in ("citation_relevance", "nugget_coverage", "f1"):
+    for name in ("autoargue.citation_relevance", "autoargue.nugget_coverage", "autoargue.f1"):
         assert math.isnan(scores[name]), name
     # precision: #3 = 1, #1 = 2 -> 1/3
     assert close(scores[SentencePrecision], 1 / 3)
@@ -408,11 +409,29 @@ def test_measure_equality_and_names():
     assert len({m.name for m in MEASURES}) == len(MEASURES)
 
 
+def test_no_two_measure_names_differ_by_letter_case_or_underscores_alone():
+    # F1 / f1 and SentenceSupport / sentence_support were two computations each, told apart by case (issue 22).
+    measures = {m.name: m for m in MEASURES} | dict(ALIASES)   # a name -> the measure it parses to
+    folded: dict[str, set[str]] = {}
+    for name in measures:
+        folded.setdefault(name.replace("_", "").lower(), set()).add(name)
+    for spellings in folded.values():
+        assert len({measures[n] for n in spellings}) == 1, spellings   # alias spellings of one measure only
+
+
+@pytest.mark.parametrize("alias", ["sentence_precision", "nugget_recall", "nugget_recall_weighted", "argue_f1"])
+def test_an_alias_is_one_canonical_measure_never_written(alias):
+    measure = parse_measure(alias)
+    assert measure.name != alias and alias not in {m.name for m in MEASURES + AGGREGATE_MEASURES}
+    assert alias in measure.aliases
+
+
 @pytest.mark.parametrize("bad", [
     "Bogus", "", "NuggetRecall(weighted=yes)", "NuggetRecall(cutoff=5)", "NuggetRecall(weighted=1)",
     "OutcomeCount", "OutcomeCount(outcome=9)", "OutcomeCount(outcome=True)", "Sentences(micro=True)",
     "NuggetRecall(weighted=True,weighted=False)", "NuggetRecall(weighted=True", "__import__('os').getcwd()",
-    "nugget_coverage_weighted(weighted=False)", "F1(weighted=True)x", "nugget_recall_weighted(weighted=False)",
+    "autoargue.nugget_coverage_weighted(weighted=False)", "F1(weighted=True)x",
+    "nugget_recall_weighted(weighted=False)", "autoargue.F1", "autoargue.", ".f1", "autoargue.f1.x",
 ])
 def test_bad_names_raise_value_error(bad):
     with pytest.raises(ValueError) as info:

@@ -28,7 +28,7 @@ from judge.formats.atomic import staged, write_text_atomic
 from judge.formats.documents import DocumentStore, remove_stale_builds
 from judge.formats.judgments import iter_judgments
 from judge.judging.decisions.claims_absence import ClaimsAbsence
-from judge.llm.cache import CachedAnswer, DecisionCache, UnreadableEntry, seal, unseal
+from judge.llm.cache import CachedAnswer, UnreadableEntry, open_decision_cache, seal, unseal
 from judge.llm.client import DecisionClient
 from judge.run.evaluate import EvalConfig, Inputs, evaluate
 from judge.settings import ModelSettings, RetryPolicy
@@ -172,13 +172,13 @@ def test_a_cache_database_that_cannot_be_opened_is_one_line_naming_the_cure(clea
 
 
 def test_a_damaged_database_page_on_read_is_a_miss_not_a_traceback(tmp_path, monkeypatch):
-    cache = DecisionCache(tmp_path)
+    cache = open_decision_cache(tmp_path)
     cache.put("k", CachedAnswer({"verdict": "x"}))
 
     def broken(*args, **kwargs):
         raise sqlite3.DatabaseError("database disk image is malformed")
 
-    monkeypatch.setattr(cache._store, "get", broken)
+    monkeypatch.setattr(cache.backend._store, "get", broken)
     assert cache.get("k") is None
     assert cache.problems() == [f"1 decision cache entry in {tmp_path} could not be used (database error: "
                                 "database disk image is malformed); asked again"]
@@ -186,22 +186,22 @@ def test_a_damaged_database_page_on_read_is_a_miss_not_a_traceback(tmp_path, mon
 
 
 def test_entries_written_before_checksums_are_used_once_and_sealed(tmp_path):
-    cache = DecisionCache(tmp_path)
-    cache._store.set("old", json.dumps({"response": {"verdict": "x"}, "error": None, "prompt_tokens": 3,
+    cache = open_decision_cache(tmp_path)
+    cache.backend._store.set("old", json.dumps({"response": {"verdict": "x"}, "error": None, "prompt_tokens": 3,
                                         "completion_tokens": 1, "cost": 0.0}))
     assert cache.get("old") == CachedAnswer({"verdict": "x"}, 3, 1, 0.0)
-    assert cache.resealed == 1 and '"sha256"' in cache._store.get("old")
+    assert cache.resealed == 1 and '"sha256"' in cache.backend._store.get("old")
     assert cache.get("old") == CachedAnswer({"verdict": "x"}, 3, 1, 0.0) and cache.resealed == 1
     cache.close()
 
 
 def test_a_cache_that_cannot_be_written_is_an_output_error(tmp_path, monkeypatch):
-    cache = DecisionCache(tmp_path)
+    cache = open_decision_cache(tmp_path)
 
     def full(*args, **kwargs):
         raise sqlite3.OperationalError("database or disk is full")
 
-    monkeypatch.setattr(cache._store, "set", full)
+    monkeypatch.setattr(cache.backend._store, "set", full)
     with pytest.raises(OutputError, match=r"cannot write the decision cache in .*database or disk is full"):
         cache.put("k", CachedAnswer({}))
     cache.close()

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 import judge.judging.thresholds
 from judge.calibrate.stats import apply_rule, cross_validated_threshold, fit_threshold, reliability
-from judge.calibrate.stats.confidence import Rule, agreement_metric
+from judge.calibrate.stats.confidence_calibration import Rule, agreement_metric
 from judge.cli.app import app
 from judge.errors import InputError
 from judge.formats.judgments import DecisionRecord, iter_judgments

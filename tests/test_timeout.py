@@ -14,7 +14,7 @@ from conftest import smart_responder
 
 from judge.judging.decisions.claims_absence import ClaimsAbsence
 from judge.judging.signature import JudgeSignature
-from judge.llm.cache import DecisionCache
+from judge.llm.cache import open_decision_cache
 from judge.llm.client import DecisionClient
 from judge.run.evaluate import EvalConfig, Inputs, evaluate, write_outputs
 from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
@@ -28,7 +28,7 @@ MESSAGES = [{"role": "user", "content": "<sentence>\nThe plant opened in 2023.\n
 def test_a_hanging_server_costs_at_most_timeout_x_attempts_and_the_decision_fails(tmp_path):
     with FakeEndpoint(smart_responder) as ep:
         ep.fail_next(["hang"] * 10)
-        cache = DecisionCache(tmp_path / "cache")
+        cache = open_decision_cache(tmp_path / "cache")
         client = DecisionClient(ModelSettings("openai/fake", ep.api_base, "x", timeout=0.5), cache,
                                 retry=TWO_ATTEMPTS)
         started = time.monotonic()
@@ -40,7 +40,7 @@ def test_a_hanging_server_costs_at_most_timeout_x_attempts_and_the_decision_fail
     assert answered.response is None and answered.error and "Timeout" in answered.error
     assert client.usage.failures == 1 and client.usage.transport_retries == 1
     # a timeout is a transport failure, not an answer: it is not cached, so the next run asks again
-    assert DecisionCache(tmp_path / "cache").stats()["entries"] == 0
+    assert open_decision_cache(tmp_path / "cache").stats()["entries"] == 0
 
 
 def test_eval_against_a_server_that_never_answers_finishes_in_bounded_time(tmp_path):
@@ -113,7 +113,7 @@ def test_a_server_refusing_connections_fails_the_run_in_seconds_naming_it(tmp_pa
     assert decisions and all(d.verdict is None and d.error for d in decisions)
     # (a question asked twice at once shares one answer, so records can outnumber the decisions left unasked)
     assert sum(d.error.startswith("not asked: gave up on") for d in decisions) >= summary["usage"]["unasked"]
-    assert DecisionCache(tmp_path / "cache").stats()["entries"] == 0  # nothing unasked (or failed) is cached
+    assert open_decision_cache(tmp_path / "cache").stats()["entries"] == 0  # nothing unasked (or failed) is cached
 
 
 def test_a_hanging_server_is_given_up_on_after_k_timeouts_in_a_row(tmp_path):

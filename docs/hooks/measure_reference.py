@@ -1,9 +1,11 @@
 """MkDocs hook: the measure reference of docs/metrics.md, generated from the measure registry at build time.
 
 As ir_measures generates its list of measures, the page is never written by hand: every measure registered in
-judge.metrics (judge/metrics/measure.py's registry, filled by argue.py, autoargue.py and flags.py) appears with its
+judge.metrics (judge/metrics/measure.py's registry, filled by argue.py, autoargue.py and flagged.py) appears with its
 canonical name, the variants every report is scored on, its aliases, how a run aggregates it, its source and its
-docstring. The page holds the marker below where the reference goes; a page without it fails the build.
+docstring; then every other name the parser accepts (aliases: another spelling of one canonical measure) or refuses
+with the new name (measures renamed). The page holds the marker below where the reference goes; a page without it
+fails the build.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ def _registry():
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     from judge.metrics import ALIASES, MEASURES
-    from judge.metrics.measure import Count, Harmonic
+    from judge.metrics.measure import RENAMED, Count, Harmonic
 
-    return MEASURES, ALIASES, Count, Harmonic
+    return MEASURES, ALIASES, RENAMED, Count, Harmonic
 
 
 def _paragraphs(doc: str) -> str:
@@ -39,7 +41,7 @@ def _source_file(cls: type) -> str:
 
 def render() -> str:
     """The reference: one section per module of measures, one entry per measure family, in output order."""
-    measures, aliases, count, harmonic = _registry()
+    measures, aliases, renamed, count, harmonic = _registry()
     families: dict[type, list] = {}
     for measure in measures:
         families.setdefault(type(measure), []).append(measure)
@@ -64,9 +66,25 @@ def render() -> str:
                 f"- scored on every report as: {', '.join(f'`{m.name}`' for m in variants)}",
                 f"- parameters: {params}"]
         if family_aliases:
-            out.append(f"- aliases: {', '.join(f'`{a}`' for a in family_aliases)}")
+            out.append(f"- aliases (parsed to the canonical name; outputs write the canonical name): "
+                       f"{', '.join(f'`{a}`' for a in family_aliases)}")
         out.append("")
-    return "\n".join(out)
+    return "\n".join(out + _other_names(aliases, renamed))
+
+
+def _other_names(aliases, renamed) -> list[str]:
+    """Every alias with the one canonical measure it stands for, and every renamed measure with its new name."""
+    out = ["## Other names", "",
+           "An alias is another spelling of ONE canonical measure: the same computation, accepted wherever a measure "
+           "is named, never written to an output (the scores TSV and the leaderboard use the canonical name).", "",
+           "| alias | canonical measure |", "| --- | --- |"]
+    out += [f"| `{alias}` | `{measure.name}` |" for alias, measure in sorted(aliases.items())]
+    out += ["", "Renamed measures: the old name is refused with a one-line error that names the new one. Auto-ARGUE's "
+            "measures moved into the `autoargue.` namespace, so none differs from an ARGUE measure by letter case "
+            "alone (`F1` is ARGUE's, `autoargue.f1` Auto-ARGUE's).", "",
+            "| old name | new name |", "| --- | --- |"]
+    out += [f"| `{old}` | `{new}` |" for old, new in sorted(renamed.items())]
+    return out + [""]
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ARG001 (MkDocs' hook signature)

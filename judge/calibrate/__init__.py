@@ -5,7 +5,7 @@
 - `judge.calibrate.stats`: agreement, correlations, leaderboard tie handling, significance, McNemar,
   confidence (reliability, ECE, cross-validated decision thresholds).
 - `judge.calibrate.report` (+ `report_confidence`, `figures`): calibration.md / .html / .json / PNG plots.
-- `judge.calibrate.confidence`: the judge's confidence per item against the labels; thresholds.json.
+- `judge.calibrate.confidence_by_decision`: the judge's confidence per item against the labels; thresholds.json.
 
 - `judge.calibrate.sources`: the command line's data sets -> items (sampling, one note per source).
 - `judge.calibrate.runner` / `suite`: items asked through judge.judging.decisions.asker.Decider; the library path.

@@ -21,7 +21,8 @@ from judge.defence.injection import Attack, load_attacks
 from judge.diagnostics import Diagnostics
 from judge.errors import InputError
 from judge.formats.judgments import iter_judgments
-from judge.llm.cache_backends import local_directory, open_decision_cache
+from judge.llm.cache import open_decision_cache
+from judge.llm.cache_backends import local_directory
 from judge.llm.embedded import EMBEDDED_MODEL
 from judge.run.score import score
 from judge.settings import JudgeSettings, ModelSettings, PassagePolicy

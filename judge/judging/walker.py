@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 
-from judge.defence.flags import FlagChecker
+from judge.defence.flag_checker import FlagChecker
 from judge.defence.quarantine import quarantine_document, quarantine_sentence
 from judge.errors import InputError
 from judge.formats import DocumentStore

@@ -1,4 +1,4 @@
-"""Deterministic decision cache on disk (diskcache).
+"""The decision cache: one `DecisionCache` over a backend (judge.llm.cache_backends: a directory, or Redis).
 
 The key is a hash of everything that can change an answer: model id, rendered messages, response schema,
 the caller's contract hash (for decisions: the response class and its validators) and sampling parameters. It
@@ -12,8 +12,9 @@ Each value is sealed: canonical JSON of the answer plus the SHA-256 of its key a
 a hand-edited value is detected instead of scored. An entry that cannot be read (a damaged database page, bad
 JSON, the wrong shape, a checksum that does not match) is treated as absent: the decision is asked again and the
 entry replaced; `unreadable` counts them for the run's diagnostics. Entries written before values were sealed
-(no checksum) are accepted once and sealed (`resealed` counts them). A cache database that cannot be opened at
-all is a ConfigurationError that says how to reset it.
+(no checksum) are accepted once and sealed (`resealed` counts them). A write that fails is an OutputError. A cache
+database that cannot be opened at all, or a Redis server that cannot be reached, is a ConfigurationError that
+says how to reset or reach it.
 
 An answer asked with log-probabilities also keeps them (`logprobs`, compacted by `judge.llm.logprob`; an empty
 list when the provider sent none) and the raw JSON text they spell (`output`), so a rerun computes the same
@@ -27,38 +28,24 @@ import hashlib
 import json
 import math
 import shutil
-import sqlite3
 from collections import Counter
 from contextlib import suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import diskcache
-
 from judge.errors import ConfigurationError, InputError, OutputError
+from judge.llm.cache_backends import (
+    DECISIONS_SUBDIR,
+    DEFAULT_CACHE_DIR,
+    CacheBackend,
+    CacheBackendError,
+    DamagedStore,
+    open_backend,
+    reason,
+)
 
-DEFAULT_CACHE_DIR = Path("caches")
-_SUBDIR = "decisions"
 _SEAL_VERSION = 2
-
-
-def open_store(directory: Path) -> diskcache.Cache:
-    """The diskcache that holds the decisions under `directory`. Never culled: diskcache's default drops the
-    least recently stored entries once the store passes 1 GB, which at TREC scale would silently turn a free,
-    byte-identical rerun into new model calls (and, on the embedded judge, possibly other answers)."""
-    return diskcache.Cache(str(directory), eviction_policy="none")
-
-
-def open_decisions(directory: Path) -> diskcache.Cache:
-    """The store of the cache directory `directory` (its `decisions/` subdirectory); a database that cannot be
-    opened (corrupt, not a database, unreadable) is a ConfigurationError that names the cure."""
-    try:
-        return open_store(Path(directory) / _SUBDIR)
-    except (sqlite3.DatabaseError, OSError) as exc:
-        raise ConfigurationError(
-            f"cannot open the decision cache in {directory}: {_reason(exc)}; run  argue-judge cache clear "
-            f"--cache-dir {directory}  to reset it (or pass --no-cache)") from exc
 
 
 def canonical_json(value: Any) -> str:
@@ -156,22 +143,30 @@ def _token_entry(entry: Any, alternatives: bool = True) -> bool:
     return isinstance(top, list) and (alternatives or not top) and all(_token_entry(t, False) for t in top)
 
 
-class SealedReads:
-    """What every decision cache does with a stored value: an entry that cannot be used is counted, dropped and
-    asked again (never scored); a legacy unsealed entry is sealed on first use. Subclasses give `location`,
-    `put` and `_drop`."""
+class DecisionCache:
+    """THE decision cache: sealed answers over a backend (judge.llm.cache_backends: a local directory or Redis),
+    with one error handling whichever it is. An entry that cannot be used (unreadable, damaged, a read that
+    failed) is counted, dropped and asked again, never scored; a legacy unsealed entry is sealed on first use; a
+    write that fails is an OutputError. Open one with `open_decision_cache(directory or URL)`."""
 
-    location: str
-    unreadable: Counter[str]
-    resealed: int
+    def __init__(self, backend: CacheBackend):
+        self.backend = backend
+        self.blocking = backend.blocking            # the client runs blocking calls in a thread
+        self.unreadable: Counter[str] = Counter()   # why entries could not be used, and how often
+        self.resealed = 0
 
-    def put(self, key: str, answer: CachedAnswer) -> None:  # pragma: no cover - every subclass overrides
-        raise NotImplementedError
+    @property
+    def location(self) -> str:
+        return self.backend.location
 
-    def _drop(self, key: str) -> None:  # pragma: no cover - every subclass overrides
-        raise NotImplementedError
-
-    def _accept(self, key: str, raw: Any) -> CachedAnswer | None:
+    def get(self, key: str) -> CachedAnswer | None:
+        try:
+            raw = self.backend.get(key)
+        except CacheBackendError as exc:
+            self.unreadable[f"database error: {exc}"] += 1
+            return None
+        if raw is None:
+            return None
         try:
             answer, sealed = unseal(key, raw)
         except UnreadableEntry as exc:
@@ -183,53 +178,37 @@ class SealedReads:
             self.resealed += 1
         return answer
 
+    def _drop(self, key: str) -> None:
+        with suppress(CacheBackendError):   # asked again and replaced anyway; a failed delete changes nothing
+            self.backend.delete(key)
+
+    def put(self, key: str, answer: CachedAnswer) -> None:
+        try:
+            self.backend.set(key, seal(key, answer))
+        except CacheBackendError as exc:  # a full disk is sqlite3.OperationalError; a lost Redis connection
+            raise OutputError(f"cannot write the decision cache in {self.location}: {exc} (decisions cached "
+                              "before this one are kept)") from exc
+
     def problems(self) -> list[str]:
         """One line per kind of unreadable entry, for the run's diagnostics."""
         return [f"{count} decision cache entr{'y' if count == 1 else 'ies'} in {self.location} could not be used "
                 f"({reason}); asked again" for reason, count in sorted(self.unreadable.items())]
 
-
-class DecisionCache(SealedReads):
-    def __init__(self, directory: Path = DEFAULT_CACHE_DIR):
-        self.directory = Path(directory)
-        self.unreadable: Counter[str] = Counter()   # why entries could not be used, and how often
-        self.resealed = 0
-        self._store = open_decisions(self.directory)
-
-    def get(self, key: str) -> CachedAnswer | None:
-        try:
-            raw = self._store.get(key)
-        except sqlite3.DatabaseError as exc:
-            self.unreadable[f"database error: {_reason(exc)}"] += 1
-            return None
-        if raw is None:
-            return None
-        return self._accept(key, raw)
-
-    def _drop(self, key: str) -> None:
-        with suppress(sqlite3.DatabaseError, OSError):
-            self._store.delete(key)
-
-    @property
-    def location(self) -> str:
-        return str(self.directory)
-
-    def put(self, key: str, answer: CachedAnswer) -> None:
-        try:
-            self._store.set(key, seal(key, answer))
-        except (sqlite3.DatabaseError, OSError) as exc:  # a full disk is sqlite3.OperationalError
-            raise OutputError(f"cannot write the decision cache in {self.directory}: {_reason(exc)} (decisions "
-                              "cached before this one are kept)") from exc
-
-
     def stats(self) -> dict[str, Any]:
-        return {"directory": str(self.directory), "entries": len(self._store), "bytes": self._store.volume()}
+        """Where the cache is, how many entries it holds and their size in bytes (None where not known: Redis)."""
+        return {"location": self.location, "entries": len(self.backend), "bytes": self.backend.size_bytes()}
 
     def clear(self) -> int:
-        return self._store.clear()
+        return self.backend.clear()
 
     def close(self) -> None:
-        self._store.close()
+        self.backend.close()
+
+
+def open_decision_cache(target: str | Path = DEFAULT_CACHE_DIR) -> DecisionCache:
+    """What `eval --cache`, `calibrate --cache` and the `cache` commands use: a directory (its `decisions/`
+    store) or a `redis://HOST:PORT/DB` URL, behind the one DecisionCache."""
+    return DecisionCache(open_backend(target))
 
 
 def existing_cache_directory(directory: Path) -> Path:
@@ -237,30 +216,32 @@ def existing_cache_directory(directory: Path) -> Path:
     cache (stats, export, clear) call this first: opening a mistyped path would create an empty cache there and
     report 0 decisions as if that were the answer."""
     directory = Path(directory)
-    if not (directory / _SUBDIR / "cache.db").is_file():
-        what = "no such directory" if not directory.exists() else f"no decision cache in it (no {_SUBDIR}/cache.db)"
+    if not (directory / DECISIONS_SUBDIR / "cache.db").is_file():
+        what = ("no such directory" if not directory.exists() else
+                f"no decision cache in it (no {DECISIONS_SUBDIR}/cache.db)")
         raise InputError(f"{what}; check --cache (nothing cached yet, or a mistyped path?)", directory)
     return directory
 
 
 def clear_cache_directory(directory: Path) -> int | None:
     """Empty the decision cache: how many entries were removed, or None when its database was unreadable and
-    was deleted as a whole (the cure `DecisionCache` names when it cannot open one). A cache that cannot be
+    was deleted as a whole (the cure DiskBackend names when it cannot open one). A cache that cannot be
     written (read-only, locked) is an OutputError and is left as it was: success is never claimed unchecked."""
+    store = Path(directory) / DECISIONS_SUBDIR
     try:
-        cache = DecisionCache(directory)
+        cache = open_decision_cache(Path(directory))
     except ConfigurationError:
-        _remove_store(Path(directory) / _SUBDIR)
+        _remove_store(store)
         return None
     try:
         return cache.clear()
-    except sqlite3.OperationalError as exc:  # read-only, locked, I/O: the database is sound, it cannot be changed
-        raise OutputError(f"cannot clear the decision cache in {directory}: {_reason(exc)}; nothing was removed "
-                          "(is it read-only, or in use by a running evaluation?)") from exc
-    except sqlite3.DatabaseError:
+    except DamagedStore:
         cache.close()
-        _remove_store(Path(directory) / _SUBDIR)
+        _remove_store(store)
         return None
+    except CacheBackendError as exc:  # read-only, locked, I/O: the database is sound, it cannot be changed
+        raise OutputError(f"cannot clear the decision cache in {directory}: {exc}; nothing was removed "
+                          "(is it read-only, or in use by a running evaluation?)") from exc
     finally:
         cache.close()
 
@@ -271,12 +252,7 @@ def _remove_store(store: Path) -> None:
     except FileNotFoundError:
         pass
     except OSError as exc:
-        raise OutputError(f"cannot remove the unreadable decision cache {store}: {_reason(exc)}; remove it by hand "
+        raise OutputError(f"cannot remove the unreadable decision cache {store}: {reason(exc)}; remove it by hand "
                           "(or fix its permissions) and run again") from exc
     if store.exists():
         raise OutputError(f"the unreadable decision cache {store} is still there after removing it; remove it by hand")
-
-
-def _reason(exc: BaseException) -> str:
-    text = " ".join(str(getattr(exc, "strerror", None) or exc).split())
-    return text or type(exc).__name__

@@ -126,7 +126,7 @@ class DecisionClient:
             self._instructor = instructor.from_litellm(litellm.acompletion, mode=instructor.Mode.JSON_SCHEMA)
             self._target = {"model": settings.model, "api_base": settings.api_base, "api_key": settings.api_key}
         # Remote caches (Redis) block on the network: their calls go to a thread so the event loop keeps going.
-        self._cache_blocks = bool(getattr(cache, "blocking", False))
+        self._cache_blocks = cache is not None and cache.blocking
         # Transport failures since the server last answered (any answer, valid or not), across all decisions.
         self._failures_in_a_row = 0
         self._stopped = asyncio.Event()  # set when the server is given up on: wakes retries from their backoff

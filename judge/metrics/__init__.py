@@ -5,11 +5,11 @@ Sources:
     (sentence precision over the flowchart outcomes; nugget recall) -- `argue.py`.
   * Auto-ARGUE: W. G. Walden et al., "Auto-ARGUE: LLM-Based Report Generation Evaluation", 2025,
     arXiv:2509.26184 (sentence_support, citation_support, citation_relevance, nugget_coverage, f1 and its
-    counts, under Auto-ARGUE's own names) -- `autoargue.py`.
+    counts, under Auto-ARGUE's own names in the `autoargue.` namespace: `autoargue.f1` ...) -- `autoargue.py`.
 
 Layout: `measure.py` (what a measure is, the registry, parsing names without eval), `facts.py` (what one judged
 report says, worked out once), `argue.py` and `autoargue.py` (the measures, each with its per-report
-statistics), `flags.py` (sentences the injection detector flagged), `scoring.py` (reports and runs; macro and
+statistics), `flagged.py` (sentences the injection detector flagged), `scoring.py` (reports and runs; macro and
 micro derived from the statistics). May import judge.formats.judgments, judge.labels, judge.types, judge.errors and
 judge.formats.scores; nothing imports back.
 
@@ -19,7 +19,7 @@ MACRO mean over reports (NaN skipped) and `micro=True` the MICRO value (pooled s
 
 from judge.metrics import argue as _argue  # noqa: F401  (registers ARGUE's measures first: output order)
 from judge.metrics import autoargue as _autoargue  # noqa: F401
-from judge.metrics import flags as _flags  # noqa: F401  (the injection flags last)
+from judge.metrics import flagged as _flagged  # noqa: F401  (the injection flags last)
 from judge.metrics.argue import (
     F1,
     CitationRelevance,
@@ -38,7 +38,7 @@ from judge.metrics.argue import (
     Undetermined,
 )
 from judge.metrics.autoargue import BY_NAME as AUTO_ARGUE_MEASURES
-from judge.metrics.flags import Flagged
+from judge.metrics.flagged import Flagged
 from judge.metrics.measure import ALIASES, Measure, f1_score, parse_measure, register
 from judge.metrics.measure import MEASURES as _REGISTERED
 from judge.metrics.measure import aggregate_measures as _aggregate_measures

@@ -34,7 +34,7 @@ class _NuggetRecall(Ratio):
 
     Source: Mayfield et al., SIGIR 2024. A nugget is earned through sentences whose supporting cited documents
     attest the answer (outcome #3), or by outcome #8 for an absence nugget; all of the request's nuggets count.
-    NaN without a nugget bank or with an empty one. (Auto-ARGUE's nugget_coverage differs: see autoargue.py.)
+    NaN without a nugget bank or with an empty one. (Auto-ARGUE's autoargue.nugget_coverage differs: see autoargue.py.)
     """
 
     NAME = "NuggetRecall"
@@ -49,8 +49,8 @@ class _F1(Harmonic):
     """Harmonic mean of sentence precision and (weighted) nugget recall; 0 when both are 0; NaN if recall is.
 
     Source: ARGUE precision and recall (Mayfield et al., SIGIR 2024) combined as an F-measure. Macro F1 is the
-    mean of per-report F1; micro F1 the harmonic mean of micro precision and micro recall. (Auto-ARGUE's `f1`
-    combines sentence_support and nugget_coverage instead.)
+    mean of per-report F1; micro F1 the harmonic mean of micro precision and micro recall. (Auto-ARGUE's
+    `autoargue.f1` combines autoargue.sentence_support and autoargue.nugget_coverage instead.)
     """
 
     NAME = "F1"
@@ -64,8 +64,8 @@ class _F1(Harmonic):
 class _SentenceSupport(Ratio):
     """argue-judge's outcome-based sentence support: cited judged sentences with outcome 2 or 3 / those with
     outcome 1, 2 or 3. Cited sentences with an uncited outcome (4-8) are excluded (and warned about).
-    NaN when the report has no such sentence. Close to, but not, Auto-ARGUE's sentence_support (Walden et al.
-    2025), whose denominator also counts uncited sentences that need a citation.
+    NaN when the report has no such sentence. Close to, but not, Auto-ARGUE's autoargue.sentence_support
+    (Walden et al. 2025), whose denominator also counts uncited sentences that need a citation.
     """
 
     NAME = "SentenceSupport"
@@ -82,7 +82,8 @@ class _CitationSupport(Ratio):
     `supports_citation` DecisionRecord with a non-None verdict covers the document: the record's `doc_ids`
     (a 'joint' decision over several documents gives each of them its verdict), or every cited document when
     `doc_ids` is empty. A pair is supported when any decision covering it says True. NaN when no pair is
-    decided. After Auto-ARGUE `citation_support` (Walden et al. 2025), whose denominator is every citation.
+    decided. After Auto-ARGUE's `autoargue.citation_support` (Walden et al. 2025), whose denominator is every
+    citation.
     """
 
     NAME = "CitationSupport"
@@ -110,7 +111,7 @@ class _CitationRelevance(Ratio):
     verdict), because the walker asks that question only when the sentence's cited documents attest some
     candidate nugget. So relevance is decided per sentence, and a sentence that never reached the nugget
     question (e.g. outcome 1) counts as not relevant. NaN when there is no pair. Auto-ARGUE's exact
-    `citation_relevance` (Walden et al. 2025), from the bank's references, is `citation_relevance`.
+    `citation_relevance` (Walden et al. 2025), from the bank's references, is `autoargue.citation_relevance`.
     """
 
     NAME = "CitationRelevance"

@@ -1,7 +1,11 @@
 """Auto-ARGUE's measures under Auto-ARGUE's own names and definitions (W. G. Walden et al., "Auto-ARGUE:
-LLM-Based Report Generation Evaluation", 2025, arXiv:2509.26184; the public Auto-ARGUE evaluator).
+LLM-Based Report Generation Evaluation", 2025, arXiv:2509.26184; the public Auto-ARGUE evaluator), in the
+`autoargue.` namespace: `autoargue.f1`, `autoargue.sentence_support` ... (the scores TSV's metric column).
 
-They differ from ARGUE's (argue.py) on purpose, so both are kept:
+They differ from ARGUE's (argue.py) on purpose, so both are kept, and the namespace keeps them apart where the
+bare names differ only in letter case (`F1` is ARGUE's, `autoargue.f1` Auto-ARGUE's; `SentenceSupport` is
+argue-judge's, `autoargue.sentence_support` Auto-ARGUE's). The bare names these measures had before are RENAMED:
+parsing one is an error that says the namespaced name. Below, names are Auto-ARGUE's own, without the namespace:
   * `sentence_support` = correctly_cited_sentences / sentences_with_citations_or_requiring_citations: a sentence
     is correctly cited when EVERY citation supports it; the denominator adds uncited sentences that need a
     citation and are the first instance of their claim (outcome #5).
@@ -27,6 +31,7 @@ from judge.metrics.facts import ReportFacts
 from judge.metrics.measure import Count, Harmonic, Ratio, Stats, register
 
 AUTO_ARGUE = "Auto-ARGUE (Walden et al. 2025, arXiv:2509.26184)"
+NAMESPACE = "autoargue."
 
 
 def _counts(facts: ReportFacts) -> dict[str, Callable[[], float | None]]:
@@ -58,9 +63,10 @@ class AutoArgueCount(Count):
     """A count Auto-ARGUE reports beside its scores (see the module docstring for each)."""
 
     SOURCE = AUTO_ARGUE
+    COUNT: ClassVar[str] = ""   # Auto-ARGUE's own name of the count
 
     def stats(self, facts: ReportFacts) -> Stats | None:
-        value = count_of(self.NAME, facts)
+        value = count_of(self.COUNT, facts)
         return None if value is None else (value,)
 
 
@@ -77,12 +83,13 @@ class AutoArgueRatio(Ratio):
 
 
 def _count_class(name: str, doc: str) -> type[AutoArgueCount]:
-    return type(f"AutoArgue_{name}", (AutoArgueCount,), {"NAME": name, "__doc__": f"{doc} Source: {AUTO_ARGUE}."})
+    return type(f"AutoArgue_{name}", (AutoArgueCount,), {"NAME": NAMESPACE + name, "COUNT": name,
+                                                         "__doc__": f"{doc} Source: {AUTO_ARGUE}."})
 
 
 def _ratio_class(name: str, numerator: str, denominator: str, doc: str) -> type[AutoArgueRatio]:
     return type(f"AutoArgue_{name}", (AutoArgueRatio,), {
-        "NAME": name, "NUMERATOR": numerator, "DENOMINATOR": denominator,
+        "NAME": NAMESPACE + name, "NUMERATOR": numerator, "DENOMINATOR": denominator,
         "__doc__": f"{doc} = {numerator} / {denominator}. Source: {AUTO_ARGUE}."})
 
 
@@ -97,14 +104,14 @@ class _F1Base(Harmonic):
 class AutoArgueF1(_F1Base):
     """Auto-ARGUE f1: harmonic mean of sentence_support and nugget_coverage (Walden et al. 2025)."""
 
-    NAME = "f1"
+    NAME = NAMESPACE + "f1"
 
 
 class AutoArgueF1Weighted(_F1Base):
     """Auto-ARGUE f1_weighted: harmonic mean of sentence_support and nugget_coverage_weighted
     (Walden et al. 2025)."""
 
-    NAME = "f1_weighted"
+    NAME = NAMESPACE + "f1_weighted"
     COVERAGE = "nugget_coverage_weighted"
 
 
@@ -132,6 +139,7 @@ RATIOS = {
                                  "Auto-ARGUE weighted nugget coverage (vital 2, okay 1)"),
 }
 
+# Auto-ARGUE's own name (as in its score files) -> the measure, whose name is the namespaced one.
 BY_NAME: dict[str, Count | Ratio | Harmonic] = {}
 for _name, (_num, _den, _doc) in RATIOS.items():
     BY_NAME[_name] = _ratio_class(_name, _num, _den, _doc)()
@@ -140,7 +148,10 @@ BY_NAME["f1_weighted"] = AutoArgueF1Weighted()
 for _name, _doc in COUNTS.items():
     BY_NAME[_name] = _count_class(_name, _doc)()
 
-# Registered once; Auto-ARGUE's own `_macro` / `_micro` names for the `all` rows parse too.
+# Registered once; Auto-ARGUE's `_macro` / `_micro` suffixes for the `all` rows parse too, in the namespace. The
+# bare names (these measures' names before the namespace) are renamed: parsing one says the namespaced name.
 for _name, _measure in BY_NAME.items():
-    _variants = {f"{_name}_macro": _measure, f"{_name}_micro": _measure(micro=True)} if _measure.RATIO else {}
-    register(type(_measure), [_measure], _variants)
+    _suffixes = ("", "_macro", "_micro") if _measure.RATIO else ("",)
+    _variants = {f"{_measure.name}_macro": _measure, f"{_measure.name}_micro": _measure(micro=True)} \
+        if _measure.RATIO else {}
+    register(type(_measure), [_measure], _variants, {_name + suffix: _measure.name + suffix for suffix in _suffixes})

@@ -233,6 +233,7 @@ def score_judgments(judgments: Iterable[ReportJudgment], banks: Mapping[str, Nug
     notes = ()
     if missing_banks:
         notes = (f"no nugget bank with answer references for request(s) {', '.join(sorted(missing_banks))}: "
-                 "Auto-ARGUE's citation_relevance, nuggets and nugget_coverage are NaN; these judgments do not "
-                 "carry the answers' documents, so score them with `argue-judge score JUDGMENTS --nuggets DIR`",)
+                 "autoargue.citation_relevance, autoargue.nuggets and autoargue.nugget_coverage are NaN; these "
+                 "judgments do not carry the answers' documents, so score them with `argue-judge score JUDGMENTS "
+                 "--nuggets DIR`",)
     return Scores(runs={run_id: _score_run(run_id, by_run[run_id]) for run_id in sorted(by_run)}, notes=notes)

@@ -25,8 +25,7 @@ from judge.formats.reports import ReportEntry
 from judge.judging.signature import JudgeSignature
 from judge.judging.thresholds import resolve_thresholds
 from judge.judging.walker import ReportWalker, within_limit
-from judge.llm.cache import DEFAULT_CACHE_DIR, DecisionCache
-from judge.llm.cache_backends import BackendDecisionCache, open_decision_cache
+from judge.llm.cache import DEFAULT_CACHE_DIR, DecisionCache, open_decision_cache
 from judge.llm.client import DecisionClient, Usage
 from judge.llm.router import servers
 from judge.run.inputs import Inputs
@@ -137,7 +136,7 @@ def stream_for(out: Path, resume: bool, signature: str) -> JudgmentStream:
 
 
 async def _judge_all(inputs: Inputs, config: EvalConfig, signature: JudgeSignature,
-                     cache: DecisionCache | BackendDecisionCache | None, progress: Progress,
+                     cache: DecisionCache | None, progress: Progress,
                      stream: JudgmentStream | None = None
                      ) -> tuple[Sequence[ReportJudgment], Usage, int, tuple[dict[str, Any] | None, list[str]]]:
     """Judge the reports, at most `concurrency` (at least 8) reports in flight so memory stays bounded: a report

@@ -9,7 +9,7 @@ One module per level; each function returns a pydantic model (JSON-serialisable;
 - `significance`: run level, `pairwise_significance_agreement` (paired t-test and Wilcoxon win/loss/tie agreement);
 - `mcnemar`: prompt A/B, `mcnemar_exact`, `mcnemar_power_warning`, `compare_prompts`;
 - `redteam`: clean against attacked labels of the same items, `attack_comparison` (flip rates, McNemar);
-- `confidence`: reliability table and expected calibration error (`reliability`, `confidence_result`), and a
+- `confidence_calibration`: reliability table and expected calibration error (`reliability`, `confidence_result`), and a
   decision threshold on confidence fitted with seeded k-fold cross-validation (`cross_validated_threshold`).
 
 May import numpy, scipy, pydantic and `judge.calibrate.items`; nothing here calls a model. The names below are
@@ -25,7 +25,7 @@ from judge.calibrate.stats.agreement import (
     confusion_matrix,
     decision_agreement,
 )
-from judge.calibrate.stats.confidence import (
+from judge.calibrate.stats.confidence_calibration import (
     FIT_METRICS,
     ConfidenceResult,
     FitMetric,

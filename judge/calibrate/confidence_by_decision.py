@@ -15,7 +15,7 @@ from judge.calibrate.stats import (
     confidence_result,
     cross_validated_threshold,
 )
-from judge.calibrate.stats.confidence import DEFAULT_FOLDS, MIN_FIT_ITEMS
+from judge.calibrate.stats.confidence_calibration import DEFAULT_FOLDS, MIN_FIT_ITEMS
 from judge.formats.judgments import DecisionRecord
 from judge.judging.decisions import DECISION_LABELS
 from judge.judging.thresholds import FORMAT, THRESHOLD_DECISIONS, ThresholdRule, ThresholdsFile

@@ -131,9 +131,10 @@ FLOORS: dict[str, set[str]] = {
 
 
 def floor_of(module: str) -> str:
-    """The floor a module stands on: its top-level package, `kernel` for a top-level module, `api` for judge."""
+    """The floor a module stands on: its top-level package, `kernel` for a top-level module, `api` for judge and
+    judge.api (the Python API, which may call every floor)."""
     parts = module.split(".")
-    if len(parts) == 1:
+    if len(parts) == 1 or parts[1] == "api":
         return "api"
     return parts[1] if (PACKAGE / parts[1]).is_dir() else "kernel"
 

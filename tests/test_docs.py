@@ -282,18 +282,18 @@ def test_readme_python_example_imports_exist():
         exec(compile(ast.Module(body=imports, type_ignores=[]), "README.md", "exec"), {})
 
 
-MODEL_SETTINGS = re.compile(r'ModelSettings\(model="[^"]*"\)')
+HOSTED_MODEL = re.compile(r'\bmodel="[^"]*"')
 
 
 def test_readme_python_example_runs(tmp_path, fake_judge, monkeypatch):
     """The From Python example, its hosted model pointed at the fake judge, in a folder holding the example."""
     source = "\n".join(fenced_blocks(README, "python")[0][1])
-    if not MODEL_SETTINGS.search(source):
-        pytest.skip("the example names no ModelSettings(model=...) to point at the fake judge")
-    fake = f'ModelSettings(model="openai/fake", api_base="{fake_judge.api_base}", api_key="x")'
+    if not HOSTED_MODEL.search(source):
+        pytest.skip("the example names no model=... to point at the fake judge")
+    fake = f'model="openai/fake", api_base="{fake_judge.api_base}", api_key="x", cache=None'
     (tmp_path / "examples").symlink_to(ROOT / "examples", target_is_directory=True)
     monkeypatch.chdir(tmp_path)
-    exec(compile(MODEL_SETTINGS.sub(fake, source), "README.md", "exec"), {})
+    exec(compile(HOSTED_MODEL.sub(fake, source), "README.md", "exec"), {})
     assert (tmp_path / "argue-out" / "judgments.jsonl").is_file()
 
 

@@ -1,0 +1,111 @@
+"""The Python API (judge.api, exported lazily from `judge`): its docstring examples run as doctests, in a folder
+laid out as after the README's first command (examples/ and argue-out/), with the fake endpoint as the judge."""
+
+from __future__ import annotations
+
+import doctest
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import judge
+from judge import api
+from judge.testing import FakeEndpoint
+from judge.testing.responders import smart_responder
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+
+@pytest.fixture
+def readme_folder(tmp_path, monkeypatch):
+    """tmp_path holding examples/ (a link to the bundled one) and argue-out/ (an eval of it), as cwd."""
+    (tmp_path / "examples").symlink_to(EXAMPLES, target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    with FakeEndpoint(smart_responder) as model:
+        api.evaluate("examples/reports", requests="examples/requests.jsonl", docs="examples/docs.jsonl",
+                     nuggets="examples/nuggets", model="openai/fake", api_base=model.api_base, api_key="none",
+                     cache=None, out="argue-out")
+    return tmp_path
+
+
+def test_every_docstring_example_of_the_api_runs(readme_folder):
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    tests = [t for t in finder.find(api) if t.examples]
+    names = {t.name.rsplit(".", 1)[-1] for t in tests}
+    assert names >= {"evaluate", "score", "calibrate", "read_judgments", "write_judgments"}
+    for test in tests:
+        runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} doctest examples failed (output above)"
+    assert result.attempted >= 20
+
+
+def test_the_api_is_judge_s_top_level_and_loads_on_first_use():
+    assert set(judge.__all__) >= {"evaluate", "score", "calibrate", "read_judgments", "write_judgments"}
+    assert judge.score is api.score and judge.evaluate is api.evaluate
+    with pytest.raises(AttributeError, match="no attribute 'scores'"):
+        judge.scores  # noqa: B018  (a typo must not pass silently)
+    # `import judge` and `judge.__version__` load no model client; nor do score and the judgments format.
+    code = ("import sys, judge; judge.__version__; assert 'judge.api' not in sys.modules; "
+            "judge.score; judge.read_judgments; "
+            "print(sorted(m for m in ('litellm', 'instructor', 'judge.llm.client') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.stdout.strip() == "[]"
+
+
+def test_api_paths_and_records_score_alike(readme_folder):
+    from_file = api.score("argue-out/judgments.jsonl", nuggets="examples/nuggets")
+    from_records = api.score(api.read_judgments("argue-out/judgments.jsonl"), nuggets=["examples/nuggets"])
+    assert from_file.scores.rows() == from_records.scores.rows()
+    assert from_file.signature == from_records.signature
+
+
+def test_calibrate_without_data_is_one_clear_error():
+    from judge.errors import InputError
+
+    with pytest.raises(InputError, match="nothing to calibrate"):
+        api.calibrate(cache=None)
+
+
+class _Captured(Exception):
+    pass
+
+
+def test_the_api_and_eval_build_the_same_config(tmp_path, monkeypatch):
+    """Defaults are the command line's: `judge.evaluate(...)` and `argue-judge eval` with the same inputs judge with
+    equal configs (model, sampling, thresholds, prompts, passages, injection policy, cache, concurrency)."""
+    import judge.cli.evaluate as evaluate_cli
+    import judge.run.evaluate as run_evaluate
+    from typer.testing import CliRunner
+
+    from judge.cli.app import app
+
+    configs = {}
+
+    def capture(name):
+        def stand_in(_inputs, config, *args, **kwargs):
+            configs[name] = config
+            raise _Captured
+        return stand_in
+
+    monkeypatch.setattr(evaluate_cli, "evaluate", capture("cli"))
+    monkeypatch.setattr(run_evaluate, "evaluate", capture("api"))
+    inputs = ["--requests", str(EXAMPLES / "requests.jsonl"), "--docs", str(EXAMPLES / "docs.jsonl"),
+              "--nuggets", str(EXAMPLES / "nuggets")]
+    result = CliRunner().invoke(app, ["eval", str(EXAMPLES / "reports"), *inputs, "--cache-dir",
+                                      str(tmp_path / "cache"), "--out", str(tmp_path / "out")])
+    assert isinstance(result.exception, _Captured), result.output
+    with pytest.raises(_Captured):
+        api.evaluate(EXAMPLES / "reports", requests=EXAMPLES / "requests.jsonl", docs=EXAMPLES / "docs.jsonl",
+                     nuggets=EXAMPLES / "nuggets", cache=tmp_path / "cache")
+    cli, called = configs["cli"], configs["api"]
+    assert called.judge == cli.judge
+    assert called.model.model == cli.model.model and called.model.sampling() == cli.model.sampling()
+    assert (called.concurrency, str(called.cache_dir), called.retry) == (cli.concurrency, str(cli.cache_dir),
+                                                                         cli.retry)

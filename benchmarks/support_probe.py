@@ -45,11 +45,11 @@ from scipy.stats import rankdata
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from judge.calibrate.importers import read_attributionbench, read_wice  # noqa: E402
-from judge.calibrate.items import CalibrationItem  # noqa: E402
-from judge.calibrate.runner import prepare_item  # noqa: E402
-from judge.calibrate.stats.agreement import decision_agreement  # noqa: E402
-from judge.calibrate.stats.confidence_calibration import fit_threshold  # noqa: E402
+from judge.calibration.importers import read_attributionbench, read_wice  # noqa: E402
+from judge.calibration.items import CalibrationItem  # noqa: E402
+from judge.calibration.runner import prepare_item  # noqa: E402
+from judge.calibration.stats.agreement import decision_agreement  # noqa: E402
+from judge.calibration.stats.confidence_calibration import fit_threshold  # noqa: E402
 from judge.judging.passages import PassagePolicy  # noqa: E402
 from judge.judging.prompts import load_template  # noqa: E402
 

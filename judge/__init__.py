@@ -11,7 +11,7 @@ model client.
 
 Data flows one way: inputs (`formats/`) -> judging (`judging/`: the flowchart over an oracle, decisions asked
 through `llm/`, text that addresses the judge withheld by `defence/`) -> judgments (the seam: LLM judges and
-human assessors write the same records) -> `metrics/` -> outputs (`run/`, `view/`, `calibrate/`). Folders are
+human assessors write the same records) -> `metrics/` -> outputs (`run/`, `view/`, `calibration/`). Folders are
 floors: the top-level modules are the kernel every floor shares (errors, labels, types, settings, diagnostics),
 and each package imports only the floors below it (tests/test_architecture.py checks this from the source).
 """
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from judge._version import __version__
 
-if TYPE_CHECKING:
-    from judge.api import ScoredJudgments, calibrate, evaluate, read_judgments, score, write_judgments
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ below loads them
+    from judge.api import ScoredJudgments, calibrate, evaluate, read_judgments, score, write_judgments  # noqa: F401
 
 _API = ("evaluate", "score", "calibrate", "read_judgments", "write_judgments", "ScoredJudgments")
 __all__ = ["__version__", *_API]

@@ -31,10 +31,10 @@ from judge.llm.embedded import EMBEDDED_MODEL  # the embedded judge's name; impo
 from judge.settings import JudgeSettings, ModelSettings
 
 if TYPE_CHECKING:  # the model client loads only when a call judges something
-    from judge.calibrate.report import CalibrationResults
+    from judge.calibration.report import CalibrationResults
     from judge.judging.signature import ScoreSignature
     from judge.metrics.scoring import Scores
-    from judge.run.evaluate import Evaluation
+    from judge.run.outputs import Evaluation
 
 PathLike = str | Path
 DEFAULT_CACHE = "caches"
@@ -78,8 +78,10 @@ def evaluate(reports: PathLike | Sequence[PathLike], *, requests: PathLike, docs
     True
     """
     from judge.llm.cache_backends import local_directory
-    from judge.run.evaluate import EvalConfig, Inputs, write_outputs
+    from judge.run.evaluate import EvalConfig
     from judge.run.evaluate import evaluate as run_evaluation
+    from judge.run.inputs import Inputs
+    from judge.run.outputs import write_outputs
 
     settings = ModelSettings(model, api_base, api_key, **model_options)
     config = EvalConfig(model=settings, judge=judge or JudgeSettings(), concurrency=concurrency, cache_dir=cache)
@@ -123,7 +125,7 @@ def score(judgments: PathLike | Sequence[PathLike] | Iterable[ReportJudgment], *
     """
     from judge.adapters.autoargue import read_any_judgments
     from judge.formats import read_nugget_banks
-    from judge.run.evaluate import score as score_records
+    from judge.run.score import score as score_records
 
     banks = read_nugget_banks(_paths(nuggets)) if nuggets is not None else {}
     if isinstance(judgments, str | Path) or (isinstance(judgments, Sequence) and judgments
@@ -162,13 +164,14 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     >>> agreement.n > 0 and 0.0 <= agreement.accuracy <= 1.0
     True
     """
-    from judge.calibrate.report import write_calibration_report
-    from judge.calibrate.sources import ItemSources, SampleSize, load_items
-    from judge.calibrate.suite import CalibrationConfig
-    from judge.calibrate.suite import calibrate as run_calibration
+    from judge.calibration.report import write_calibration_report
+    from judge.calibration.sources import ItemSources, SampleSize, load_items
+    from judge.calibration.suite import CalibrationConfig
+    from judge.calibration.suite import calibrate as run_calibration
     from judge.diagnostics import Diagnostics
     from judge.errors import InputError
-    from judge.llm.cache_backends import local_directory, open_decision_cache
+    from judge.llm.cache import open_decision_cache
+    from judge.llm.cache_backends import local_directory
 
     diagnostics = Diagnostics()
     index_dir = local_directory(cache if cache is not None else DEFAULT_CACHE) / "docstore"

@@ -80,10 +80,10 @@ class _Captured(Exception):
 def test_the_api_and_eval_build_the_same_config(tmp_path, monkeypatch):
     """Defaults are the command line's: `judge.evaluate(...)` and `argue-judge eval` with the same inputs judge with
     equal configs (model, sampling, thresholds, prompts, passages, injection policy, cache, concurrency)."""
-    import judge.cli.evaluate as evaluate_cli
-    import judge.run.evaluate as run_evaluate
     from typer.testing import CliRunner
 
+    import judge.cli.evaluate as evaluate_cli
+    import judge.run.evaluate as run_evaluate
     from judge.cli.app import app
 
     configs = {}

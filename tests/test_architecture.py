@@ -119,13 +119,13 @@ FLOORS: dict[str, set[str]] = {
     "judging": {"kernel", "formats", "llm", "defence"},
     "baselines": {"kernel", "formats", "judging"},
     "run": {"kernel", "formats", "llm", "defence", "judging", "metrics"},
-    "calibrate": {"kernel", "formats", "llm", "defence", "judging", "metrics"},
-    "view": {"kernel", "formats", "judging", "metrics", "calibrate"},
+    "calibration": {"kernel", "formats", "llm", "defence", "judging", "metrics"},
+    "view": {"kernel", "formats", "judging", "metrics", "calibration"},
     "adapters": {"kernel", "formats", "llm", "defence", "judging", "metrics", "run"},
     "testing": {"kernel", "llm"},   # fakes of what llm/ talks to (an endpoint, a llama.cpp model)
-    "api": {"kernel", "formats", "llm", "defence", "judging", "metrics", "run", "calibrate", "baselines", "view",
+    "api": {"kernel", "formats", "llm", "defence", "judging", "metrics", "run", "calibration", "baselines", "view",
             "adapters"},
-    "cli": {"kernel", "formats", "llm", "defence", "judging", "metrics", "run", "calibrate", "baselines", "view",
+    "cli": {"kernel", "formats", "llm", "defence", "judging", "metrics", "run", "calibration", "baselines", "view",
             "adapters", "api"},
 }
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.calibrate.importers import (
+from judge.calibration.importers import (
     CalibrationItem,
     items_from_nugget_banks,
     read_attributionbench,

@@ -15,15 +15,15 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from judge.calibrate.importers import CalibrationItem
-from judge.calibrate.report import (
+from judge.calibration.importers import CalibrationItem
+from judge.calibration.report import (
     CalibrationResults,
     load_calibration_json,
     render_html,
     results_json,
     write_calibration_report,
 )
-from judge.calibrate.stats import (
+from judge.calibration.stats import (
     RunScore,
     agreement_by_decision,
     cohen_kappa,
@@ -591,7 +591,7 @@ def test_html_report_escapes_hostile_labels_and_text():
 
 
 def test_failures_counted_as_disagreements_by_hand():
-    from judge.calibrate.stats import decision_agreement
+    from judge.calibration.stats import decision_agreement
 
     human = ["yes", "yes", "no", "no", "yes", "no"]
     judge = ["yes", "no", "no", None, None, "no"]

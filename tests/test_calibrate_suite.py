@@ -10,7 +10,7 @@ import pytest
 from scipy import stats as sps
 from typer.testing import CliRunner
 
-from judge.calibrate.runner import compare_judgments
+from judge.calibration.runner import compare_judgments
 from judge.cli.app import app
 from judge.formats.judgments import DecisionRecord, ReportJudgment, SentenceJudgment
 from judge.judging.prompts import default_prompts_dir

@@ -315,8 +315,8 @@ def test_eval_refuses_an_unfit_human_file_before_any_model_call_and_shows_interv
 
 
 def test_calibrate_section_reads_the_savings_off_the_confusion_matrix():
-    from judge.calibrate.report_ppi import savings_row
-    from judge.calibrate.stats import AgreementResult
+    from judge.calibration.report_ppi import savings_row
+    from judge.calibration.stats import AgreementResult
 
     # phi = (40*40 - 10*10) / 50^2 = 0.6: lambda 0.6, variance kept 1 - 0.36, one label worth 1/0.64
     result = AgreementResult(labels=["supported", "not_supported"], n_total=100, n=100, failed=0, failed_ids=[],

@@ -8,9 +8,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from judge.calibrate.items import CalibrationItem
-from judge.calibrate.runner import attack_applies, prepare_item
-from judge.calibrate.stats import attack_comparison, mcnemar_p
+from judge.calibration.items import CalibrationItem
+from judge.calibration.runner import attack_applies, prepare_item
+from judge.calibration.stats import attack_comparison, mcnemar_p
 from judge.cli.app import app
 from judge.defence.injection import addresses_judge, load_attacks
 from judge.settings import PassagePolicy

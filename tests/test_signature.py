@@ -157,7 +157,7 @@ def test_calibration_signature_has_each_seed_once_and_the_ab_prompts():
 
 
 def test_calibration_signature_names_the_attacks_and_their_definitions():
-    from judge.calibrate.suite import attacks_hash
+    from judge.calibration.suite import attacks_hash
     from judge.defence.injection import load_attacks
 
     attacks = load_attacks()

@@ -14,8 +14,8 @@ from conftest import smart_responder, tagged, user_message
 from typer.testing import CliRunner
 
 import judge.judging.thresholds
-from judge.calibrate.stats import apply_rule, cross_validated_threshold, fit_threshold, reliability
-from judge.calibrate.stats.confidence_calibration import Rule, agreement_metric
+from judge.calibration.stats import apply_rule, cross_validated_threshold, fit_threshold, reliability
+from judge.calibration.stats.confidence_calibration import Rule, agreement_metric
 from judge.cli.app import app
 from judge.errors import InputError
 from judge.formats.judgments import DecisionRecord, iter_judgments
@@ -421,7 +421,7 @@ class _Captured(Exception):
 def test_eval_calibrate_and_the_python_api_build_the_same_embedded_judge(tmp_path, monkeypatch):
     import judge.cli.calibrate as calibrate_cli
     import judge.cli.evaluate as evaluate_cli
-    from judge.calibrate.suite import CalibrationConfig
+    from judge.calibration.suite import CalibrationConfig
     from judge.llm.embedded import EMBEDDED_MODEL
     from judge.run.evaluate import EvalConfig
 
@@ -459,7 +459,7 @@ def test_eval_calibrate_and_the_python_api_build_the_same_embedded_judge(tmp_pat
 
 
 def test_fitting_thresholds_and_thresholds_none_use_the_models_own_verdicts():
-    from judge.calibrate.suite import CalibrationConfig
+    from judge.calibration.suite import CalibrationConfig
     from judge.llm.embedded import EMBEDDED_MODEL
     from judge.run.evaluate import EvalConfig
 

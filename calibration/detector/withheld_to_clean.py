@@ -25,9 +25,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from judge.calibrate.redteam import variant_of  # noqa: E402
-from judge.calibrate.runner import prepare_item  # noqa: E402
-from judge.calibrate.sources import Exclusion, ItemSources, SampleSize, load_items  # noqa: E402
+from judge.calibration.redteam import variant_of  # noqa: E402
+from judge.calibration.runner import prepare_item  # noqa: E402
+from judge.calibration.sources import Exclusion, ItemSources, SampleSize, load_items  # noqa: E402
 from judge.defence.injection import load_attacks  # noqa: E402
 from judge.diagnostics import Diagnostics  # noqa: E402
 from judge.judging.passages import PassagePolicy  # noqa: E402

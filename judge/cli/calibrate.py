@@ -8,12 +8,12 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from judge.calibrate.redteam import attacked_count
-from judge.calibrate.report import write_calibration_report
-from judge.calibrate.report_confidence import THRESHOLDS_NAME
-from judge.calibrate.sources import WICE_PARTIAL_POLICIES, Exclusion, ItemSources, SampleSize, load_items
-from judge.calibrate.stats import FIT_METRICS, Rate
-from judge.calibrate.suite import CalibrationConfig, calibrate, write_thresholds
+from judge.calibration.redteam import attacked_count
+from judge.calibration.report import write_calibration_report
+from judge.calibration.report_confidence import THRESHOLDS_NAME
+from judge.calibration.sources import WICE_PARTIAL_POLICIES, Exclusion, ItemSources, SampleSize, load_items
+from judge.calibration.stats import FIT_METRICS, Rate
+from judge.calibration.suite import CalibrationConfig, calibrate, write_thresholds
 from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from judge.calibrate.stats import cohen_kappa, confusion_matrix
+from judge.calibration.stats import cohen_kappa, confusion_matrix
 from judge.errors import InputError
 from judge.judging import decisions
 from judge.view.model import DecisionView, ReportView, SentenceView, Site, page_name

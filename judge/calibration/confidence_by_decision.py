@@ -7,15 +7,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from judge.calibrate.items import CalibrationItem, label_for, label_order
-from judge.calibrate.stats import (
+from judge.calibration.items import CalibrationItem, label_for, label_order
+from judge.calibration.stats import (
     ConfidenceResult,
     FitMetric,
     ThresholdFit,
     confidence_result,
     cross_validated_threshold,
 )
-from judge.calibrate.stats.confidence_calibration import DEFAULT_FOLDS, MIN_FIT_ITEMS
+from judge.calibration.stats.confidence_calibration import DEFAULT_FOLDS, MIN_FIT_ITEMS
 from judge.formats.judgments import DecisionRecord
 from judge.judging.decisions import DECISION_LABELS
 from judge.judging.thresholds import FORMAT, THRESHOLD_DECISIONS, ThresholdRule, ThresholdsFile

@@ -1,13 +1,13 @@
 """The calibration report: `<out>/calibration.md`, `<out>/calibration.html`, `<out>/calibration.json` and PNG plots.
 
-`report_blocks` lays the results out once as a small document (`judge.calibrate.document`); the Markdown and the
+`report_blocks` lays the results out once as a small document (`judge.calibration.document`); the Markdown and the
 HTML are two renderings of it, so they always say the same. Markdown, HTML and JSON are deterministic (sorted
 keys, fixed float formatting: 3 decimals in text, floats rounded to 6 decimals in JSON, NaN/inf as null), so a
 re-run on the same results is byte-identical. The HTML page is self-contained: the PNG figures are inlined as
 base64 data URIs, so it can be mailed or attached on its own. Plots use matplotlib's object-oriented API on the Agg
 canvas (no pyplot, no global backend switch).
 
-`CalibrationResults`, `results_json` and `load_calibration_json` live in `judge.calibrate.results`; they are
+`CalibrationResults`, `results_json` and `load_calibration_json` live in `judge.calibration.results`; they are
 re-exported here for the old import path.
 """
 
@@ -17,7 +17,7 @@ import math
 import re
 from pathlib import Path
 
-from judge.calibrate.document import (
+from judge.calibration.document import (
     Block,
     Bullets,
     Caution,
@@ -30,19 +30,19 @@ from judge.calibrate.document import (
     to_html,
     to_markdown,
 )
-from judge.calibrate.document import number as _f
-from judge.calibrate.figures import new_figure as _figure
-from judge.calibrate.figures import save_png as _save
-from judge.calibrate.report_confidence import (
+from judge.calibration.document import number as _f
+from judge.calibration.figures import new_figure as _figure
+from judge.calibration.figures import save_png as _save
+from judge.calibration.report_confidence import (
     agreement_columns,
     agreement_row,
     confidence_blocks,
     plot_reliability,
     threshold_blocks,
 )
-from judge.calibrate.report_ppi import ppi_blocks
-from judge.calibrate.results import CalibrationResults, items_jsonl, load_calibration_json, results_json
-from judge.calibrate.stats import VERDICTS, AgreementResult, LeaderboardCorrelation, Rate
+from judge.calibration.report_ppi import ppi_blocks
+from judge.calibration.results import CalibrationResults, items_jsonl, load_calibration_json, results_json
+from judge.calibration.stats import VERDICTS, AgreementResult, LeaderboardCorrelation, Rate
 from judge.formats.atomic import write_text_atomic
 
 __all__ = ["HTML_NAME", "JSON_NAME", "MARKDOWN_NAME", "CalibrationResults", "load_calibration_json", "render_html",

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pydantic import BaseModel, Field
 from scipy import stats as sps
 
-from judge.calibrate.items import CalibrationItem
+from judge.calibration.items import CalibrationItem
 
 MIN_DISCORDANT = 10  # rule of thumb below which the warning fires even if significance is reachable
 

@@ -10,8 +10,8 @@
   the threshold was not fitted on. The threshold to use is then fitted on all items.
 
 Items the judge failed on (label None) never flip and stay out of every agreement number, as in
-`judge.calibrate.stats.agreement`; items without a confidence keep their label (nothing to compare).
-May import numpy, pydantic and the rest of `judge.calibrate.stats`.
+`judge.calibration.stats.agreement`; items without a confidence keep their label (nothing to compare).
+May import numpy, pydantic and the rest of `judge.calibration.stats`.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from judge.calibrate.stats.agreement import AgreementResult, cohen_kappa, confusion_matrix, decision_agreement
-from judge.calibrate.stats.mcnemar import McNemarResult, mcnemar_exact
+from judge.calibration.stats.agreement import AgreementResult, cohen_kappa, confusion_matrix, decision_agreement
+from judge.calibration.stats.mcnemar import McNemarResult, mcnemar_exact
 
 FitMetric = Literal["kappa", "balanced_accuracy"]
 FIT_METRICS: tuple[FitMetric, ...] = ("kappa", "balanced_accuracy")

@@ -20,8 +20,8 @@ import asyncio
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from judge.calibrate.items import CalibrationItem, label_for
-from judge.calibrate.stats import (
+from judge.calibration.items import CalibrationItem, label_for
+from judge.calibration.stats import (
     AgreementResult,
     CorrelationResult,
     LeaderboardCorrelation,

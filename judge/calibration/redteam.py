@@ -1,6 +1,6 @@
 """The red-team suite: every labelled item asked again with an attack's text in it, through the same Decider
 (client, cache, prompts, passage policy) as its clean twin, then compared pair by pair
-(`judge.calibrate.stats.redteam.attack_comparison`).
+(`judge.calibration.stats.redteam.attack_comparison`).
 
 Attack kinds come from judge/data/attacks.json (or a file of the same shape); each item gets one of its kind's
 text variants, chosen from a hash of the item id so that sampling or adding data sets leaves an item's variant
@@ -14,9 +14,9 @@ import asyncio
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 
-from judge.calibrate.items import CalibrationItem, label_for
-from judge.calibrate.runner import attack_applies, prepare_item
-from judge.calibrate.stats import AttackResult, attack_comparison
+from judge.calibration.items import CalibrationItem, label_for
+from judge.calibration.runner import attack_applies, prepare_item
+from judge.calibration.stats import AttackResult, attack_comparison
 from judge.defence.injection import Attack, detect
 from judge.judging.decisions.asker import Decider
 from judge.judging.decisions.base import Prepared

@@ -1,16 +1,16 @@
 """The confidence sections of the calibration report: reliability per decision (table, figure, ECE) and the
-fitted decision thresholds with their cross-validated effect. Laid out as blocks of `judge.calibrate.document`,
-like the rest of the report (judge.calibrate.report renders and writes them)."""
+fitted decision thresholds with their cross-validated effect. Laid out as blocks of `judge.calibration.document`,
+like the rest of the report (judge.calibration.report renders and writes them)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from judge.calibrate.document import Block, Bullets, Caution, Code, Figure, Heading, para, table
-from judge.calibrate.document import number as _f
-from judge.calibrate.figures import new_figure, save_png
-from judge.calibrate.results import CalibrationResults
-from judge.calibrate.stats import AgreementResult, ConfidenceResult
+from judge.calibration.document import Block, Bullets, Caution, Code, Figure, Heading, para, table
+from judge.calibration.document import number as _f
+from judge.calibration.figures import new_figure, save_png
+from judge.calibration.results import CalibrationResults
+from judge.calibration.stats import AgreementResult, ConfidenceResult
 
 THRESHOLDS_NAME = "thresholds.json"
 

@@ -15,10 +15,10 @@ import math
 
 import numpy as np
 
-from judge.calibrate.document import Block, Code, Heading, para, table
-from judge.calibrate.document import number as _f
-from judge.calibrate.results import CalibrationResults
-from judge.calibrate.stats import AgreementResult
+from judge.calibration.document import Block, Code, Heading, para, table
+from judge.calibration.document import number as _f
+from judge.calibration.results import CalibrationResults
+from judge.calibration.stats import AgreementResult
 from judge.metrics.ppi import variance_ratio
 
 # The human-only sample size the table translates into PPI labels.

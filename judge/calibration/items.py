@@ -2,7 +2,7 @@
 (the yes/no labels themselves are `judge.labels.DECISION_LABELS`, defined once with the decisions).
 
 Every importer produces `CalibrationItem`s; the runner asks the judge the item's decision and turns the judge's
-verdict into a label with `label_for`; `judge.calibrate.stats.agreement_by_decision` compares the two.
+verdict into a label with `label_for`; `judge.calibration.stats.agreement_by_decision` compares the two.
 
 Labels are plain strings so that a data set may bring a class of its own (WiCE's "partially_supported").
 """

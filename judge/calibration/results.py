@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from judge.calibrate.stats import (
+from judge.calibration.stats import (
     AgreementResult,
     AttackResult,
     ConfidenceResult,

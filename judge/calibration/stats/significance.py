@@ -14,7 +14,7 @@ import numpy as np
 from pydantic import BaseModel
 from scipy import stats as sps
 
-from judge.calibrate.stats.correlation import finite_or_none
+from judge.calibration.stats.correlation import finite_or_none
 
 Verdict = Literal["win", "loss", "tie"]
 VERDICTS: tuple[Verdict, ...] = ("win", "loss", "tie")

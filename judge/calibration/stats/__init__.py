@@ -12,11 +12,11 @@ One module per level; each function returns a pydantic model (JSON-serialisable;
 - `confidence_calibration`: reliability table and expected calibration error (`reliability`, `confidence_result`), and a
   decision threshold on confidence fitted with seeded k-fold cross-validation (`cross_validated_threshold`).
 
-May import numpy, scipy, pydantic and `judge.calibrate.items`; nothing here calls a model. The names below are
-re-exported so `from judge.calibrate.stats import X` keeps working for every public name.
+May import numpy, scipy, pydantic and `judge.calibration.items`; nothing here calls a model. The names below are
+re-exported so `from judge.calibration.stats import X` keeps working for every public name.
 """
 
-from judge.calibrate.stats.agreement import (
+from judge.calibration.stats.agreement import (
     NO_GROUP,
     AgreementResult,
     ClassMetrics,
@@ -25,7 +25,7 @@ from judge.calibrate.stats.agreement import (
     confusion_matrix,
     decision_agreement,
 )
-from judge.calibrate.stats.confidence_calibration import (
+from judge.calibration.stats.confidence_calibration import (
     FIT_METRICS,
     ConfidenceResult,
     FitMetric,
@@ -38,8 +38,8 @@ from judge.calibrate.stats.confidence_calibration import (
     fit_threshold,
     reliability,
 )
-from judge.calibrate.stats.correlation import CorrelationResult, correlate, correlate_by_key, finite_or_none
-from judge.calibrate.stats.leaderboard import (
+from judge.calibration.stats.correlation import CorrelationResult, correlate, correlate_by_key, finite_or_none
+from judge.calibration.stats.leaderboard import (
     LeaderboardCorrelation,
     RunPoint,
     RunScore,
@@ -49,7 +49,7 @@ from judge.calibrate.stats.leaderboard import (
     tie_groups,
     within_one_se,
 )
-from judge.calibrate.stats.mcnemar import (
+from judge.calibration.stats.mcnemar import (
     MIN_DISCORDANT,
     McNemarResult,
     PromptComparison,
@@ -60,8 +60,8 @@ from judge.calibrate.stats.mcnemar import (
     mcnemar_power_warning,
     min_detectable_difference,
 )
-from judge.calibrate.stats.redteam import AttackResult, Rate, attack_comparison
-from judge.calibrate.stats.significance import (
+from judge.calibration.stats.redteam import AttackResult, Rate, attack_comparison
+from judge.calibration.stats.significance import (
     VERDICTS,
     PairOutcome,
     PairwiseAgreement,

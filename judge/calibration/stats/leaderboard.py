@@ -9,7 +9,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 from pydantic import BaseModel, Field
 
-from judge.calibrate.stats.correlation import correlate
+from judge.calibration.stats.correlation import correlate
 
 
 class RunScore(NamedTuple):

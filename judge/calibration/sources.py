@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from judge.calibrate.importers import (
+from judge.calibration.importers import (
     ImportResult,
     PartialPolicy,
     items_from_nugget_banks,
@@ -17,7 +17,7 @@ from judge.calibrate.importers import (
     read_wice,
     stratified_sample,
 )
-from judge.calibrate.items import CalibrationItem
+from judge.calibration.items import CalibrationItem
 from judge.diagnostics import Diagnostics
 from judge.errors import InputError
 from judge.formats import DocumentStore, read_nugget_banks

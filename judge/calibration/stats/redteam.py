@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from judge.calibrate.stats.agreement import cohen_kappa, confusion_matrix
-from judge.calibrate.stats.mcnemar import mcnemar_p, mcnemar_power_warning, min_detectable_difference
+from judge.calibration.stats.agreement import cohen_kappa, confusion_matrix
+from judge.calibration.stats.mcnemar import mcnemar_p, mcnemar_power_warning, min_detectable_difference
 from judge.judging.decisions import DECISION_LABELS
 
 

@@ -10,14 +10,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from judge.calibrate.confidence_by_decision import confidence_by_decision, fit_thresholds, thresholds_file
-from judge.calibrate.items import CalibrationItem
-from judge.calibrate.redteam import red_team
-from judge.calibrate.results import CalibrationResults, ItemOutcome
-from judge.calibrate.runner import ask_items, compare_judgments, labels_of, predict
-from judge.calibrate.sources import Exclusion, SampleSize
-from judge.calibrate.stats import AttackResult, FitMetric, agreement_by_decision, compare_prompts_on_items
-from judge.calibrate.stats.confidence_calibration import DEFAULT_FOLDS
+from judge.calibration.confidence_by_decision import confidence_by_decision, fit_thresholds, thresholds_file
+from judge.calibration.items import CalibrationItem
+from judge.calibration.redteam import red_team
+from judge.calibration.results import CalibrationResults, ItemOutcome
+from judge.calibration.runner import ask_items, compare_judgments, labels_of, predict
+from judge.calibration.sources import Exclusion, SampleSize
+from judge.calibration.stats import AttackResult, FitMetric, agreement_by_decision, compare_prompts_on_items
+from judge.calibration.stats.confidence_calibration import DEFAULT_FOLDS
 from judge.defence.injection import Attack
 from judge.formats.atomic import write_text_atomic
 from judge.formats.judgments import DecisionRecord, ReportJudgment

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 from pydantic import BaseModel, Field
 
-from judge.calibrate.items import CalibrationItem, label_order
+from judge.calibration.items import CalibrationItem, label_order
 
 NO_GROUP = "(none)"
 
@@ -242,7 +242,7 @@ def agreement_by_decision(
     """`decision_agreement` per decision of the items, judge labels looked up by item id.
 
     An item without an entry in `predictions` counts as failed, like an explicit None. Labels come in the
-    fixed order of `judge.calibrate.items.label_order`; groups from `item.group` (breakdown only when at least
+    fixed order of `judge.calibration.items.label_order`; groups from `item.group` (breakdown only when at least
     one item has a group).
     """
     by_decision: dict[str, list[CalibrationItem]] = {}

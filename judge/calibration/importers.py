@@ -20,7 +20,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from judge.calibrate.items import PARTIALLY_SUPPORTED, CalibrationItem
+from judge.calibration.items import PARTIALLY_SUPPORTED, CalibrationItem
 from judge.errors import InputError
 from judge.formats._jsonl import iter_jsonl, source_name
 from judge.judging.decisions import DECISION_LABELS

@@ -125,6 +125,7 @@ def score(judgments: PathLike | Sequence[PathLike] | Iterable[ReportJudgment], *
     """
     from judge.adapters.autoargue import read_any_judgments
     from judge.formats import read_nugget_banks
+    from judge.run.score import judge_of
     from judge.run.score import score as score_records
 
     banks = read_nugget_banks(_paths(nuggets)) if nuggets is not None else {}
@@ -135,14 +136,6 @@ def score(judgments: PathLike | Sequence[PathLike] | Iterable[ReportJudgment], *
         records = list(judgments)  # type: ignore[arg-type]
     scores, signature, warnings = score_records(records, judge_of(records), policy, banks or None)
     return ScoredJudgments(scores, signature, warnings)
-
-
-def judge_of(records: Iterable[ReportJudgment]) -> str:
-    """Who made these judgments, for the score signature: the judge signature the records carry (the first one), or
-    the assessors' names (`human:...`, sorted), or "unknown"."""
-    records = list(records)
-    return next((j.signature for j in records if j.signature), None) or \
-        ",".join(sorted({j.assessor for j in records})) or "unknown"
 
 
 def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None = None,

@@ -17,6 +17,14 @@ from judge.metrics import Scores, score_judgments
 from judge.types import NuggetBank
 
 
+def judge_of(records: Iterable[ReportJudgment]) -> str:
+    """Who made these judgments, for the score signature: the first judge signature the records carry, else the
+    assessors' names (`human:...`, sorted), else "unknown"."""
+    records = list(records)
+    return next((j.signature for j in records if j.signature), None) or \
+        ",".join(sorted({j.assessor for j in records})) or "unknown"
+
+
 def score(judgments: Iterable[ReportJudgment], judge_label: str, policy: CitationPolicy = "all",
           banks: Mapping[str, NuggetBank] | None = None) -> tuple[Scores, ScoreSignature, list[str]]:
     """Every measure of every report, its signature, and the scoring warnings. Reads `judgments` once, one at a

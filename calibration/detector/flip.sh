@@ -1,9 +1,11 @@
 #!/bin/bash
 # The flip rate under one held-out attack family, before (rules alone) and after (rules + learned detector), on
-# batches of 20 human-unsupported dev items (calibration/detector/flip-inputs/batch-N.txt: 10 AttributionBench, 10
-# WiCE, from the 100 of sample-ids.txt), one decision cache for everything so that clean answers and attacked
-# items the quarantine gives back clean are cache hits. Each batch is a complete clean/before/after measurement.
-#   calibration/detector/flip.sh verification_meta 1 2 3 4 5
+# batches of the 100 human-unsupported dev items of sample-ids.txt (calibration/detector/flip-inputs/batch-N.txt:
+# batch 1 has 10 AttributionBench and 10 WiCE items, batches 2-9 five of each), one decision cache for everything so
+# that clean answers and attacked items the quarantine gives back clean are cache hits. Each batch is a complete
+# clean/before/after measurement; calibration/detector/flip_table.py sums the finished ones.
+#   calibration/detector/flip.sh verification_meta 1 2 3 4 5 6 7 8 9
+#   SIDES=before calibration/detector/flip.sh verification_meta 1     # one side only (default: after, then before)
 # sample-ids.txt is `calibrate --exclude flip-inputs/exclude-supported.txt --sample attributionbench=50,wice=50
 # --seed 2`'s sample (exclude-supported.txt: calibration/outside-embedded-dev.txt plus every human-supported item).
 set -u
@@ -24,8 +26,8 @@ for batch in sorted(Path("calibration/detector/flip-inputs").glob("batch-*.txt")
     (Path(sys.argv[1]) / f"exclude-{batch.stem}.txt").write_text("\n".join(i for i in ids if i not in keep) + "\n")
 PY
 for BATCH in "$@"; do
-  for DETECTOR in rules+learned rules; do
-    SIDE=$([ "$DETECTOR" = rules ] && echo before || echo after)
+  for SIDE in ${SIDES:-after before}; do
+    DETECTOR=$([ "$SIDE" = before ] && echo rules || echo rules+learned)
     echo "=== $FAMILY batch $BATCH $SIDE start $(date -u +%T)"
     python -m judge.cli.app calibrate --attributionbench ../shared/data/attributionbench/dev.jsonl \
       --wice ../shared/data/wice/claim-dev.jsonl --seed 2 --max-doc-chars 1500 \

@@ -20,6 +20,11 @@ from judge.labels import CitationPolicy
 # flagged sentence unsupported (#1 cited, #5 uncited) without asking the model.
 InjectionPolicy = Literal["quarantine", "flag", "penalise"]
 INJECTION_POLICIES: tuple[InjectionPolicy, ...] = get_args(InjectionPolicy)
+# Which detector decides what is flagged (judge.defence.injection.detect): the rules alone (the defence before the
+# learned detector, kept to measure what the learned detector adds on the same code and cache), or the rules and,
+# where none fires, the learned detector (the default).
+InjectionDetector = Literal["rules+learned", "rules"]
+INJECTION_DETECTORS: tuple[InjectionDetector, ...] = get_args(InjectionDetector)
 
 
 @dataclass(frozen=True)
@@ -158,6 +163,9 @@ class JudgeSettings:
     on_injection: InjectionPolicy = "quarantine"
     # None: no thresholds (the model's own verdicts); DEFAULT_THRESHOLDS: resolved by choose_thresholds.
     thresholds: Thresholds | DefaultThresholds | None = DEFAULT_THRESHOLDS
+    # Which detector flags text (INJECTION_DETECTORS). Not in the cache key: what the model is shown, after the
+    # quarantine, is what the cache keys on.
+    injection_detector: InjectionDetector = "rules+learned"
 
     @property
     def withholds(self) -> bool:

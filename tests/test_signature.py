@@ -25,7 +25,7 @@ RESULT_CHANGING: dict[str, dict[str, str]] = {
     "eval": {"model": "model", "temperature": "temperature", "seed": "seed", "max_tokens": "max_tokens",
              "citation_policy": "citation_policy", "truncate": "truncate", "max_doc_chars": "passages",
              "prompts": "prompts", "on_injection": "on_injection", "logprobs": "logprobs",
-             "thresholds": "thresholds"},
+             "thresholds": "thresholds", "injection_detector": "injection_detector"},
     "score": {"citation_policy": "citation_policy", "human": "human", "sample": "sample", "confidence": "confidence"},
     "merge": {},   # its numbers are those the shards' judgments give; every shard must carry one judge signature
     "calibrate": {"wice_partial": "wice_partial", "sample": "sample", "exclude": "exclude", "seed": "resample_seed",
@@ -34,6 +34,7 @@ RESULT_CHANGING: dict[str, dict[str, str]] = {
                   "prompts": "judge.prompts", "against": "against", "attack": "attacks",
                   "attacks_file": "attacks_hash", "logprobs": "judge.logprobs", "fit_threshold": "fit",
                   "thresholds": "judge.thresholds", "on_injection": "judge.on_injection",
+                  "injection_detector": "judge.injection_detector",
                   "fit_metric": "fit"},
     # baselines: the `key=` the option's value is written under in the scores-TSV signature line
     "baseline exam": {"qa": "qa=", "k": "k=", "match": "match=", "f1_threshold": "tokenF1>=",
@@ -130,6 +131,7 @@ def judge_signature(model=ModelSettings("m"), retry=RetryPolicy(), judge=JudgeSe
     dict(retry=RetryPolicy(reasks=0)), dict(judge=JudgeSettings(policy="joint")),
     dict(judge=JudgeSettings(truncate=False)), dict(judge=JudgeSettings(passages=PassagePolicy(max_chars=100))),
     dict(judge=JudgeSettings(on_injection="penalise")), dict(model=ModelSettings("m", logprobs=True)),
+    dict(judge=JudgeSettings(injection_detector="rules")),
     dict(judge=JudgeSettings(thresholds=Thresholds((DecisionThreshold("supports_citation", True, 0.8),), "1234abcd"))),
 ])
 def test_the_judge_signature_changes_with_every_setting(changed):
@@ -174,6 +176,16 @@ def test_calibration_signature_names_the_attacks_and_their_definitions():
 def test_the_judge_signature_names_the_injection_policy_and_the_detector():
     short = judge_signature(judge=JudgeSettings(on_injection="penalise")).short()
     assert "|inj:penalise@" in short and len(short.rsplit("@", 1)[1]) == 8
+
+
+def test_the_rules_alone_are_told_apart_in_the_signature_and_the_default_keeps_its_form():
+    default = judge_signature()
+    rules = judge_signature(judge=JudgeSettings(injection_detector="rules"))
+    assert default.injection_detector == "rules+learned" and rules.injection_detector == "rules"
+    assert rules.detector != default.detector  # the rules' hash leaves the learned weights out
+    assert f"|inj:quarantine@{default.detector}" in default.short()
+    assert f"|inj:quarantine@rules:{rules.detector}" in rules.short()
+    assert json.loads(rules.as_json())["injection_detector"] == "rules"
 
 
 def test_baseline_signature_keeps_ready_made_parts_and_orders_settings():

@@ -26,13 +26,14 @@ import random
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from make_data import FAMILIES  # noqa: E402
+from make_data import FAMILIES, families  # noqa: E402
 from train import (  # noqa: E402
     C,
     detector_of,
@@ -44,8 +45,8 @@ from train import (  # noqa: E402
     train,
 )
 
-from judge.defence.injection import detect, detect_learned, detect_rules, load_attacks  # noqa: E402
-from judge.defence.learned import load_detector  # noqa: E402
+from judge.defence.injection import detect_learned, detect_rules, load_attacks  # noqa: E402
+from judge.defence.learned import LearnedDetector, load_detector  # noqa: E402
 
 HELDOUT_FILE = REPO / "benchmarks" / "data" / "heldout-attacks.json"
 
@@ -54,9 +55,11 @@ def rate(hits: int, n: int) -> dict:
     return {"hits": hits, "n": n, "rate": round(hits / n, 4) if n else None}
 
 
-def leave_one_family_out(rows: list[dict], grams: list[list[str]]) -> dict:
+def leave_one_family_out(rows: list[dict], grams: list[list[str]], only: Sequence[str] = ()) -> dict:
+    """Recall on each attack family of the data (or on `only` these) by a detector that never saw it."""
+    present = {r["family"] for r in rows if r["label"]}
     table = {}
-    for family in FAMILIES:
+    for family in [f for f in families(extended=True) if f in present and (not only or f in only)]:
         keep = [k for k, r in enumerate(rows) if r["split"] == "train" and r["family"] != family]
         model = train([rows[k] for k in keep], [grams[k] for k in keep])
         detector = detector_of(model)
@@ -71,19 +74,21 @@ def leave_one_family_out(rows: list[dict], grams: list[list[str]]) -> dict:
     return table
 
 
-def false_flags(rows: list[dict]) -> dict:
+def false_flags(rows: list[dict], detector: LearnedDetector | None = None) -> dict:
+    """False flags on the held-out negatives, of the shipped learned detector (or `detector`), the rules and
+    either."""
     table = {}
     for source in ("report_sentence", "attributionbench_claim", "wice_claim", "document_sentence", "document_piece"):
         texts = [r["text"] for r in rows if r["family"] == source and r["split"] == "test"]
-        learned = [detect_learned(t).flagged for t in texts]
+        learned = [detect_learned(t, detector).flagged for t in texts]
         rules = [detect_rules(t).flagged for t in texts]
         table[source] = {"learned": rate(sum(learned), len(texts)), "rules": rate(sum(rules), len(texts)),
-                         "either": rate(sum(detect(t).flagged for t in texts), len(texts)),
+                         "either": rate(sum(a or b for a, b in zip(learned, rules)), len(texts)),
                          "examples": [t for t, hit in zip(texts, learned) if hit][:5]}
     return table
 
 
-def heldout_file(rows: list[dict]) -> dict:
+def heldout_file(rows: list[dict], detector: LearnedDetector | None = None) -> dict:
     sentences = [r["text"] for r in rows if r["split"] == "test" and r["family"] in
                  ("report_sentence", "attributionbench_claim", "wice_claim")]
     documents = [r["text"] for r in rows if r["split"] == "test" and r["family"] == "document_sentence"]
@@ -91,14 +96,15 @@ def heldout_file(rows: list[dict]) -> dict:
     for kind, attack in load_attacks(HELDOUT_FILE).items():
         targets = documents if attack.target == "document" else sentences
         attacked = [attack.apply(t, claim=t, doc_id="doc-1", variant=i) for i, t in enumerate(targets)]
-        learned = [detect_learned(t).flagged for t in attacked]
+        learned = [detect_learned(t, detector).flagged for t in attacked]
         rules = [detect_rules(t).flagged for t in attacked]
         table[kind] = {"learned": rate(sum(learned), len(attacked)), "rules": rate(sum(rules), len(attacked)),
                        "either": rate(sum(a or b for a, b in zip(learned, rules)), len(attacked))}
     benign = json.loads(HELDOUT_FILE.read_text(encoding="utf-8"))["benign"]
-    table["benign (false flags)"] = {"learned": rate(sum(detect_learned(t).flagged for t in benign), len(benign)),
-                                     "rules": rate(sum(detect_rules(t).flagged for t in benign), len(benign)),
-                                     "either": rate(sum(detect(t).flagged for t in benign), len(benign))}
+    learned = [detect_learned(t, detector).flagged for t in benign]
+    rules = [detect_rules(t).flagged for t in benign]
+    table["benign (false flags)"] = {"learned": rate(sum(learned), len(benign)), "rules": rate(sum(rules), len(benign)),
+                                     "either": rate(sum(a or b for a, b in zip(learned, rules)), len(benign))}
     return table
 
 
@@ -150,22 +156,27 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results.json")
     parser.add_argument("--minilm", type=int, default=0, help="rows per family for the embeddings comparison")
     parser.add_argument("--skip-lofo", action="store_true", help="only the shipped detector's figures")
+    parser.add_argument("--families", help="leave out only these families (comma-separated; default: every one)")
+    parser.add_argument("--weights", type=Path, help="a weights file of train.py to measure instead of the shipped one")
     args = parser.parse_args()
     rows = read_rows(args.data)
     results: dict = json.loads(args.out.read_text()) if args.out.exists() else {}
-    results["detector_version"] = load_detector().version
-    print("false flags of the shipped detector", flush=True)
-    results["false_flags"] = false_flags(rows)
+    detector = load_detector(args.weights)
+    results["detector_version"] = detector.version
+    print(f"false flags of the detector {detector.version}", flush=True)
+    results["false_flags"] = false_flags(rows, detector)
     print(json.dumps({k: v["either"] for k, v in results["false_flags"].items()}), flush=True)
-    results["heldout_file"] = heldout_file(rows)
+    results["heldout_file"] = heldout_file(rows, detector)
     print(json.dumps({k: v["either"] for k, v in results["heldout_file"].items()}), flush=True)
     test_templates = [r["text"] for r in rows if r["label"] and r["split"] == "test"]
-    results["test_templates"] = rate(sum(detect_learned(t).flagged for t in test_templates), len(test_templates))
+    results["test_templates"] = rate(sum(detect_learned(t, detector).flagged for t in test_templates),
+                                     len(test_templates))
     if not args.skip_lofo or args.minilm:
         grams = featurise([r["text"] for r in rows])
     if not args.skip_lofo:
         print("leave one family out", flush=True)
-        results["leave_one_family_out"] = leave_one_family_out(rows, grams)
+        only = args.families.split(",") if args.families else ()
+        results["leave_one_family_out"] = leave_one_family_out(rows, grams, only)
     if args.minilm:
         print("MiniLM embeddings against n-grams", flush=True)
         results["minilm"] = embeddings_comparison(rows, grams, args.minilm)

@@ -11,8 +11,9 @@ is a bound on the flip rate that `calibrate --attack` would measure with the emb
 Items: the 100 AttributionBench and WiCE dev items of the red-team runs (`calibrate --exclude
 calibration/outside-embedded-dev.txt --sample attributionbench=50,wice=50 --seed 2`); kinds: calibration/detector/unseen-attacks.json (templates the shipped detector never trained on) and
 the sentence and document kinds of benchmarks/data/heldout-attacks.json (written blind), each item getting the
-variant `calibrate --attack` would give it. Run it from a checkout of another commit to compare detectors (the
-rules alone: the commit before issue 24).
+variant `calibrate --attack` would give it. `--injection-detector rules` gives the figures of the rules alone (the
+defence before the learned detector), as `calibrate --injection-detector rules` would judge them; `--kinds` keeps
+only some attack kinds.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from judge.calibration.sources import Exclusion, ItemSources, SampleSize, load_i
 from judge.defence.injection import load_attacks  # noqa: E402
 from judge.diagnostics import Diagnostics  # noqa: E402
 from judge.judging.passages import PassagePolicy  # noqa: E402
+from judge.settings import INJECTION_DETECTORS  # noqa: E402
 
 
 def main() -> None:
@@ -43,20 +45,23 @@ def main() -> None:
     parser.add_argument("--sample", default="attributionbench=50,wice=50")
     parser.add_argument("--seed", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--injection-detector", choices=INJECTION_DETECTORS, default="rules+learned")
+    parser.add_argument("--kinds", help="only these attack kinds (comma-separated)")
     args = parser.parse_args()
+    detector = args.injection_detector
     sources = ItemSources(attributionbench=args.data / "attributionbench" / "dev.jsonl",
                           wice=args.data / "wice" / "claim-dev.jsonl")
     items = [i for i in load_items(sources, SampleSize.parse(args.sample), args.seed, Diagnostics(),
                                    Exclusion.read(args.exclude)) if i.decision == "supports_citation"]
     passages = PassagePolicy(max_chars=args.max_doc_chars)
-    clean = {item.item_id: prepare_item(item, passages, withhold=True).values for item in items}
+    clean = {item.item_id: prepare_item(item, passages, withhold=True, detector=detector).values for item in items}
     unsupported = {item.item_id for item in items if item.human_label != "supported"}
     table = {}
     for path in args.attacks:
         for kind, attack in load_attacks(path).items():
-            if attack.target not in ("sentence", "document"):
+            if attack.target not in ("sentence", "document") or (args.kinds and kind not in args.kinds.split(",")):
                 continue
-            back = [prepare_item(item, passages, attack, variant_of(item.item_id), withhold=True).values
+            back = [prepare_item(item, passages, attack, variant_of(item.item_id), True, detector).values
                     == clean[item.item_id] for item in items]
             not_back = sum(1 for item, b in zip(items, back) if not b and item.item_id in unsupported)
             table[kind] = {"items": len(items), "given_back_clean": sum(back), "unsupported": len(unsupported),

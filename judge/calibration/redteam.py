@@ -21,6 +21,7 @@ from judge.defence.injection import Attack, detect
 from judge.judging.decisions.asker import Decider
 from judge.judging.decisions.base import Prepared
 from judge.judging.passages import PassagePolicy
+from judge.settings import InjectionDetector
 
 # The prompt values that carry text from outside (the request of an item is the data set's question, not ours
 # to attack, and is left out).
@@ -32,11 +33,11 @@ def variant_of(item_id: str) -> int:
     return int.from_bytes(hashlib.sha256(item_id.encode("utf-8")).digest()[:4], "big")
 
 
-def shown_flag(prepared: Prepared) -> str | None:
+def shown_flag(prepared: Prepared, detector: InjectionDetector = "rules+learned") -> str | None:
     """The detector's rule for what the judge is shown (None: nothing addresses the judge)."""
     for name in UNTRUSTED_VALUES:
         if name in prepared.values:
-            detection = detect(prepared.values[name])
+            detection = detect(prepared.values[name], detector)
             if detection.flagged:
                 return detection.rule
     return None
@@ -48,23 +49,25 @@ def applicable(items: Sequence[CalibrationItem], attack: Attack) -> list[Calibra
 
 async def red_team(items: Sequence[CalibrationItem], clean: Mapping[str, str | None], attacks: Sequence[Attack],
                    decider: Decider, passages: PassagePolicy, on_item: Callable[[], None] = lambda: None,
-                   withhold: bool = False) -> list[AttackResult]:
+                   withhold: bool = False, detector: InjectionDetector = "rules+learned") -> list[AttackResult]:
     """One AttackResult per (attack, decision) with items; `clean` holds the judge's clean label per item id.
     `withhold`: the judge is shown the items with flagged pieces withheld (--on-injection quarantine); the
-    detector's flag rates are still measured on the text as written."""
-    clean_flags = {item.item_id: shown_flag(prepare_item(item, passages)) for item in items}
+    detector's flag rates are still measured on the text as written. `detector` decides what is flagged (and so
+    withheld): eval's `--injection-detector`."""
+    clean_flags = {item.item_id: shown_flag(prepare_item(item, passages), detector) for item in items}
     # What the judge is shown of each clean item under quarantine: an attacked twin showing the same was cut back.
-    clean_shown = {item.item_id: prepare_item(item, passages, withhold=True).values for item in items} \
+    clean_shown = {item.item_id: prepare_item(item, passages, withhold=True, detector=detector).values
+                   for item in items} \
         if withhold else {}
 
     async def one(attack: Attack, item: CalibrationItem) -> tuple[str | None, str | None, bool]:
         variant = variant_of(item.item_id)
         as_written = prepare_item(item, passages, attack, variant)
-        prepared = prepare_item(item, passages, attack, variant, withhold=True) if withhold else as_written
+        prepared = prepare_item(item, passages, attack, variant, True, detector) if withhold else as_written
         record = await decider.ask(prepared)
         on_item()
         as_clean = withhold and prepared.values == clean_shown[item.item_id]
-        return label_for(item.decision, record.verdict), shown_flag(as_written), as_clean
+        return label_for(item.decision, record.verdict), shown_flag(as_written, detector), as_clean
 
     # Item by item, every attack of an item back to back: an attacked sentence's prompt shares the request and the
     # document with the item's other attacks, so a local model reuses that prefix's KV state instead of

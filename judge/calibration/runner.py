@@ -40,6 +40,7 @@ from judge.judging.decisions import answers_nugget, supports_citation
 from judge.judging.decisions.asker import Decider
 from judge.judging.decisions.base import Prepared
 from judge.judging.passages import PassagePolicy, select_passages
+from judge.settings import InjectionDetector
 from judge.types import Answer, Document, Nugget, Request
 
 CALIBRATION_REQUEST = Request(
@@ -49,12 +50,13 @@ ITEM_DECISIONS = ("supports_citation", "answers_nugget")  # what labelled item d
 
 
 def prepare_item(item: CalibrationItem, passages: PassagePolicy, attack: Attack | None = None,
-                 variant: int = 0, withhold: bool = False) -> Prepared:
+                 variant: int = 0, withhold: bool = False, detector: InjectionDetector = "rules+learned") -> Prepared:
     """The item's decision, ready to ask; with `attack`, its text placed where the attack's target is shown:
     "sentence" in the judged sentence (for a document-level answers_nugget item, the passages that stand in for
     it), "document" in every reference / document before passages are selected (as a note in a real document
     would be, so passage selection may cut it away). `attack_applies` says which pairs make sense. `withhold`:
-    the flagged pieces of sentence and documents are withheld, as eval's `--on-injection quarantine` does."""
+    the flagged pieces of sentence and documents are withheld, as eval's `--on-injection quarantine` does, with what
+    `detector` flags (eval's `--injection-detector`)."""
     if attack is not None and not attack_applies(attack, item.decision):
         raise ValueError(f"attack '{attack.kind}' (target {attack.target}) does not apply to {item.decision}")
 
@@ -66,7 +68,7 @@ def prepare_item(item: CalibrationItem, passages: PassagePolicy, attack: Attack 
             return text
         shown = quarantine_sentence if target == "sentence" and item.decision == "supports_citation" \
             else quarantine_document
-        return shown(text).shown
+        return shown(text, detector).shown
 
     if item.decision == "supports_citation":
         question = item.extra.get("question")
@@ -96,13 +98,13 @@ def attack_applies(attack: Attack, decision: str) -> bool:
 
 
 async def ask_items(items: list[CalibrationItem], decider: Decider, passages: PassagePolicy,
-                    on_item: Callable[[], None] = lambda: None, withhold: bool = False
-                    ) -> dict[str, DecisionRecord]:
+                    on_item: Callable[[], None] = lambda: None, withhold: bool = False,
+                    detector: InjectionDetector = "rules+learned") -> dict[str, DecisionRecord]:
     """The judge's decision record per item (its verdict and, where the model gave log-probabilities, its
     confidence)."""
 
     async def one(item: CalibrationItem) -> tuple[str, DecisionRecord]:
-        record = await decider.ask(prepare_item(item, passages, withhold=withhold))
+        record = await decider.ask(prepare_item(item, passages, withhold=withhold, detector=detector))
         on_item()
         return item.item_id, record
 
@@ -115,9 +117,10 @@ def labels_of(items: list[CalibrationItem], records: dict[str, DecisionRecord]) 
 
 
 async def predict(items: list[CalibrationItem], decider: Decider, passages: PassagePolicy,
-                  on_item: Callable[[], None] = lambda: None, withhold: bool = False) -> dict[str, str | None]:
+                  on_item: Callable[[], None] = lambda: None, withhold: bool = False,
+                  detector: InjectionDetector = "rules+learned") -> dict[str, str | None]:
     """The judge's label per item (None when the decision failed or the judge could not decide)."""
-    return labels_of(items, await ask_items(items, decider, passages, on_item, withhold))
+    return labels_of(items, await ask_items(items, decider, passages, on_item, withhold, detector))
 
 
 @dataclass

@@ -117,16 +117,17 @@ async def _predict_all(items: list[CalibrationItem], config: CalibrationConfig, 
     # old prompts) passes the same rules before it is compared.
     decider = Decider(client, config.judge.prompts_dir, config.judge.thresholds)
     withhold = config.judge.withholds
-    records = await ask_items(items, decider, config.judge.passages, on_item, withhold)
+    detector = config.judge.injection_detector
+    records = await ask_items(items, decider, config.judge.passages, on_item, withhold, detector)
     labels = labels_of(items, records)
     old = None
     if config.against is not None:
         # Same client and cache: prompts that did not change are answered from the cache for free.
         old_judge = Decider(client, config.against.prompts_dir, config.judge.thresholds)
-        old = await predict(items, old_judge, config.judge.passages, on_item, withhold)
+        old = await predict(items, old_judge, config.judge.passages, on_item, withhold, detector)
     # The attacked twins go through the same Decider, so the clean side is the run above (or the cache).
-    attacked = await red_team(items, labels, config.attacks, decider, config.judge.passages, on_item, withhold) \
-        if config.attacks else []
+    attacked = await red_team(items, labels, config.attacks, decider, config.judge.passages, on_item, withhold,
+                              detector) if config.attacks else []
     return records, old, attacked
 
 

@@ -71,6 +71,7 @@ def calibrate_command(
     on_injection: Annotated[str, typer.Option(
         "--on-injection", help="As eval: 'quarantine' withholds text that addresses the judge from the model; 'flag' "
         "shows it as written (to measure what an attack does to an undefended judge).")] = "quarantine",
+    injection_detector: options.InjectionDetectorOption = "rules+learned",
     attacks_file: Annotated[Path | None, typer.Option(
         "--attacks-file", help="Attack kinds of your own (the shape of judge/data/attacks.json).",
         exists=True, dir_okay=False)] = None,
@@ -120,7 +121,8 @@ def calibrate_command(
                                        threads=threads, kernels=kernels)
         rules = None if fit_threshold else options.judge_thresholds(thresholds, model_settings, prompts)
         settings = JudgeSettings(prompts_dir=prompts, passages=PassagePolicy(max_chars=max_doc_chars),
-                                 on_injection=on_injection, thresholds=rules)  # type: ignore[arg-type]
+                                 on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
+                                 injection_detector=injection_detector)  # type: ignore[arg-type]
         cache = open_decision_cache(cache_dir)
         config = CalibrationConfig(
             model=model_settings,

@@ -94,6 +94,7 @@ def eval_command(
         "judges what remains; 'flag' shows the model the text as written; 'penalise' judges a flagged sentence "
         "unsupported (#1 cited, #5 uncited) without asking the model.")
     ] = "quarantine",
+    injection_detector: options.InjectionDetectorOption = "rules+learned",
     view: Annotated[bool, typer.Option(
         "--view", help="Also write the HTML view of the judgments to OUT/view (index.html, one page per report).")
     ] = False,
@@ -136,7 +137,8 @@ def eval_command(
         config = EvalConfig(
             model=settings,
             judge=JudgeSettings(citation_policy, truncate, passages, prompts,  # type: ignore[arg-type]
-                                on_injection=on_injection, thresholds=rules),  # type: ignore[arg-type]
+                                on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
+                                injection_detector=injection_detector),  # type: ignore[arg-type]
             retry=RetryPolicy(give_up_after=give_up_after),
             concurrency=concurrency, cache_dir=None if no_cache else cache, max_cost=max_cost,
             price_per_1k=price_per_1k, max_failed_fraction=max_failed_fraction, shard=part, resume=resume)

@@ -16,7 +16,7 @@ from judge.llm.cache import DEFAULT_CACHE_DIR
 from judge.llm.embedded import EMBEDDED_MODEL
 from judge.llm.kernels import KERNELS
 from judge.llm.logprob import asks_logprobs
-from judge.settings import ModelSettings, Thresholds
+from judge.settings import INJECTION_DETECTORS, ModelSettings, Thresholds
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,11 @@ Kernels = Annotated[str, typer.Option(
     "'fast' (weights repacked for the CPU's widest kernels, AMX where compiled in), 'safe' (no AMX, no repacking), "
     "'auto' (safe on CPUs with AMX, whose kernels crash llama-cpp-python 0.3.36, fast elsewhere). Recorded in "
     "run-summary.json; hosted models ignore it.")]
+InjectionDetectorOption = Annotated[str, typer.Option(
+    "--injection-detector", callback=lambda value: one_of(value, INJECTION_DETECTORS), help="What flags text that "
+    "addresses the judge: 'rules+learned' (the rules, then the learned detector, judge/data/injection-detector.json) "
+    "or 'rules' (the rules alone, the defence before the learned detector: to measure what it adds). Named in the "
+    "signature's inj: field; not in the cache key, so both share one cache.")]
 CacheDir = Annotated[Path, typer.Option("--cache-dir", help="Decision cache directory.")]
 # --cache-dir stays as an alias: the same option, now also taking a URL.
 Cache = Annotated[str, typer.Option(

@@ -12,18 +12,20 @@ from __future__ import annotations
 from judge.defence.injection import Detection, detect
 from judge.formats import DocumentStore
 from judge.formats.judgments import ADDRESSES_JUDGE, CITED_DOCUMENT_ADDRESSES_JUDGE, Flag
+from judge.settings import InjectionDetector
 from judge.types import Sentence
 
 
 class FlagChecker:
-    def __init__(self, documents: DocumentStore):
+    def __init__(self, documents: DocumentStore, detector: InjectionDetector = "rules+learned"):
         self.documents = documents
+        self.detector = detector
         self._documents: dict[str, Detection] = {}
 
     def document_detection(self, doc_id: str) -> Detection:
         if doc_id not in self._documents:
             document = self.documents.get(doc_id)
-            self._documents[doc_id] = detect(document.text) if document is not None else Detection(False)
+            self._documents[doc_id] = detect(document.text, self.detector) if document is not None else Detection(False)
         return self._documents[doc_id]
 
     def document_rule(self, doc_id: str) -> str | None:
@@ -32,7 +34,7 @@ class FlagChecker:
 
     def _detections(self, sentence: Sentence) -> list[tuple[str, Detection]]:
         """("sentence" or "document <doc_id>", what the detector found there) for every flagged text."""
-        found = [("sentence", own)] if (own := detect(sentence.text)).flagged else []
+        found = [("sentence", own)] if (own := detect(sentence.text, self.detector)).flagged else []
         for doc_id in dict.fromkeys(sentence.citations):
             if (detection := self.document_detection(doc_id)).flagged:
                 found.append((f"document {doc_id}", detection))

@@ -27,6 +27,7 @@ from pathlib import Path
 from judge.defence.learned import LearnedDetector, load_detector
 from judge.defence.pieces import pieces
 from judge.errors import InputError
+from judge.settings import InjectionDetector
 
 # Invisible characters that are not category Cf but render as nothing (fillers, blank braille, joiners).
 _INVISIBLE_EXTRA = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
@@ -226,25 +227,25 @@ LEARNED = "learned"
 MIN_LETTERS = 5
 
 
-def detect(text: str) -> Detection:
-    """The rules, then the learned detector (judge.defence.learned), on `text` (well under a millisecond per
-    sentence). A sentence is checked by the flags and again by the quarantine, so short texts are remembered;
-    documents are checked once per run."""
-    return _detect_short(text) if len(text) <= SHORT_TEXT else detect_uncached(text)
+def detect(text: str, detector: InjectionDetector = "rules+learned") -> Detection:
+    """The rules, then (unless `detector` is "rules") the learned detector (judge.defence.learned), on `text` (well
+    under a millisecond per sentence). A sentence is checked by the flags and again by the quarantine, so short
+    texts are remembered; documents are checked once per run."""
+    return _detect_short(text, detector) if len(text) <= SHORT_TEXT else detect_uncached(text, detector)
 
 
 SHORT_TEXT = 2000
 
 
 @lru_cache(maxsize=8192)
-def _detect_short(text: str) -> Detection:
-    return detect_uncached(text)
+def _detect_short(text: str, detector: InjectionDetector) -> Detection:
+    return detect_uncached(text, detector)
 
 
-def detect_uncached(text: str) -> Detection:
+def detect_uncached(text: str, detector: InjectionDetector = "rules+learned") -> Detection:
     """`detect` without the memory of short texts (what a first look at a text costs)."""
     found = detect_rules(text)
-    return found if found.flagged else detect_learned(text)
+    return found if found.flagged or detector == "rules" else detect_learned(text)
 
 
 def detect_rules(text: str) -> Detection:

@@ -30,6 +30,7 @@ from functools import lru_cache
 
 from judge.defence.injection import MIN_LETTERS, detect, fold
 from judge.defence.pieces import pieces
+from judge.settings import InjectionDetector
 
 # Longest run of adjacent pieces tried when no single piece is flagged (a phrase split by "P.S. to the ...").
 MAX_RUN = 4
@@ -53,14 +54,14 @@ class Quarantined:
     withheld: tuple[str, ...] = ()
 
 
-def _flagged(parts: list[str]) -> list[int]:
+def _flagged(parts: list[str], detector: InjectionDetector) -> list[int]:
     """Indices of the pieces to withhold: each flagged piece, or the shortest flagged run of pieces."""
-    hits = [k for k, part in enumerate(parts) if detect(part).flagged]
+    hits = [k for k, part in enumerate(parts) if detect(part, detector).flagged]
     if hits:
         return sorted(set(hits) | {k - 1 for k in hits if k > 0 and _lead_in(parts[k - 1])})
     for width in range(2, min(MAX_RUN, len(parts)) + 1):
         for start in range(len(parts) - width + 1):
-            if detect("".join(parts[start:start + width])).flagged:
+            if detect("".join(parts[start:start + width]), detector).flagged:
                 return list(range(start, start + width))
     return []
 
@@ -77,9 +78,9 @@ def _lead_in(piece: str) -> bool:
     return 0 < letters < MIN_LETTERS and not _markup(piece)
 
 
-def _cut(text: str, spans: bool) -> tuple[str, list[str]]:
+def _cut(text: str, spans: bool, detector: InjectionDetector) -> tuple[str, list[str]]:
     parts = pieces(text)
-    hits = _flagged(parts)
+    hits = _flagged(parts, detector)
     if not hits:
         return text, []
     lead_in = _TRAILING_LEAD_IN.search(parts[hits[0] - 1]) if hits[0] > 0 else None
@@ -138,28 +139,28 @@ def _markup_around(parts: list[str], hit: int) -> set[int]:
 
 
 @lru_cache(maxsize=4096)
-def _quarantine(text: str, spans: bool) -> tuple[Quarantined, bool]:
-    """What is shown of `text`, and whether that still addresses the judge."""
-    if not detect(text).flagged:
+def _quarantine(text: str, spans: bool, detector: InjectionDetector) -> tuple[Quarantined, bool]:
+    """What is shown of `text`, and whether that still addresses the judge (as `detector` sees it)."""
+    if not detect(text, detector).flagged:
         return Quarantined(text), False
     shown, withheld = text, []
     for _ in range(MAX_PASSES):
-        shown, cut = _cut(shown, spans)
+        shown, cut = _cut(shown, spans, detector)
         withheld += cut
-        if not cut or not shown.strip() or not detect(shown).flagged:
+        if not cut or not shown.strip() or not detect(shown, detector).flagged:
             break
-    return Quarantined(shown, tuple(w for w in withheld if w)), bool(shown.strip()) and detect(shown).flagged
+    return Quarantined(shown, tuple(w for w in withheld if w)), bool(shown.strip()) and detect(shown, detector).flagged
 
 
-def quarantine_sentence(text: str) -> Quarantined:
+def quarantine_sentence(text: str, detector: InjectionDetector = "rules+learned") -> Quarantined:
     """A report sentence as the judge is shown it: WITHHELD_SENTENCE when nothing of it is left, or when what is
-    left still addresses the judge."""
-    found, still_flagged = _quarantine(text, True)
+    left still addresses the judge. `detector` decides what is flagged (judge.defence.injection.detect)."""
+    found, still_flagged = _quarantine(text, True, detector)
     if (found.withheld and not found.shown.strip()) or still_flagged:
         return Quarantined(WITHHELD_SENTENCE, (text.strip(),))
     return found
 
 
-def quarantine_document(text: str) -> Quarantined:
+def quarantine_document(text: str, detector: InjectionDetector = "rules+learned") -> Quarantined:
     """A document's text as the judge is shown it: only the flagged pieces withheld."""
-    return _quarantine(text, False)[0]
+    return _quarantine(text, False, detector)[0]

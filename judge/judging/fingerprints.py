@@ -14,6 +14,7 @@ from judge.defence.injection import RULES
 from judge.defence.learned import load_detector
 from judge.judging import decisions
 from judge.judging.decisions.base import contract_hash
+from judge.settings import InjectionDetector
 
 
 def schema_hash() -> str:
@@ -24,12 +25,14 @@ def schema_hash() -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
-def detector_hash() -> str:
-    """The injection detector's rules, the learned detector (its scoring code and the version of its weights), and
-    the pieces and the quarantine's cutting in one short hash: they decide the flags (counted in the scores), what
-    the model is shown of flagged text and, with `--on-injection penalise`, outcomes."""
-    parts = [json.dumps(RULES, ensure_ascii=False), inspect.getsource(learned), load_detector().version,
-             inspect.getsource(pieces), inspect.getsource(quarantine)]
+def detector_hash(detector: InjectionDetector = "rules+learned") -> str:
+    """The injection detector's rules, the learned detector (its scoring code and the version of its weights) unless
+    `detector` is the rules alone, and the pieces and the quarantine's cutting in one short hash: they decide the
+    flags (counted in the scores), what the model is shown of flagged text and, with `--on-injection penalise`,
+    outcomes."""
+    learned_parts = [inspect.getsource(learned), load_detector().version] if detector == "rules+learned" else []
+    parts = [json.dumps(RULES, ensure_ascii=False), *learned_parts, inspect.getsource(pieces),
+             inspect.getsource(quarantine)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:8]
 
 

@@ -66,6 +66,7 @@ class JudgeSignature(_Forms):
     limit_unit: str = "none"   # what the requests' length limits count: characters, words, both, or none
     logprobs: bool = False             # decisions asked for log-probabilities (records carry a confidence)
     thresholds: str | None = None      # digest of the decision thresholds applied (judge.judging.thresholds)
+    injection_detector: str = "rules+learned"  # what flags (--injection-detector); "rules": no learned one
 
     @classmethod
     def of(cls, model: ModelSettings, retry: RetryPolicy, settings: JudgeSettings,
@@ -75,8 +76,9 @@ class JudgeSignature(_Forms):
         units = sorted({r.limit_unit for r in requests if r.limit is not None})
         return cls(__version__, model.model, model.temperature, model.seed, model.max_tokens, retry.reasks,
                    prompt_hashes(settings.prompts_dir), schema_hash(), settings.policy, settings.truncate,
-                   settings.passages.tag, settings.on_injection, detector_hash(), "+".join(units) or "none",
-                   asks_logprobs(model), settings.thresholds.digest if settings.thresholds else None)
+                   settings.passages.tag, settings.on_injection, detector_hash(settings.injection_detector),
+                   "+".join(units) or "none", asks_logprobs(model),
+                   settings.thresholds.digest if settings.thresholds else None, settings.injection_detector)
 
     def _fields(self, short: bool) -> list[tuple[str, str]]:
         return [
@@ -84,7 +86,9 @@ class JudgeSignature(_Forms):
             ("seed", str(self.seed)), ("maxtok", str(self.max_tokens)), ("reask", str(self.reasks)),
             ("prompts", prompts_tag(self.prompts, short)), ("schema", self.schema), ("cite", self.citation_policy),
             ("trunc", "yes" if self.truncate else "no"), ("limit", self.limit_unit), ("doc", self.passages),
-            ("inj", f"{self.on_injection}@{self.detector}"),
+            # The rules alone are told apart by name (`quarantine@rules:1a2b3c4d`); the default keeps its old form.
+            ("inj", f"{self.on_injection}@{self.detector}" if self.injection_detector == "rules+learned"
+             else f"{self.on_injection}@{self.injection_detector}:{self.detector}"),
             *([("lp", "yes")] if self.logprobs else []),
             *([("thr", self.thresholds)] if self.thresholds else []),
         ]

@@ -70,7 +70,7 @@ class ReportWalker:
         self.documents = documents
         self.settings = settings
         self.on_sentence = on_sentence
-        self.flag_checker = FlagChecker(documents)
+        self.flag_checker = FlagChecker(documents, settings.injection_detector)
         # What the model is shown: under quarantine (and penalise) flagged pieces of sentences and documents are
         # withheld (judge.defence.quarantine); under `flag` the text as written.
         self.shown_documents = ShownDocuments(documents, self.flag_checker) if settings.withholds else documents
@@ -94,7 +94,7 @@ class ReportWalker:
         """The sentence as the model is shown it."""
         if not self.settings.withholds:
             return sentence
-        shown = quarantine_sentence(sentence.text).shown
+        shown = quarantine_sentence(sentence.text, self.settings.injection_detector).shown
         return sentence if shown == sentence.text else sentence.model_copy(update={"text": shown})
 
     async def ask_supports_document_major(self, work: Iterable[tuple[Report, Request]]) -> None:
@@ -159,7 +159,7 @@ class ReportWalker:
         """The pieces of the sentence the model was not shown (none when it was penalised without being asked)."""
         if penalty is not None or not self.settings.withholds:
             return []
-        return list(quarantine_sentence(sentence.text).withheld)
+        return list(quarantine_sentence(sentence.text, self.settings.injection_detector).withheld)
 
     def case(self, request: Request, shown_sentence: Sentence, shown: list[Sentence], bank: NuggetBank | None
              ) -> SentenceCase:
@@ -207,6 +207,7 @@ class ShownDocuments:
         document = self.documents.get(doc_id)
         if document is None or self.flag_checker.document_rule(doc_id) is None:
             return document
-        shown = document.model_copy(update={"text": quarantine_document(document.text).shown})
+        withheld = quarantine_document(document.text, self.flag_checker.detector)
+        shown = document.model_copy(update={"text": withheld.shown})
         self._quarantined[doc_id] = shown
         return shown

@@ -1,0 +1,40 @@
+#!/bin/bash
+# The flip rate under one held-out attack family, before (rules alone) and after (rules + learned detector), on
+# batches of the 100 human-unsupported dev items of sample-ids.txt (calibration/detector/flip-inputs/batch-N.txt:
+# batch 1 has 10 AttributionBench and 10 WiCE items, batches 2-9 five of each), one decision cache for everything so
+# that clean answers and attacked items the quarantine gives back clean are cache hits. Each batch is a complete
+# clean/before/after measurement; calibration/detector/flip_table.py sums the finished ones.
+#   calibration/detector/flip.sh verification_meta 1 2 3 4 5 6 7 8 9
+#   SIDES=before calibration/detector/flip.sh verification_meta 1     # one side only (default: after, then before)
+# sample-ids.txt is `calibrate --exclude flip-inputs/exclude-supported.txt --sample attributionbench=50,wice=50
+# --seed 2`'s sample (exclude-supported.txt: calibration/outside-embedded-dev.txt plus every human-supported item).
+set -u
+cd "$(dirname "$0")/../.."
+FAMILY=$1; shift
+CACHE=${FLIP_CACHE:-flip-cache}
+mkdir -p "$CACHE"
+# Every dev item id but the batch's: calibrate then judges exactly the batch.
+python - "$CACHE" <<'PY'
+import sys
+from pathlib import Path
+from judge.calibrate.importers import read_attributionbench, read_wice
+data = Path("../shared/data")
+ids = [i.item_id for i in read_attributionbench(data / "attributionbench" / "dev.jsonl").items] + \
+      [i.item_id for i in read_wice(data / "wice" / "claim-dev.jsonl", partial="strict").items]
+for batch in sorted(Path("calibration/detector/flip-inputs").glob("batch-*.txt")):
+    keep = set(batch.read_text().split())
+    (Path(sys.argv[1]) / f"exclude-{batch.stem}.txt").write_text("\n".join(i for i in ids if i not in keep) + "\n")
+PY
+for BATCH in "$@"; do
+  for SIDE in ${SIDES:-after before}; do
+    DETECTOR=$([ "$SIDE" = before ] && echo rules || echo rules+learned)
+    echo "=== $FAMILY batch $BATCH $SIDE start $(date -u +%T)"
+    python -m judge.cli.app calibrate --attributionbench ../shared/data/attributionbench/dev.jsonl \
+      --wice ../shared/data/wice/claim-dev.jsonl --seed 2 --max-doc-chars 1500 \
+      --thresholds judge/data/embedded-thresholds.json --exclude "$CACHE/exclude-batch-$BATCH.txt" \
+      --attacks-file calibration/detector/unseen-attacks.json --attack "${FAMILY}_unseen" \
+      --injection-detector "$DETECTOR" --no-plots --cache-dir "$CACHE" \
+      --out "calibration/detector/flip-$FAMILY/batch-$BATCH/$SIDE"
+    echo "=== $FAMILY batch $BATCH $SIDE end $(date -u +%T) rc=$?"
+  done
+done

@@ -1,5 +1,6 @@
 """The calibration item: one human-labelled instance of one flowchart decision, and the label order of tables
-(the yes/no labels themselves are `judge.judging.decisions.DECISION_LABELS`, read from each decision module's declaration).
+(the yes/no labels themselves are `judge.judging.decisions.DECISION_LABELS`, read from each decision module's
+declaration).
 
 Every importer produces `CalibrationItem`s; the runner asks the judge the item's decision and turns the judge's
 verdict into a label with `label_for`; `judge.calibration.stats.agreement_by_decision` compares the two.

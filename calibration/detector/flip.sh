@@ -17,7 +17,7 @@ mkdir -p "$CACHE"
 python - "$CACHE" <<'PY'
 import sys
 from pathlib import Path
-from judge.calibrate.importers import read_attributionbench, read_wice
+from judge.calibration.importers import read_attributionbench, read_wice
 data = Path("../shared/data")
 ids = [i.item_id for i in read_attributionbench(data / "attributionbench" / "dev.jsonl").items] + \
       [i.item_id for i in read_wice(data / "wice" / "claim-dev.jsonl", partial="strict").items]

@@ -53,17 +53,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("flip_dirs", nargs="*", type=Path, default=sorted(HERE.glob("flip-*_*")))
     args = parser.parse_args()
-    print("| held-out family | unsupported items | clean false support | before (rules) | after (rules + learned) "
-          "| flagged before / after | given back clean after |")
+    # Each side is read against its own clean run: the learned detector may also withhold a false-flagged piece of
+    # a clean item's document, so the defended judge's clean verdicts can differ from the undefended one's.
+    print("| held-out family | unsupported items | before (rules): clean -> attacked | after (rules + learned): "
+          "clean -> attacked | flagged before / after | given back clean after |")
     for flip_dir in args.flip_dirs:
         found = table(flip_dir)
         (flip_dir / "table.json").write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
         before, after = found["before"], found["after"]
-        print(f"| {found['family']} | {before['false_support_clean']['n']} | {_rate(before['false_support_clean'])} "
-              f"| {_rate(before['false_support_attacked'])} | {_rate(after['false_support_attacked'])} "
+        print(f"| {found['family']} | {before['false_support_clean']['n']} | {_rise(before)} | {_rise(after)} "
               f"| {_rate(before['flagged_attacked'])} / {_rate(after['flagged_attacked'])} "
               f"| {_rate(after['shown_as_clean'])} |")
 
+
+def _rise(side: dict) -> str:
+    """`clean -> attacked (+N points)`: false support of one side, clean and under the attack."""
+    clean, attacked = side["false_support_clean"], side["false_support_attacked"]
+    if not clean["n"]:
+        return "–"
+    points = 100 * (attacked["k"] / attacked["n"] - clean["k"] / clean["n"])
+    return f"{_rate(clean)} -> {_rate(attacked)} ({points:+.0f} points)"
 
 if __name__ == "__main__":
     main()

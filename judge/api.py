@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from judge.formats.judgments import ReportJudgment, iter_judgments
 from judge.formats.judgments import write_judgments as _write_judgments
+from judge.judging.decisions import REGISTRY
 from judge.labels import CitationPolicy
 from judge.llm.embedded import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
 from judge.settings import JudgeSettings, ModelSettings
@@ -200,7 +201,7 @@ def read_judgments(path: PathLike) -> list[ReportJudgment]:
     >>> [int(s.outcome) for s in judgments[0].sentences][:3]   # ARGUE outcomes #1..#8
     [4, 3, 3]
     """
-    return list(iter_judgments(path))
+    return list(iter_judgments(path, decisions=REGISTRY.names))
 
 
 def write_judgments(path: PathLike, judgments: Iterable[ReportJudgment]) -> None:

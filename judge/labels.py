@@ -5,18 +5,6 @@ from __future__ import annotations
 from enum import Enum, IntEnum
 from typing import Literal, get_args
 
-# A decision the walker can ask: the type of a record's `decision`, checked when a judgments file is read. Each
-# decision declares everything else about itself in its module (judge.judging.decisions, whose REGISTRY lists
-# them in this order; a test keeps the two equal).
-Decision = Literal[
-    "supports_citation",   # does a cited document support the sentence?
-    "answers_nugget",      # which candidate nugget questions does the sentence answer (and with which answer)?
-    "claims_absence",      # does an uncited sentence claim that some information is absent / not available?
-    "absence_nugget",      # which absence nugget (if any) confirms that claim?
-    "needs_citation",      # does an uncited sentence state something that needs a citation?
-    "repeated_claim",      # is that claim stated earlier, or a lead-in/summary of cited sentences elsewhere?
-]
-
 SupportVerdict = Literal["supported", "not_supported", "cannot_judge"]
 
 # Where a response's rationale goes: before the verdict (think first; the default), after it (the verdict is

@@ -16,8 +16,9 @@ import pytest
 from conftest import smart_responder
 from typer.testing import CliRunner
 
+from judge.api import read_judgments
 from judge.cli.app import app
-from judge.formats.judgments import DecisionRecord, iter_judgments
+from judge.formats.judgments import DecisionRecord
 from judge.judging.decisions import REGISTRY, supports_citation
 from judge.judging.decisions.asker import Decider, confidence_of, verdict_values
 from judge.llm.cache import (
@@ -280,11 +281,11 @@ def test_eval_with_logprobs_records_confidence_and_reruns_byte_identical(tmp_pat
         warm = runner.invoke(app, eval_args(ep, tmp_path / "cache", tmp_path / "b", "--logprobs"))
         assert warm.exit_code == 0, warm.output
     assert (tmp_path / "a" / "judgments.jsonl").read_bytes() == (tmp_path / "b" / "judgments.jsonl").read_bytes()
-    records = [d for j in iter_judgments(tmp_path / "a" / "judgments.jsonl") for s in j.sentences for d in s.decisions]
+    records = [d for j in read_judgments(tmp_path / "a" / "judgments.jsonl") for s in j.sentences for d in s.decisions]
     by_decision: dict[str, set] = {}
     for d in records:
         if d.error is None and d.prompt_hash is not None:  # asked of the model
             by_decision.setdefault(d.decision, set()).add(d.confidence)
     assert by_decision["supports_citation"] == by_decision["needs_citation"] == {0.8}
     assert by_decision["answers_nugget"] == {None}  # a list of labels: no single verdict value
-    assert "|lp:yes" in next(iter_judgments(tmp_path / "a" / "judgments.jsonl")).signature
+    assert "|lp:yes" in read_judgments(tmp_path / "a" / "judgments.jsonl")[0].signature

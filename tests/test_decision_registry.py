@@ -1,9 +1,11 @@
-"""A decision is one module: the registry built from the modules is where every per-decision lookup goes, so a
-new decision module (a toy one here, tests/data/toy_decision/, not shipped) is picked up by the signature, the
-thresholds file, the view, the asker and the walker without an edit anywhere else."""
+"""A decision is one module plus its place in the flowchart: the registry is built from the modules the flowchart
+names, and it is where every per-decision lookup goes, so a new decision module (a toy one here,
+tests/data/toy_decision/, not shipped) is picked up by the signature, the thresholds file, the view, the asker, the
+walker and the judgments reader without an edit anywhere else."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import importlib
 import importlib.util
@@ -12,25 +14,24 @@ import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import get_args
 
 import pytest
 
 from judge.errors import InputError
-from judge.formats.judgments import DecisionRecord
+from judge.formats.judgments import DecisionRecord, ReportJudgment, SentenceJudgment, iter_judgments
 from judge.judging import decisions
 from judge.judging.decisions import REGISTRY, Registry, claims_absence, needs_citation
 from judge.judging.decisions.asker import question, verdict_values
 from judge.judging.decisions.base import contract_hash
 from judge.judging.decisions.spec import DecisionSpec, SentenceCase
 from judge.judging.fingerprints import prompt_hashes, prompts_tag, schema_hash
-from judge.judging.flowchart import Question
+from judge.judging import flowchart
+from judge.judging.flowchart import DIAMONDS, Question
 from judge.judging.passages import PassagePolicy
 from judge.judging.prompts import default_prompts_dir
 from judge.judging.signature import JudgeSignature
 from judge.judging.thresholds import ThresholdsFile, to_thresholds
 from judge.judging.walker import LLMOracle
-from judge.labels import Decision
 from judge.settings import DecisionThreshold, JudgeSettings, ModelSettings, RetryPolicy
 from judge.types import Request, Sentence
 from judge.view.model import _decision_view, _DocumentCache
@@ -60,10 +61,43 @@ def toy(monkeypatch, tmp_path):
     return module, prompts
 
 
-def test_the_decision_type_lists_the_registry_in_its_order():
-    assert get_args(Decision) == REGISTRY.names
-    assert REGISTRY.names == ("supports_citation", "answers_nugget", "claims_absence", "absence_nugget",
-                              "needs_citation", "repeated_claim")
+def test_the_registry_is_the_flowcharts_diamonds_in_its_order():
+    assert REGISTRY.names == DIAMONDS == ("supports_citation", "answers_nugget", "claims_absence", "absence_nugget",
+                                         "needs_citation", "repeated_claim")
+
+
+def test_the_flowchart_asks_every_diamond_it_names_and_no_other():
+    """DIAMONDS and the questions `flow` yields are both in flowchart.py: this keeps the two the same."""
+    tree = ast.parse(Path(flowchart.__file__).read_text(encoding="utf-8"))
+    asked = [call.args[0].value for call in ast.walk(tree)
+             if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "Question"
+             and call.args and isinstance(call.args[0], ast.Constant)]
+    assert set(asked) == set(DIAMONDS)
+
+
+def test_a_diamond_without_a_module_or_a_module_misnamed_is_refused_in_one_line():
+    with pytest.raises(ModuleNotFoundError, match="the flowchart asks 'hedged_claim', but there is no decision "
+                                                  "module judge.judging.decisions.hedged_claim"):
+        Registry.of_package(decisions.__name__, [*DIAMONDS, "hedged_claim"])
+    with pytest.raises(ValueError, match="declares the decision 'supports_citation', not 'decisions.supports_citation'"):
+        Registry.of_package("judge.judging", ["decisions.supports_citation"])
+
+
+def test_a_judgments_file_naming_an_unknown_decision_is_refused_with_its_line(tmp_path):
+    record = DecisionRecord(decision="suports_citation", verdict=True, doc_ids=["d1"])
+    judgment = ReportJudgment(run_id="r", request_id="q", sentences=[
+        SentenceJudgment(index=0, text="A claim.", citations=["d1"], decisions=[record])])
+    path = tmp_path / "judgments.jsonl"
+    path.write_text(judgment.model_dump_json() + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"judgments.jsonl:1: .*'suports_citation' is not a decision of the judge; "
+                                         "write one of supports_citation, answers_nugget"):
+        list(iter_judgments(path, decisions=REGISTRY.names))
+    # with the toy decision among the judge's, the same reader takes its records
+    toy = judgment.model_copy(update={"sentences": [judgment.sentences[0].model_copy(update={
+        "decisions": [record.model_copy(update={"decision": "hedged_claim"})]})]})
+    path.write_text(toy.model_dump_json() + "\n", encoding="utf-8")
+    [read] = iter_judgments(path, decisions=[*REGISTRY.names, "hedged_claim"])
+    assert read.sentences[0].decisions[0].decision == "hedged_claim"
 
 
 def test_the_shipped_declarations_keep_the_signature_and_the_schema_hash():
@@ -109,7 +143,7 @@ def test_a_thresholds_file_may_guard_a_new_decision_with_its_own_labels(toy):
 
 
 def test_the_view_shows_a_new_decisions_question(toy):
-    record = DecisionRecord.model_construct(decision="hedged_claim", verdict=True)  # a toy: not in the Decision type
+    record = DecisionRecord(decision="hedged_claim", verdict=True)
     assert _decision_view(record, _DocumentCache(None), {}).question == "Does it hedge its claim?"
 
 

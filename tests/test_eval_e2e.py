@@ -15,10 +15,10 @@ import pytest
 from conftest import smart_responder, tagged, user_message
 from typer.testing import CliRunner
 
+from judge.api import read_judgments
 from judge.cli.app import app
 from judge.errors import BudgetExceeded
 from judge.formats.atomic import WORK_DIR
-from judge.formats.judgments import iter_judgments
 from judge.formats.lock import LOCK_NAME
 from judge.formats.scores import read_scores
 from judge.run.evaluate import EvalConfig, Inputs, evaluate
@@ -113,7 +113,7 @@ def test_eval_writes_every_output_and_ranks_the_good_run_first(cold):
     # asked once (identical questions share one answer)
     assert cold.ep.calls_by_schema["SupportsCitation"] == 17
 
-    judgments = list(iter_judgments(cold.out / "judgments.jsonl"))
+    judgments = list(read_judgments(cold.out / "judgments.jsonl"))
     lines = (cold.out / "judgments.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == len(judgments) == 6  # one line per report
     assert {j.key for j in judgments} == {(r, q) for r in RUNS for q in ("ex-101", "ex-102")}
@@ -187,7 +187,7 @@ def test_prompt_edit_only_reasks_the_edited_decision(cold, tmp_path):
     before, by_schema = cold.ep.calls, cold.ep.calls_by_schema
     run_cli(cold.args(tmp_path / "out", "--prompts", str(prompts)))
     new = cold.ep.calls_by_schema - by_schema
-    needs = sum(d.decision == "needs_citation" for j in iter_judgments(cold.out / "judgments.jsonl")
+    needs = sum(d.decision == "needs_citation" for j in read_judgments(cold.out / "judgments.jsonl")
                 for s in j.sentences for d in s.decisions)
     # the deterministic responder never flips needs_citation, so no RepeatedClaim follow-up is asked either
     assert dict(new) == {"NeedsCitation": needs} and cold.ep.calls - before == needs > 0
@@ -283,7 +283,7 @@ def test_always_invalid_decision_is_a_recorded_failure_not_a_verdict(cold, tmp_p
         # 1 ask + its re-asks (RetryPolicy.reasks) for the bad decision, and no answers_nugget follow-up for it
         assert ep.calls == cold.calls + RetryPolicy().reasks - 1
 
-    judgments = {j.key: j for j in iter_judgments(tmp_path / "out" / "judgments.jsonl")}
+    judgments = {j.key: j for j in read_judgments(tmp_path / "out" / "judgments.jsonl")}
     sentence = judgments[("run-cited", "ex-101")].sentences[4]
     assert sentence.text == bad_sentence
     assert sentence.status == "failed" and sentence.outcome is None
@@ -393,7 +393,7 @@ def test_empty_report_is_accepted_with_a_warning(endpoint, tmp_path):
     result = run_cli(eval_args(endpoint, tmp_path / "cache", tmp_path / "out", reports=[path]))
     assert endpoint.calls == 0
     assert "warning:" in result.output and "is empty" in result.output and f"{path}:1" in result.output
-    (judgment,) = iter_judgments(tmp_path / "out" / "judgments.jsonl")
+    (judgment,) = read_judgments(tmp_path / "out" / "judgments.jsonl")
     assert judgment.run_id == "run-empty" and judgment.sentences == []
     summary = json.loads((tmp_path / "out" / "run-summary.json").read_text())
     assert any("is empty" in w for w in summary["warnings"])
@@ -413,7 +413,7 @@ def test_hostile_sentence_is_fenced_and_judged_normally(endpoint, tmp_path):
     assert "answer supported ‹/document›" in user
     assert user.count("</document>") == 1  # only the template's own closing tag
     assert tagged(user, "sentence") == hostile.replace("</document>", "‹/document›")
-    (judgment,) = iter_judgments(tmp_path / "out" / "judgments.jsonl")
+    (judgment,) = read_judgments(tmp_path / "out" / "judgments.jsonl")
     (sentence,) = judgment.sentences
     assert sentence.status == "judged" and sentence.outcome == 1  # d01 does not support it
 
@@ -454,7 +454,7 @@ def test_max_cost_stops_the_run_and_a_rerun_resumes_from_the_cache(cold, priced_
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [LOCK_NAME, WORK_DIR]
     assert sorted(p.name for p in (tmp_path / "out" / WORK_DIR).iterdir()) == ["judgments.jsonl"]
     log = (tmp_path / "out" / WORK_DIR / "judgments.jsonl").read_text()
-    for judgment in iter_judgments(log) if log.strip() else []:
+    for judgment in read_judgments(log) if log.strip() else []:
         assert judgment.signature == json.loads(cold.out.joinpath("judgments.jsonl").read_text().splitlines()[0]
                                                 )["signature"]
 

@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from judge.api import read_judgments
 from judge.cli.app import app
 from judge.defence.injection import addresses_judge
-from judge.formats.judgments import DecisionRecord, ReportJudgment, SentenceJudgment, iter_judgments
+from judge.formats.judgments import DecisionRecord, ReportJudgment, SentenceJudgment
 from judge.formats.scores import read_scores
-from judge.judging.flowchart import ReplayOracle, complete_from_decisions, injection_penalty, walk, walk_sync
+from judge.judging.flowchart import injection_penalty, walk, walk_sync
+from judge.judging.replay import ReplayOracle, complete_from_decisions
 from judge.labels import Outcome
 from judge.run.evaluate import score
 from judge.testing import FakeEndpoint, schema_name, smart_responder
@@ -60,7 +62,7 @@ def run_eval(endpoint, tmp_path, workload, out, *extra):
                                  "--api-base", endpoint.api_base, "--api-key", "x", "--cache-dir",
                                  str(tmp_path / "cache"), "--out", str(tmp_path / out), *extra])
     assert result.exit_code == 0, result.output
-    judgments = {j.key: j for j in iter_judgments(tmp_path / out / "judgments.jsonl")}
+    judgments = {j.key: j for j in read_judgments(tmp_path / out / "judgments.jsonl")}
     return result, judgments[("run-gaming", "ex-102")], judgments
 
 
@@ -224,7 +226,7 @@ def test_flags_round_trip_and_count_in_human_judgments(tmp_path):
         SentenceJudgment(index=2, text="c", status="truncated", flags=["cited_document_addresses_judge"])])
     path = tmp_path / "j.jsonl"
     path.write_text(report.model_dump_json() + "\n")
-    [again] = iter_judgments(path)
+    [again] = read_judgments(path)
     assert again == report
     scores, _, _ = score([again], "human")
     run = scores.runs["r"]
@@ -233,7 +235,7 @@ def test_flags_round_trip_and_count_in_human_judgments(tmp_path):
     bad.write_text(json.dumps({**json.loads(report.model_dump_json()),
                                "sentences": [{"index": 0, "text": "a", "flags": ["suspicious"]}]}) + "\n")
     with pytest.raises(Exception, match=r"bad.jsonl:1.*flags"):
-        list(iter_judgments(bad))
+        list(read_judgments(bad))
 
 
 def test_the_view_shows_a_penalty(tmp_path):
@@ -270,7 +272,7 @@ def test_eval_with_the_rules_alone_shows_what_only_the_learned_detector_flags_an
             assert result.exit_code == 0, result.output
             shown[detector] = [tagged(user_message(r), "sentence") for r in endpoint.requests
                                if schema_name(r) == "SupportsCitation"]
-    rules_only, learned = (next(iter_judgments(tmp_path / d / "judgments.jsonl")) for d in ("rules", "rules+learned"))
+    rules_only, learned = (read_judgments(tmp_path / d / "judgments.jsonl")[0] for d in ("rules", "rules+learned"))
     assert rules_only.sentences[0].flags == [] and rules_only.sentences[0].withheld == []
     assert learned.sentences[0].flags == ["addresses_judge"] and learned.sentences[0].withheld == [remark]
     assert learned.sentences[0].flag_rules == ["sentence: learned"]

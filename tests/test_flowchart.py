@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 from judge.formats.judgments import DecisionRecord, EarnedAnswer, SentenceJudgment
-from judge.judging.flowchart import Question, ReplayOracle, complete_from_decisions, walk
+from judge.judging.flowchart import Question, walk
+from judge.judging.replay import ReplayOracle, complete_from_decisions
 from judge.labels import Outcome
 
 EARNED = [EarnedAnswer(nugget_id="q1", answer="ten")]

@@ -100,7 +100,7 @@ def test_scoring_the_stream_gives_the_scores_of_the_list(tmp_path, endpoint):
 
 
 def test_packed_report_scores_unpack_to_each_measures_own_statistics_and_value(tmp_path, endpoint):
-    from judge.judging.flowchart import complete_from_decisions
+    from judge.judging.replay import complete_from_decisions
     from judge.metrics import MEASURES
     from judge.metrics.facts import ReportFacts
     from judge.metrics.measure import Harmonic

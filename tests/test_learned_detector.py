@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from judge.api import read_judgments
 from judge.defence.injection import LEARNED, detect, detect_learned, detect_rules, fold
 from judge.defence.learned import WEIGHTS_FILE, LearnedDetector, features, load_detector
 from judge.defence.quarantine import quarantine_sentence
@@ -135,7 +136,6 @@ def test_the_walker_records_a_learned_flag_and_applies_the_policy(tmp_path, poli
     from typer.testing import CliRunner
 
     from judge.cli.app import app
-    from judge.formats.judgments import iter_judgments
     from judge.judging.flowchart import injection_penalty
     from judge.testing import FakeEndpoint, smart_responder
     from tests.conftest import tagged, user_message
@@ -154,7 +154,7 @@ def test_the_walker_records_a_learned_flag_and_applies_the_policy(tmp_path, poli
             "--out", str(tmp_path / "out"), "--on-injection", policy])
         shown = [tagged(user_message(r), "sentence") for r in endpoint.requests]
     assert result.exit_code == 0, result.output
-    [judgment] = iter_judgments(tmp_path / "out" / "judgments.jsonl")
+    [judgment] = read_judgments(tmp_path / "out" / "judgments.jsonl")
     [judged] = judgment.sentences
     assert judged.flags == ["addresses_judge"] and judged.flag_rules == ["sentence: learned"]
     assert judged.flag_scores["sentence: learned"] >= load_detector().threshold

@@ -12,9 +12,10 @@ import pytest
 from conftest import smart_responder
 from typer.testing import CliRunner
 
+from judge.api import read_judgments
 from judge.cli.app import app
 from judge.errors import InputError
-from judge.formats.judgments import ReportJudgment, iter_judgments
+from judge.formats.judgments import ReportJudgment
 from judge.run.merge import ShardOutput, merge_outputs
 from judge.run.shards import Shard
 from judge.testing import FakeEndpoint
@@ -200,10 +201,10 @@ def eval_shards(runs, tmp_path_factory):
 
 
 def test_eval_shard_judges_each_report_in_exactly_one_shard(runs, eval_shards):
-    whole = {j.key for j in iter_judgments(runs[0] / "whole" / "judgments.jsonl")}
+    whole = {j.key for j in read_judgments(runs[0] / "whole" / "judgments.jsonl")}
     seen: list[tuple[str, str]] = []
     for i, directory in enumerate(eval_shards, start=1):
-        keys = [j.key for j in iter_judgments(directory / "judgments.jsonl")]
+        keys = [j.key for j in read_judgments(directory / "judgments.jsonl")]
         assert all(Shard(i, 3).contains(*key) for key in keys)
         assert summary(directory)["run"]["shard"] == f"{i}/3"
         seen += keys

@@ -20,10 +20,10 @@ import pytest
 from conftest import smart_responder
 from typer.testing import CliRunner
 
+from judge.api import read_judgments
 from judge.cli.app import app
 from judge.errors import InputError, OutputError
 from judge.formats.atomic import WORK_DIR, WorkingFolder
-from judge.formats.judgments import iter_judgments
 from judge.formats.lock import LOCK_NAME, output_lock
 from judge.run.evaluate import OUTPUT_NAMES
 from judge.testing import FakeEndpoint
@@ -143,7 +143,7 @@ def test_a_rerun_killed_with_9_leaves_the_finished_run_whole_and_resume_finishes
     assert asked_on_resume > 0
     for name in STABLE:  # the resumed run is the seed-1 run, not a mix with the finished seed-0 one
         assert (out / name).read_bytes() == (tmp_path / "fresh" / name).read_bytes(), name
-    assert all("seed:1" in j.signature for j in iter_judgments(out / "judgments.jsonl"))
+    assert all("seed:1" in j.signature for j in read_judgments(out / "judgments.jsonl"))
     assert not (out / WORK_DIR).exists()
 
 

@@ -22,11 +22,11 @@ import pytest
 from conftest import smart_responder
 from typer.testing import CliRunner
 
+from judge.api import read_judgments
 from judge.cli.app import app
 from judge.errors import OutputError
 from judge.formats.atomic import staged, write_text_atomic
 from judge.formats.documents import DocumentStore, remove_stale_builds
-from judge.formats.judgments import iter_judgments
 from judge.judging.decisions.claims_absence import ClaimsAbsence
 from judge.llm.cache import CachedAnswer, UnreadableEntry, open_decision_cache, seal, unseal
 from judge.llm.client import DecisionClient
@@ -273,7 +273,7 @@ def test_a_run_in_which_no_decision_succeeded_exits_5_and_still_writes_its_outpu
     assert facts["failed"].startswith("no decision succeeded")
     assert facts["usage"]["failures"] == facts["usage"]["model_calls"] > 0
     assert all(s.status in ("failed", "truncated") or not s.citations
-               for j in iter_judgments(tmp_path / "out" / "judgments.jsonl") for s in j.sentences)
+               for j in read_judgments(tmp_path / "out" / "judgments.jsonl") for s in j.sentences)
 
 
 @pytest.mark.parametrize(("fraction", "code"), [("0", 5), ("0.2", 0)])

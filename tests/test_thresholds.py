@@ -14,11 +14,12 @@ from conftest import smart_responder, tagged, user_message
 from typer.testing import CliRunner
 
 import judge.judging.thresholds
+from judge.api import read_judgments
 from judge.calibration.stats import apply_rule, cross_validated_threshold, fit_threshold, reliability
 from judge.calibration.stats.confidence_calibration import Rule, agreement_metric
 from judge.cli.app import app
 from judge.errors import InputError
-from judge.formats.judgments import DecisionRecord, iter_judgments
+from judge.formats.judgments import DecisionRecord
 from judge.judging.decisions.asker import apply_threshold
 from judge.judging.signature import JudgeSignature
 from judge.judging.thresholds import FORMAT, ThresholdRule, ThresholdsFile, read_thresholds, thresholds_json
@@ -301,13 +302,13 @@ def test_calibrate_fits_a_threshold_that_eval_applies(tmp_path):
                                       "--out", str(tmp_path / "refused")])
         assert refused.exit_code == 2 and "needs log-probabilities" in refused.output
     # every not_supported said at 0.9 (>= 0.725) stands; on the example every verdict is said at 0.9, so none flips
-    records = [d for j in iter_judgments(tmp_path / "applied" / "judgments.jsonl") for s in j.sentences
+    records = [d for j in read_judgments(tmp_path / "applied" / "judgments.jsonl") for s in j.sentences
                for d in s.decisions if d.decision == "supports_citation" and d.prompt_hash]
     assert any(d.verdict is False for d in records)
     assert all(d.threshold == pytest.approx(0.725) and d.model_verdict is None for d in records if d.verdict is False)
     assert all(d.threshold is None for d in records if d.verdict is True)  # the rule guards not_supported only
-    signature = next(iter_judgments(tmp_path / "applied" / "judgments.jsonl")).signature
-    assert signature == next(iter_judgments(tmp_path / "plain" / "judgments.jsonl")).signature + \
+    signature = read_judgments(tmp_path / "applied" / "judgments.jsonl")[0].signature
+    assert signature == read_judgments(tmp_path / "plain" / "judgments.jsonl")[0].signature + \
         f"|thr:{read_thresholds(out / 'thresholds.json')[0].digest}"
 
 
@@ -321,7 +322,7 @@ def test_eval_thresholds_flip_verdicts_in_the_judgments(tmp_path):
             "--api-base", ep.api_base, "--api-key", "x", "--cache-dir", str(tmp_path / "cache"), "--logprobs",
             "--thresholds", str(path), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
-    judgments = list(iter_judgments(tmp_path / "out" / "judgments.jsonl"))
+    judgments = list(read_judgments(tmp_path / "out" / "judgments.jsonl"))
     supports = [d for j in judgments for s in j.sentences for d in s.decisions
                 if d.decision == "supports_citation" and d.prompt_hash]
     flipped = [d for d in supports if d.model_verdict is True]
@@ -374,12 +375,12 @@ def test_eval_applies_the_shipped_thresholds_to_the_judge_they_were_fitted_for(t
         assert result.exit_code == 0, result.output
 
     def signature(name):
-        return next(iter_judgments(tmp_path / name / "judgments.jsonl")).signature
+        return read_judgments(tmp_path / name / "judgments.jsonl")[0].signature
 
     assert signature("default").endswith(f"|thr:{digest}") and "embedded-thresholds.json" in default.output
     assert "|thr:" not in signature("off") and "|thr:" not in signature("no-logprobs")
     assert "|thr:" not in signature("edited")  # fitted for other prompts: not applied
-    flipped = [d for j in iter_judgments(tmp_path / "default" / "judgments.jsonl") for s in j.sentences
+    flipped = [d for j in read_judgments(tmp_path / "default" / "judgments.jsonl") for s in j.sentences
                for d in s.decisions if d.model_verdict is not None]
     assert flipped and all(d.threshold == 0.95 for d in flipped)
 

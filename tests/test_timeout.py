@@ -90,8 +90,8 @@ def refusing_api_base() -> str:
 def test_a_server_refusing_connections_fails_the_run_in_seconds_naming_it(tmp_path):
     from typer.testing import CliRunner
 
+    from judge.api import read_judgments
     from judge.cli.app import app
-    from judge.formats.judgments import iter_judgments
 
     api_base = refusing_api_base()
     args = ["eval", str(EXAMPLES / "reports"), "--requests", str(EXAMPLES / "requests.jsonl"), "--docs",
@@ -108,7 +108,7 @@ def test_a_server_refusing_connections_fails_the_run_in_seconds_naming_it(tmp_pa
     assert elapsed < 30  # 77 s before (every decision spent its 6 attempts and their backoff); ~7 s now
     summary = json.loads((tmp_path / "out" / "run-summary.json").read_text(encoding="utf-8"))
     assert summary["usage"]["unasked"] > 0 and summary["usage"]["stopped"] == summary["failed"]
-    decisions = [d for j in iter_judgments(tmp_path / "out" / "judgments.jsonl") for s in j.sentences
+    decisions = [d for j in read_judgments(tmp_path / "out" / "judgments.jsonl") for s in j.sentences
                  for d in s.decisions if d.judge == "openai/fake"]
     assert decisions and all(d.verdict is None and d.error for d in decisions)
     # (a question asked twice at once shares one answer, so records can outnumber the decisions left unasked)

@@ -15,9 +15,10 @@ import pytest
 from conftest import smart_responder
 from typer.testing import CliRunner
 
+from judge.api import read_judgments
 from judge.cli.app import app
 from judge.formats import DocumentStore, read_nugget_banks, read_requests
-from judge.formats.judgments import DecisionRecord, ReportJudgment, iter_judgments, write_judgments
+from judge.formats.judgments import DecisionRecord, ReportJudgment, write_judgments
 from judge.labels import OUTCOME_VALUE, Outcome, Value
 from judge.llm.client import ModelSettings
 from judge.metrics import score_report
@@ -55,7 +56,7 @@ def example(tmp_path_factory):
     for line in (EXAMPLES / "docs.jsonl").read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         docs[record["doc_id"]] = Document(**record)
-    return path, list(iter_judgments(path)), inputs.requests, inputs.banks, docs
+    return path, list(read_judgments(path)), inputs.requests, inputs.banks, docs
 
 
 @pytest.fixture(scope="module")

@@ -36,6 +36,7 @@ from judge.formats.judgments import (
     iter_judgments,
     nugget_summaries,
 )
+from judge.judging.decisions import REGISTRY
 from judge.labels import Outcome
 from judge.metrics.facts import citation_support, cited_docs
 from judge.types import NuggetBank
@@ -166,7 +167,7 @@ def read_any_judgments(sources: Sources, banks: Mapping[str, NuggetBank] | None)
                                  "(matched nuggets are given by question text)", source_name(source))
             records += read_auto_argue(source, banks)
         else:
-            records += iter_judgments(source)
+            records += iter_judgments(source, decisions=REGISTRY.names)
     return records
 
 

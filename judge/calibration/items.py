@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from judge.judging.decisions import DECISION_LABELS
-from judge.labels import Decision
 
 __all__ = ["DECISION_LABELS", "LABEL_ORDER", "PARTIALLY_SUPPORTED", "CalibrationItem", "label_for", "label_order"]
 
@@ -62,10 +61,17 @@ class CalibrationItem(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     item_id: str
-    decision: Decision
+    decision: str  # a decision of the judge (a key of DECISION_LABELS)
     claim: str
     documents: list[str] = Field(default_factory=list)
     doc_ids: list[str] = Field(default_factory=list)
     human_label: str
     group: str | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("decision")
+    @classmethod
+    def _a_decision_of_the_judge(cls, name: str) -> str:
+        if name not in DECISION_LABELS:
+            raise ValueError(f"{name!r} is not a decision of the judge; write one of {', '.join(DECISION_LABELS)}")
+        return name

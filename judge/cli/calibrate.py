@@ -21,6 +21,7 @@ from judge.defence.injection import Attack, load_attacks
 from judge.diagnostics import Diagnostics
 from judge.errors import InputError
 from judge.formats.judgments import iter_judgments
+from judge.judging.decisions import REGISTRY
 from judge.llm.cache import open_decision_cache
 from judge.llm.cache_backends import local_directory
 from judge.llm.embedded import EMBEDDED_MODEL
@@ -112,8 +113,8 @@ def calibrate_command(
         sample_size = SampleSize.parse(sample) if sample is not None else None
         exclusion = Exclusion.read(exclude) if exclude is not None else None
         items = load_items(sources, sample_size, seed, diagnostics, exclusion)
-        human_records = [j for p in human or [] for j in iter_judgments(p)]
-        judged_records = [j for p in judged or [] for j in iter_judgments(p)]
+        human_records = [j for p in human or [] for j in iter_judgments(p, decisions=REGISTRY.names)]
+        judged_records = [j for p in judged or [] for j in iter_judgments(p, decisions=REGISTRY.names)]
         if not items and not human_records:
             raise InputError("nothing to calibrate: give --attributionbench, --wice, --nuggets/--docs "
                              "or --human with --judged")

@@ -14,6 +14,7 @@ from judge.cli.errors import user_errors
 from judge.cli.render import console
 from judge.formats import DocumentStore, read_nugget_banks, read_requests
 from judge.formats.judgments import ReportJudgment, iter_judgments
+from judge.judging.decisions import REGISTRY
 from judge.labels import CITATION_POLICIES
 
 
@@ -56,7 +57,7 @@ def view_command(
 
 
 def _read(paths: Sequence[Path]) -> list[ReportJudgment]:
-    return [j for path in paths for j in iter_judgments(path)]
+    return [j for path in paths for j in iter_judgments(path, decisions=REGISTRY.names)]
 
 
 def side_labels(a: Sequence[ReportJudgment], a_paths: Sequence[Path], b: Sequence[ReportJudgment],

@@ -4,13 +4,13 @@ LLM judges and human assessors write the same records; every metric is computed 
 nugget list each record carries), so scoring never calls a model. One JSON object per line, one line per report.
 
 A human assessor may leave out everything but `outcome` and `earned` per sentence; or give only `decisions`
-and let the flowchart derive the outcome (see `judge.judging.flowchart.complete_from_decisions`).
+and let the flowchart derive the outcome (see `judge.judging.replay.complete_from_decisions`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -20,13 +20,14 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_serializer,
 )
 
 from judge.errors import InputError
 from judge.formats._jsonl import iter_jsonl_located, row_breaking, source_name
-from judge.labels import Aggregator, Decision, Importance, Outcome, SentenceStatus
+from judge.labels import Aggregator, Importance, Outcome, SentenceStatus
 from judge.types import Answer, Nugget, NuggetBank
 
 FORMAT_VERSION = "argue-judgments/1"
@@ -36,6 +37,10 @@ FORMAT_VERSION = "argue-judgments/1"
 Flag = Literal["addresses_judge", "cited_document_addresses_judge"]
 ADDRESSES_JUDGE: Flag = "addresses_judge"
 CITED_DOCUMENT_ADDRESSES_JUDGE: Flag = "cited_document_addresses_judge"
+# The judge named on decisions argue-judge takes itself, without a model (a missing document, a penalty).
+ARGUE_JUDGE = "argue-judge"
+# The validation context key under which a reader passes the decision names a record may have.
+KNOWN_DECISIONS = "decisions"
 
 
 class _Record(BaseModel):
@@ -78,7 +83,9 @@ class DecisionRecord(_Record):
     out of the file when None, so records without them read as they always did.
     """
 
-    decision: Decision
+    # The name of a decision the judge asks (judge.judging.decisions.REGISTRY, named by the flowchart). This floor
+    # is below judging, so a reader is told the names (`iter_judgments(..., decisions=...)`) and checks them.
+    decision: str
     verdict: bool | None
     doc_ids: list[str] = Field(default_factory=list, description="documents shown to the judge")
     matches: list[EarnedAnswer] = Field(default_factory=list, description="answers_nugget / absence_nugget")
@@ -101,6 +108,14 @@ class DecisionRecord(_Record):
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     model_verdict: bool | None = None
     shown: list[ShownText] | None = None
+
+    @field_validator("decision")
+    @classmethod
+    def _a_decision_the_judge_asks(cls, name: str, info: ValidationInfo) -> str:
+        known: Collection[str] | None = (info.context or {}).get(KNOWN_DECISIONS)
+        if known is not None and name not in known:
+            raise ValueError(f"{name!r} is not a decision of the judge; write one of {', '.join(known)}")
+        return name
 
     @model_serializer(mode="wrap")
     def _without_absent_confidence(self, handler: SerializerFunctionWrapHandler) -> dict:
@@ -213,20 +228,24 @@ def write_judgments(path: Path, judgments: Iterable[ReportJudgment]) -> None:
     tmp.replace(path)
 
 
-def iter_judgments(source: str | Path) -> Iterator[ReportJudgment]:
-    """Read a judgments file (path, .gz too) or literal JSONL text (a str containing a newline or starting with '{')."""
-    for _number, _offset, _raw, judgment in iter_judgments_located(source):
+def iter_judgments(source: str | Path, *, decisions: Collection[str]) -> Iterator[ReportJudgment]:
+    """Read a judgments file (path, .gz too) or literal JSONL text (a str containing a newline or starting with '{').
+    `decisions`: the names a decision record may have (judge.judging.decisions.REGISTRY.names); any other is
+    refused with the file and line, so a misspelt decision in an assessor's file is never silently unasked."""
+    for _number, _offset, _raw, judgment in iter_judgments_located(source, decisions=decisions):
         yield judgment
 
 
-def iter_judgments_located(source: str | Path) -> Iterator[tuple[int, int, bytes, ReportJudgment]]:
+def iter_judgments_located(source: str | Path, *, decisions: Collection[str]
+                           ) -> Iterator[tuple[int, int, bytes, ReportJudgment]]:
     """Like `iter_judgments`, with where each record is: (line number, byte offset of its line, the line's raw
     bytes, judgment), so a reader can index a file in one pass and read a record again later."""
     name = source_name(source)
     number = 0
+    context = {KNOWN_DECISIONS: tuple(decisions)}
     for number, offset, raw, data in iter_jsonl_located(source):
         try:
-            judgment = ReportJudgment.model_validate(data)
+            judgment = ReportJudgment.model_validate(data, context=context)
         except ValidationError as exc:
             raise InputError(f"not a judgments record: {_first_error(exc)}", name, number) from None
         yield number, offset, raw, judgment

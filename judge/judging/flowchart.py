@@ -3,9 +3,9 @@
 `flow` is a plain generator: it yields the next questions (several at once only where they are independent:
 one supports-citation question per cited document) and receives their records, so it knows nothing of how
 they are answered. `walk` drives it with an async oracle (the LLM: judge.judging.walker.LLMOracle, with `await`);
-`walk_sync` drives it with a synchronous one (a human's recorded decisions, ReplayOracle; scripted tables), so
-scoring human labels needs no event loop and works inside a running one (Jupyter). Human labels and model
-judgments reach their outcomes by the same code.
+`walk_sync` drives it with a synchronous one (a human's recorded decisions, judge.judging.replay; scripted
+tables), so scoring human labels needs no event loop and works inside a running one (Jupyter). Human labels and
+model judgments reach their outcomes by the same code.
 
     cited?  ── yes ─► supported (per citation policy)? ── no ─► #1
        │                     └─ yes ─► answers a nugget its supporting documents attest? ── no ─► #2, yes ─► #3
@@ -25,18 +25,29 @@ from collections.abc import Awaitable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from judge.formats.judgments import ADDRESSES_JUDGE, DecisionRecord, EarnedAnswer, SentenceJudgment
-from judge.judging import decisions
-from judge.judging.decisions.base import ARGUE_JUDGE
-from judge.labels import CitationPolicy, Decision, Outcome, SentenceStatus
+from judge.formats.judgments import ADDRESSES_JUDGE, ARGUE_JUDGE, DecisionRecord, EarnedAnswer
+from judge.labels import CitationPolicy, Outcome, SentenceStatus
 from judge.settings import InjectionPolicy
+
+# The diamonds of the chart above, in its order (the cited branch, then the uncited one). Each is a module of
+# judge.judging.decisions named after it, which declares everything else about it; the registry is built from
+# these modules in this order, which is the order of the judge signature's `prompts:` field. A new decision is
+# its module and its place here and in `flow` below; nothing else names it.
+DIAMONDS: tuple[str, ...] = (
+    "supports_citation",   # does a cited document support the sentence?
+    "answers_nugget",      # which candidate nugget questions does the sentence answer (and with which answer)?
+    "claims_absence",      # does an uncited sentence claim that some information is absent / not available?
+    "absence_nugget",      # which absence nugget (if any) confirms that claim?
+    "needs_citation",      # does an uncited sentence state something that needs a citation?
+    "repeated_claim",      # is that claim stated earlier, or a lead-in/summary of cited sentences elsewhere?
+)
 
 
 @dataclass(frozen=True)
 class Question:
     """One diamond to decide. `doc_ids`: the cited documents (supports) or the supporting ones (answers_nugget)."""
 
-    decision: Decision
+    decision: str
     doc_ids: tuple[str, ...] = ()
 
 
@@ -199,31 +210,6 @@ async def walk(citations: tuple[str, ...], oracle: Oracle, policy: CitationPolic
         answers = list(await asyncio.gather(*pending))
 
 
-class ReplayOracle:
-    """Replays recorded decisions (e.g. a human assessor's) so their outcome follows from the same flowchart."""
-
-    def __init__(self, records: list[DecisionRecord]):
-        self._records = records
-
-    def _find(self, decision: Decision, doc_ids: tuple[str, ...] | None = None) -> DecisionRecord | None:
-        for record in self._records:
-            if record.decision == decision and (doc_ids is None or tuple(record.doc_ids) == doc_ids):
-                return record
-        return None
-
-    def decide(self, question: Question) -> DecisionRecord | None:
-        """The recorded decision (one asked per document: the one about these documents); when none is recorded,
-        None for an optional decision (nothing was asked), otherwise a failed record saying what is missing."""
-        spec = decisions.REGISTRY[question.decision]
-        doc_ids = question.doc_ids if spec.per_document else None
-        found = self._find(question.decision, doc_ids)
-        if found is not None or spec.optional:
-            return found
-        wanted = f" for documents {list(doc_ids)}" if doc_ids else ""
-        return DecisionRecord(decision=question.decision, verdict=None,
-                              error=f"no recorded '{question.decision}' decision{wanted}")
-
-
 def sentence_penalty(flags: Sequence[str], flag_rules: Sequence[str], on_injection: InjectionPolicy) -> str | None:
     """The penalty a sentence with these flags gets under `on_injection` (None: it walks the flowchart as usual).
     The walker and the replay of recorded judgments both ask this, so they penalise alike."""
@@ -231,17 +217,3 @@ def sentence_penalty(flags: Sequence[str], flag_rules: Sequence[str], on_injecti
         return None
     rule = next((r.split(":", 1)[1].strip() for r in flag_rules if r.startswith("sentence:")), None)
     return injection_penalty(rule)
-
-
-def complete_from_decisions(sentence: SentenceJudgment, policy: CitationPolicy = "all",
-                            on_injection: InjectionPolicy = "quarantine") -> SentenceJudgment:
-    """A human record with decisions but no outcome gets the outcome (and earned nuggets) the flowchart gives;
-    under `penalise`, a flagged record without an outcome gets the penalised one (with or without decisions)."""
-    if sentence.outcome is not None or sentence.status != "judged":
-        return sentence
-    penalty = sentence_penalty(sentence.flags, sentence.flag_rules, on_injection)
-    if not sentence.decisions and penalty is None:
-        return sentence
-    result = walk_sync(tuple(sentence.citations), ReplayOracle(sentence.decisions), policy, penalty)
-    update = {"status": result.status, "outcome": result.outcome, "earned": sentence.earned or result.earned}
-    return sentence.model_copy(update={**update, "penalty": result.penalty} if penalty else update)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 
 from judge.formats.judgments import ReportJudgment
-from judge.judging.flowchart import complete_from_decisions
+from judge.judging.replay import complete_from_decisions
 from judge.judging.signature import ScoreSignature
 from judge.labels import CitationPolicy
 from judge.metrics import Scores, score_judgments

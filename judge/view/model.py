@@ -2,7 +2,7 @@
 
 No HTML here: the templates only lay out these plain objects. Outcomes, earned nuggets and scores are never
 recomputed by the view: records with decisions but no outcome walk the same flowchart as `argue-judge score`
-(`judge.judging.flowchart.complete_from_decisions`) and every number comes from `judge.metrics.score_judgments`.
+(`judge.judging.replay.complete_from_decisions`) and every number comes from `judge.metrics.score_judgments`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Protocol
 
 from judge.formats.judgments import DecisionRecord, EarnedAnswer, ReportJudgment, SentenceJudgment, nugget_summaries
 from judge.judging import decisions
-from judge.judging.flowchart import complete_from_decisions
+from judge.judging.replay import complete_from_decisions
 from judge.labels import OUTCOME_VALUE, CitationPolicy, Outcome, Value
 from judge.metrics import F1, ReportScores, RunScores, score_judgments
 from judge.types import Document, NuggetBank, Request

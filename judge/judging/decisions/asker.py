@@ -20,7 +20,6 @@ from pydantic import BaseModel
 from judge.formats.judgments import DecisionRecord
 from judge.judging import decisions
 from judge.judging.decisions.base import DecisionResponse, Prepared, contract_hash, tailored
-from judge.labels import Decision
 from judge.llm.client import Answered
 from judge.llm.logprob import verdict_probability
 from judge.settings import ModelSettings, Thresholds
@@ -29,7 +28,7 @@ CONFIDENCE_DECIMALS = 6
 
 
 @cache
-def verdict_values(decision: Decision) -> tuple[Any, ...] | None:
+def verdict_values(decision: str) -> tuple[Any, ...] | None:
     """The values the verdict field may take (a Literal's labels, or true/false), from the response model; None
     for a decision without a verdict field (answers_nugget: a list of labels; absence_nugget: one of several
     labels, any but "none" meaning yes), whose confidence stays None: the probability of the labels written is
@@ -46,7 +45,7 @@ def verdict_values(decision: Decision) -> tuple[Any, ...] | None:
     raise TypeError(f"{decision}.{field} is neither a bool nor a Literal; change its verdict_field")
 
 
-def confidence_of(decision: Decision, answered: Answered) -> float | None:
+def confidence_of(decision: str, answered: Answered) -> float | None:
     """The decision's confidence from the answer's log-probabilities; None when there are none to read."""
     field = decisions.REGISTRY[decision].response_model.verdict_field
     if field is None or answered.response is None or not answered.logprobs or answered.output is None:

@@ -16,12 +16,10 @@ from pydantic.fields import FieldInfo
 
 from judge.formats.judgments import EarnedAnswer, ShownText
 from judge.judging.prompts import inline
-from judge.labels import Decision, RationalePosition
+from judge.labels import RationalePosition
 from judge.types import Request
 
 RATIONALE_CHARS = 300
-# The judge named on decisions argue-judge takes itself, without a model (a missing document, a penalty).
-ARGUE_JUDGE = "argue-judge"
 # (field name, the values a call allows in it): how a prepared decision narrows its response schema.
 Choices = tuple[tuple[str, tuple[Any, ...]], ...]
 
@@ -134,7 +132,7 @@ class Prepared:
     """A decision ready to ask: template values, validation context, the documents shown, and the values this
     call allows in its response's narrowed fields (see `tailored`)."""
 
-    decision: Decision
+    decision: str
     values: dict[str, str]
     context: dict[str, Any] = field(default_factory=dict)
     doc_ids: tuple[str, ...] = ()

@@ -1,12 +1,14 @@
 """The decisions the judge knows, in order, built from their modules' `DECISION` declarations.
 
-The order is the signature's (`prompts:sc=...+an=...+...`) and the schema hash's; names and abbreviations are
-unique. Every per-decision lookup outside the decision modules goes through a `Registry` (the shipped one is
-judge.judging.decisions.REGISTRY), so a new decision is its module plus its place in the flowchart.
+The order is the flowchart's (judge.judging.flowchart.DIAMONDS), which is the signature's
+(`prompts:sc=...+an=...+...`); names and abbreviations are unique. Every per-decision lookup outside the decision
+modules goes through a `Registry` (the shipped one is judge.judging.decisions.REGISTRY), so a new decision is its
+module plus its place in the flowchart.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable, Iterator
 from types import ModuleType
 
@@ -35,6 +37,28 @@ class Registry:
                 raise TypeError(f"{module.__name__} declares no DECISION = DecisionSpec(...)")
             specs.append(spec)
         return cls(specs)
+
+    @classmethod
+    def of_package(cls, package: str, names: Iterable[str]) -> Registry:
+        """The registry of the decisions `names`, each the module `<package>.<name>` declaring a DECISION of
+        that name (a module and its decision share their name, so the flowchart's names find the modules)."""
+        names = tuple(names)
+        modules = []
+        for name in names:
+            try:
+                module = importlib.import_module(f"{package}.{name}")
+            except ModuleNotFoundError as missing:
+                if missing.name != f"{package}.{name}":
+                    raise  # the module exists but imports something missing: that error, as it is
+                raise ModuleNotFoundError(f"the flowchart asks '{name}', but there is no decision module "
+                                          f"{package}.{name}", name=missing.name) from None
+            modules.append(module)
+        registry = cls.of_modules(modules)
+        for name, module, spec in zip(names, modules, registry, strict=True):
+            if spec.name != name:
+                raise ValueError(f"{module.__name__} declares the decision '{spec.name}', not '{name}': a decision's "
+                                 "module is named after it")
+        return registry
 
     @property
     def names(self) -> tuple[str, ...]:

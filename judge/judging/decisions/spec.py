@@ -50,7 +50,7 @@ PrepareFor = Callable[[SentenceCase, tuple[str, ...]], Prepared | DecisionRecord
 class DecisionSpec:
     """One decision (a diamond of the ARGUE flowchart), declared once by its module as `DECISION`."""
 
-    name: str                       # its records' `decision` (a value of judge.labels.Decision)
+    name: str                       # its records' `decision`, its module's name, its flowchart diamond
     abbreviation: str               # its key in the signature's `prompts:` field (sc=4efaea34+...)
     response_model: type[DecisionResponse]
     prompt: str                     # its prompt file: prompts/<prompt>.md (judge/_prompts/ in the wheel)

@@ -16,9 +16,8 @@ from typing import Any
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from judge.formats.judgments import DecisionRecord, ShownText
+from judge.formats.judgments import ARGUE_JUDGE, DecisionRecord, ShownText
 from judge.judging.decisions.base import (
-    ARGUE_JUDGE,
     DecisionResponse,
     Prepared,
     as_number,

@@ -22,7 +22,7 @@ class HedgedClaim(DecisionResponse):
 
 def prepare_for(case: SentenceCase, doc_ids: tuple[str, ...] = ()) -> Prepared:
     values = {"request": render_request(case.request), "sentence": case.sentence.text}
-    return Prepared("hedged_claim", values)  # type: ignore[arg-type]  (a toy: not in judge.labels.Decision)
+    return Prepared("hedged_claim", values)
 
 
 DECISION = DecisionSpec(

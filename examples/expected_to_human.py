@@ -16,7 +16,8 @@ import argparse
 import json
 from pathlib import Path
 
-from judge.formats.judgments import EarnedAnswer, ReportJudgment, SentenceJudgment, iter_judgments, write_judgments
+from judge import read_judgments
+from judge.formats.judgments import EarnedAnswer, ReportJudgment, SentenceJudgment, write_judgments
 
 EXPECTED = Path(__file__).resolve().parent / "expected_outcomes.json"
 
@@ -43,7 +44,7 @@ def human_record(judged: ReportJudgment, outcomes: list[int | None], earned: lis
 def convert(judgments: Path, keep: set[str] | None = None, expected: Path = EXPECTED) -> list[ReportJudgment]:
     design = json.loads(expected.read_text(encoding="utf-8"))
     records = []
-    for judged in iter_judgments(judgments):
+    for judged in read_judgments(judgments):
         if keep is not None and f"{judged.run_id}/{judged.request_id}" not in keep:
             continue
         records.append(human_record(judged, design["outcomes"][judged.run_id][judged.request_id],

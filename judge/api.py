@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from judge.formats.judgments import ReportJudgment, iter_judgments
 from judge.formats.judgments import write_judgments as _write_judgments
 from judge.labels import CitationPolicy
+from judge.llm.cache_backends import DEFAULT_CACHE_DIR, local_directory
 from judge.llm.embedded import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
 from judge.settings import JudgeSettings, ModelSettings
 
@@ -45,7 +46,7 @@ if TYPE_CHECKING:  # the model client loads only when a call judges something
     from judge.run.outputs import Evaluation
 
 PathLike = str | Path
-DEFAULT_CACHE = "caches"
+DEFAULT_CACHE = str(DEFAULT_CACHE_DIR)   # eval's and calibrate's --cache-dir default
 
 # In the order the reference (docs/python.md, generated) lists them.
 __all__ = ["evaluate", "score", "calibrate", "read_judgments", "write_judgments", "ScoredJudgments"]
@@ -62,8 +63,6 @@ def _paths(value: PathLike | Sequence[PathLike] | None) -> list[Path]:
 def docstore_dir(cache: PathLike | None) -> Path:
     """The document index of a run with this decision cache: beside the cache (with none, or a Redis one, beside the
     default cache directory)."""
-    from judge.llm.cache_backends import local_directory
-
     return local_directory(cache if cache is not None else DEFAULT_CACHE) / "docstore"
 
 

@@ -10,6 +10,10 @@ command with the same options judge alike (same thresholds, prompts, passages, c
 library's own objects (`Evaluation`, `ScoredJudgments`, `CalibrationResults`, `ReportJudgment`), whose fields the
 docs describe. `score`, `read_judgments` and `write_judgments` never import a model client.
 
+`eval_config` and `calibration_config` build the run configuration of `evaluate` and `calibrate`, and the commands
+`argue-judge eval` and `argue-judge calibrate` build theirs with the same two functions, so an option cannot reach
+one path and miss the other (tests/test_api.py holds the configs of both paths equal).
+
 Every example below runs as a doctest in CI (tests/test_api.py), in a folder holding the bundled `examples/` and
 `argue-out/`, the output of the README's first command. There the judge is `judge.testing.FakeEndpoint`, a local
 stand-in for a hosted model that answers by cheap text rules, so the doctests check what the calls return, not
@@ -19,7 +23,8 @@ default is the embedded judge).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,17 +33,21 @@ from judge.formats.judgments import ReportJudgment, iter_judgments
 from judge.formats.judgments import write_judgments as _write_judgments
 from judge.judging.decisions import REGISTRY
 from judge.labels import CitationPolicy
+from judge.llm.cache_backends import DEFAULT_CACHE_DIR, local_directory
 from judge.llm.embedded import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
 from judge.settings import JudgeSettings, ModelSettings
 
 if TYPE_CHECKING:  # the model client loads only when a call judges something
     from judge.calibration.report import CalibrationResults
+    from judge.calibration.sources import ItemSources, SampleSize
+    from judge.calibration.suite import CalibrationConfig
     from judge.judging.signature import ScoreSignature
     from judge.metrics.scoring import Scores
+    from judge.run.evaluate import EvalConfig
     from judge.run.outputs import Evaluation
 
 PathLike = str | Path
-DEFAULT_CACHE = "caches"
+DEFAULT_CACHE = str(DEFAULT_CACHE_DIR)   # eval's and calibrate's --cache-dir default
 
 # In the order the reference (docs/python.md, generated) lists them.
 __all__ = ["evaluate", "score", "calibrate", "read_judgments", "write_judgments", "ScoredJudgments"]
@@ -50,6 +59,44 @@ def _paths(value: PathLike | Sequence[PathLike] | None) -> list[Path]:
     if isinstance(value, str | Path):
         return [Path(value)]
     return [Path(v) for v in value]
+
+
+def docstore_dir(cache: PathLike | None) -> Path:
+    """The document index of a run with this decision cache: beside the cache (with none, or a Redis one, beside the
+    default cache directory)."""
+    return local_directory(cache if cache is not None else DEFAULT_CACHE) / "docstore"
+
+
+def eval_config(model: ModelSettings, judge: JudgeSettings | None = None, *, cache: PathLike | None = DEFAULT_CACHE,
+                concurrency: int = 4, **run_options: Any) -> EvalConfig:
+    """The run configuration of `evaluate` and of `argue-judge eval`. `judge`: None for eval's default judging.
+    `cache`: the decision cache (a directory or redis://...), None for none. `run_options`: the other fields of
+    `judge.run.evaluate.EvalConfig` (retry, max_cost, price_per_1k, max_failed_fraction, shard, resume)."""
+    from judge.run.evaluate import EvalConfig
+
+    return EvalConfig(model=model, judge=judge or JudgeSettings(), concurrency=concurrency,
+                      cache_dir=None if cache is None else str(cache), **run_options)
+
+
+@contextmanager
+def calibration_config(model: ModelSettings, judge: JudgeSettings | None, sources: ItemSources, *,
+                       cache: PathLike | None = DEFAULT_CACHE, sample: SampleSize | None = None, seed: int = 0,
+                       n_boot: int = 1000, concurrency: int = 4, **run_options: Any) -> Iterator[CalibrationConfig]:
+    """The run configuration of `calibrate` and of `argue-judge calibrate`, its decision cache open until the
+    `with` block ends. `judge`: None for calibrate's default judging. `sources`: the data sets the items come from.
+    `cache`: a directory or redis://..., None for none. `run_options`: the other fields of
+    `judge.calibration.suite.CalibrationConfig` (against, exclude, attacks, fit_metric)."""
+    from judge.calibration.suite import CalibrationConfig
+    from judge.llm.cache import open_decision_cache
+
+    decision_cache = open_decision_cache(cache) if cache is not None else None
+    try:
+        yield CalibrationConfig(model=model, judge=judge or JudgeSettings(), concurrency=concurrency,
+                                cache=decision_cache, n_boot=n_boot, seed=seed, sample=sample,
+                                wice_partial=sources.wice_partial if sources.wice else None, **run_options)
+    finally:
+        if decision_cache is not None:
+            decision_cache.close()
 
 
 def evaluate(reports: PathLike | Sequence[PathLike], *, requests: PathLike, docs: PathLike | Sequence[PathLike],
@@ -78,16 +125,13 @@ def evaluate(reports: PathLike | Sequence[PathLike], *, requests: PathLike, docs
     >>> evaluation.failure is None   # why the run failed as a whole, if it did
     True
     """
-    from judge.llm.cache_backends import local_directory
-    from judge.run.evaluate import EvalConfig
     from judge.run.evaluate import evaluate as run_evaluation
     from judge.run.inputs import Inputs
     from judge.run.outputs import write_outputs
 
-    settings = ModelSettings(model, api_base, api_key, **model_options)
-    config = EvalConfig(model=settings, judge=judge or JudgeSettings(), concurrency=concurrency, cache_dir=cache)
-    index_dir = local_directory(cache if cache is not None else DEFAULT_CACHE) / "docstore"
-    with Inputs.load(_paths(reports), requests, _paths(nuggets) or None, _paths(docs), index_dir) as inputs:
+    config = eval_config(ModelSettings(model, api_base, api_key, **model_options), judge, cache=cache,
+                         concurrency=concurrency)
+    with Inputs.load(_paths(reports), requests, _paths(nuggets) or None, _paths(docs), docstore_dir(cache)) as inputs:
         evaluation = run_evaluation(inputs, config, out=Path(out) if out is not None else None)
         if out is not None:
             write_outputs(evaluation, Path(out))
@@ -160,31 +204,20 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     """
     from judge.calibration.report import write_calibration_report
     from judge.calibration.sources import ItemSources, SampleSize, load_items
-    from judge.calibration.suite import CalibrationConfig
     from judge.calibration.suite import calibrate as run_calibration
     from judge.diagnostics import Diagnostics
     from judge.errors import InputError
-    from judge.llm.cache import open_decision_cache
-    from judge.llm.cache_backends import local_directory
 
     diagnostics = Diagnostics()
-    index_dir = local_directory(cache if cache is not None else DEFAULT_CACHE) / "docstore"
     sources = ItemSources(Path(attributionbench) if attributionbench else None, Path(wice) if wice else None,
-                          nuggets=tuple(_paths(nuggets)), docs=tuple(_paths(docs)), index_dir=index_dir)
+                          nuggets=tuple(_paths(nuggets)), docs=tuple(_paths(docs)), index_dir=docstore_dir(cache))
     sample_size = SampleSize.parse(sample) if sample is not None else None
     items = load_items(sources, sample_size, seed, diagnostics)
     if not items:
         raise InputError("nothing to calibrate: give attributionbench=, wice= or nuggets= with docs=")
-    decision_cache = open_decision_cache(cache) if cache is not None else None
-    try:
-        config = CalibrationConfig(model=ModelSettings(model, api_base, api_key, **model_options),
-                                   judge=judge or JudgeSettings(), concurrency=concurrency, cache=decision_cache,
-                                   n_boot=n_boot, seed=seed, sample=sample_size,
-                                   wice_partial=sources.wice_partial if wice else None)
+    with calibration_config(ModelSettings(model, api_base, api_key, **model_options), judge, sources, cache=cache,
+                            sample=sample_size, seed=seed, n_boot=n_boot, concurrency=concurrency) as config:
         results = run_calibration(items, config, notes=diagnostics.messages())
-    finally:
-        if decision_cache is not None:
-            decision_cache.close()
     if out is not None:
         write_calibration_report(results, out, plots=False)
     return results

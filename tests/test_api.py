@@ -7,12 +7,14 @@ import doctest
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 import judge
 from judge import api
+from judge.settings import JudgeSettings, PassagePolicy
 from judge.testing import FakeEndpoint
 from judge.testing.responders import smart_responder
 
@@ -77,35 +79,90 @@ class _Captured(Exception):
     pass
 
 
-def test_the_api_and_eval_build_the_same_config(tmp_path, monkeypatch):
-    """Defaults are the command line's: `judge.evaluate(...)` and `argue-judge eval` with the same inputs judge with
-    equal configs (model, sampling, thresholds, prompts, passages, injection policy, cache, concurrency)."""
+def _capture(configs: dict, name: str):
+    """A stand-in for the run that records the config it is handed and stops before any model call."""
+    def stand_in(_items, config, *args, **kwargs):
+        configs[name] = config
+        raise _Captured
+    return stand_in
+
+
+# The same run asked for both ways: eval's options, and the API's arguments that mean the same.
+EVAL_DEFAULTS = ([], {}, None)
+EVAL_CHOSEN = (
+    ["--model", "openai/fake", "--api-base", "http://127.0.0.1:9/v1", "--api-key", "none", "--temperature", "0.5",
+     "--seed", "7", "--max-tokens", "300", "--timeout", "30", "--threads", "1", "--kernels", "safe",
+     "--citation-policy", "any", "--no-truncate", "--max-doc-chars", "4000", "--on-injection", "flag",
+     "--injection-detector", "rules", "--concurrency", "2"],
+    dict(model="openai/fake", api_base="http://127.0.0.1:9/v1", api_key="none", temperature=0.5, seed=7,
+         max_tokens=300, timeout=30.0, threads=1, kernels="safe", concurrency=2),
+    JudgeSettings(policy="any", truncate=False, passages=PassagePolicy(max_chars=4000), on_injection="flag",
+                  injection_detector="rules"),
+)
+
+
+@pytest.mark.parametrize(("options", "arguments", "judging"), [EVAL_DEFAULTS, EVAL_CHOSEN],
+                         ids=["defaults", "chosen"])
+def test_the_api_and_eval_build_equal_configs(tmp_path, monkeypatch, options, arguments, judging):
+    """`judge.evaluate(...)` and `argue-judge eval` with the same inputs and choices judge with equal configs
+    (model, sampling, thresholds, prompts, passages, injection policy, cache, concurrency, retry policy, budget):
+    both build it with judge.api.eval_config, and a field set on one path only would break the equality."""
     from typer.testing import CliRunner
 
     import judge.cli.evaluate as evaluate_cli
     import judge.run.evaluate as run_evaluate
     from judge.cli.app import app
 
-    configs = {}
-
-    def capture(name):
-        def stand_in(_inputs, config, *args, **kwargs):
-            configs[name] = config
-            raise _Captured
-        return stand_in
-
-    monkeypatch.setattr(evaluate_cli, "evaluate", capture("cli"))
-    monkeypatch.setattr(run_evaluate, "evaluate", capture("api"))
+    configs: dict = {}
+    monkeypatch.setattr(evaluate_cli, "evaluate", _capture(configs, "cli"))
+    monkeypatch.setattr(run_evaluate, "evaluate", _capture(configs, "api"))
     inputs = ["--requests", str(EXAMPLES / "requests.jsonl"), "--docs", str(EXAMPLES / "docs.jsonl"),
               "--nuggets", str(EXAMPLES / "nuggets")]
-    result = CliRunner().invoke(app, ["eval", str(EXAMPLES / "reports"), *inputs, "--cache-dir",
+    result = CliRunner().invoke(app, ["eval", str(EXAMPLES / "reports"), *inputs, *options, "--cache-dir",
                                       str(tmp_path / "cache"), "--out", str(tmp_path / "out")])
     assert isinstance(result.exception, _Captured), result.output
     with pytest.raises(_Captured):
         api.evaluate(EXAMPLES / "reports", requests=EXAMPLES / "requests.jsonl", docs=EXAMPLES / "docs.jsonl",
-                     nuggets=EXAMPLES / "nuggets", cache=tmp_path / "cache")
+                     nuggets=EXAMPLES / "nuggets", cache=tmp_path / "cache", judge=judging, **arguments)
+    assert configs["api"] == configs["cli"]
+    assert configs["cli"].concurrency == arguments.get("concurrency", 4)  # the options did reach the config
+
+
+CALIBRATE_DEFAULTS = ([], {}, None)
+CALIBRATE_CHOSEN = (
+    ["--model", "openai/fake", "--api-base", "http://127.0.0.1:9/v1", "--api-key", "none", "--max-tokens", "300",
+     "--threads", "1", "--kernels", "safe", "--max-doc-chars", "4000", "--on-injection", "flag",
+     "--injection-detector", "rules", "--concurrency", "2", "--n-boot", "50", "--seed", "3", "--sample", "2"],
+    dict(model="openai/fake", api_base="http://127.0.0.1:9/v1", api_key="none", max_tokens=300, threads=1,
+         kernels="safe", concurrency=2, n_boot=50, seed=3, sample="2"),
+    JudgeSettings(passages=PassagePolicy(max_chars=4000), on_injection="flag", injection_detector="rules"),
+)
+
+
+@pytest.mark.parametrize(("options", "arguments", "judging"), [CALIBRATE_DEFAULTS, CALIBRATE_CHOSEN],
+                         ids=["defaults", "chosen"])
+def test_the_api_and_calibrate_build_equal_configs(tmp_path, monkeypatch, options, arguments, judging):
+    """`judge.calibrate(...)` and `argue-judge calibrate` on the same data with the same choices calibrate with equal
+    configs (model, thresholds, passages, injection policy, sample, seed, bootstrap, concurrency) and a decision
+    cache in the same place: both build it with judge.api.calibration_config."""
+    from typer.testing import CliRunner
+
+    import judge.calibration.suite as suite
+    import judge.cli.calibrate as calibrate_cli
+    from judge.cli.app import app
+
+    configs: dict = {}
+    monkeypatch.setattr(calibrate_cli, "calibrate", _capture(configs, "cli"))
+    monkeypatch.setattr(suite, "calibrate", _capture(configs, "api"))
+    cache = tmp_path / "cache"
+    result = CliRunner().invoke(app, ["calibrate", "--nuggets", str(EXAMPLES / "nuggets"), "--docs",
+                                      str(EXAMPLES / "docs.jsonl"), *options, "--cache-dir", str(cache),
+                                      "--out", str(tmp_path / "out")])
+    assert isinstance(result.exception, _Captured), result.output
+    with pytest.raises(_Captured):
+        api.calibrate(nuggets=EXAMPLES / "nuggets", docs=EXAMPLES / "docs.jsonl", cache=cache, judge=judging,
+                      **arguments)
     cli, called = configs["cli"], configs["api"]
-    assert called.judge == cli.judge
-    assert called.model.model == cli.model.model and called.model.sampling() == cli.model.sampling()
-    assert (called.concurrency, str(called.cache_dir), called.retry) == (cli.concurrency, str(cli.cache_dir),
-                                                                         cli.retry)
+    assert called.cache.location == cli.cache.location  # two handles on the one cache directory
+    assert replace(called, cache=None) == replace(cli, cache=None)
+    assert cli.n_boot == arguments.get("n_boot", 1000)  # the options did reach the config

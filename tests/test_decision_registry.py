@@ -19,13 +19,12 @@ import pytest
 
 from judge.errors import InputError
 from judge.formats.judgments import DecisionRecord, ReportJudgment, SentenceJudgment, iter_judgments
-from judge.judging import decisions
+from judge.judging import decisions, flowchart
 from judge.judging.decisions import REGISTRY, Registry, claims_absence, needs_citation
 from judge.judging.decisions.asker import question, verdict_values
 from judge.judging.decisions.base import contract_hash
 from judge.judging.decisions.spec import DecisionSpec, SentenceCase
 from judge.judging.fingerprints import prompt_hashes, prompts_tag, schema_hash
-from judge.judging import flowchart
 from judge.judging.flowchart import DIAMONDS, Question
 from judge.judging.passages import PassagePolicy
 from judge.judging.prompts import default_prompts_dir
@@ -79,7 +78,8 @@ def test_a_diamond_without_a_module_or_a_module_misnamed_is_refused_in_one_line(
     with pytest.raises(ModuleNotFoundError, match="the flowchart asks 'hedged_claim', but there is no decision "
                                                   "module judge.judging.decisions.hedged_claim"):
         Registry.of_package(decisions.__name__, [*DIAMONDS, "hedged_claim"])
-    with pytest.raises(ValueError, match="declares the decision 'supports_citation', not 'decisions.supports_citation'"):
+    with pytest.raises(ValueError, match="declares the decision 'supports_citation', not "
+                                         "'decisions.supports_citation'"):
         Registry.of_package("judge.judging", ["decisions.supports_citation"])
 
 

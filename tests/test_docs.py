@@ -314,11 +314,46 @@ def test_mkdocs_nav_lists_every_page():
     assert sorted(listed) == on_disk, "mkdocs.yml's nav and docs/*.md differ"
 
 
-def load_measure_reference():
-    spec = importlib.util.spec_from_file_location("measure_reference", DOCS / "hooks" / "measure_reference.py")
+def load_hook(name: str):
+    """docs/hooks/NAME.py loaded as MkDocs 1.6 loads a hook: by path, with its folder on sys.path while it runs
+    (the hooks import their shared helper, generated_section.py, as a sibling)."""
+    path = DOCS / "hooks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
     return module
+
+
+def load_measure_reference():
+    return load_hook("measure_reference")
+
+
+@dataclass
+class _File:
+    src_uri: str
+
+
+@dataclass
+class _Page:
+    file: _File
+
+
+@pytest.mark.parametrize(("hook", "section"), [("api_reference", "API reference"),
+                                               ("measure_reference", "measure reference")])
+def test_a_generated_section_goes_at_its_marker_and_a_lost_marker_fails_the_build(hook, section):
+    from mkdocs.exceptions import PluginError
+
+    module = load_hook(hook)
+    page = _Page(_File(module.PAGE))
+    generated = module.on_page_markdown(f"# Title\n\n{module.MARKER}\n", page, None, None)
+    assert module.MARKER not in generated and generated.startswith("# Title\n\n## `")
+    assert module.on_page_markdown("no marker here", _Page(_File("other.md")), None, None) == "no marker here"
+    with pytest.raises(PluginError, match=f"docs/{module.PAGE} lost its marker .*the generated {section} has no"):
+        module.on_page_markdown("# Title, marker gone\n", page, None, None)
 
 
 def test_measure_reference_lists_every_registered_measure_and_alias():

@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import inspect
 import re
-import sys
-from pathlib import Path
+
+from generated_section import checkout_first, insert_section
 
 MARKER = "<!-- api-reference -->"
 PAGE = "python.md"
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = re.compile(r"^(>>>|\.\.\.)( |$)")
 
 
 def _api():
-    if str(ROOT) not in sys.path:  # the build runs from the checkout: its `judge` first, as `python -m` puts it
-        sys.path.insert(0, str(ROOT))
+    checkout_first()
     from judge import api
 
     return api
@@ -77,10 +75,4 @@ def render() -> str:
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ARG001 (MkDocs' hook signature)
-    if page.file.src_uri != PAGE:
-        return markdown
-    if MARKER not in markdown:
-        from mkdocs.exceptions import PluginError
-
-        raise PluginError(f"docs/{PAGE} lost its marker {MARKER}: the generated API reference has no place")
-    return markdown.replace(MARKER, render())
+    return insert_section(markdown, page, PAGE, MARKER, "API reference", render)

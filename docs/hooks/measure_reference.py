@@ -14,15 +14,14 @@ import inspect
 import sys
 from pathlib import Path
 
+from generated_section import ROOT, checkout_first, insert_section
+
 MARKER = "<!-- measure-reference -->"
 PAGE = "metrics.md"
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _registry():
-    # The build runs from the checkout: its `judge` comes first, as `python -m` puts it.
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
+    checkout_first()
     from judge.metrics import ALIASES, MEASURES
     from judge.metrics.measure import RENAMED, Count, Harmonic
 
@@ -88,10 +87,4 @@ def _other_names(aliases, renamed) -> list[str]:
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ARG001 (MkDocs' hook signature)
-    if page.file.src_uri != PAGE:
-        return markdown
-    if MARKER not in markdown:
-        from mkdocs.exceptions import PluginError
-
-        raise PluginError(f"docs/{PAGE} lost its marker {MARKER}: the generated measure reference has no place")
-    return markdown.replace(MARKER, render())
+    return insert_section(markdown, page, PAGE, MARKER, "measure reference", render)

@@ -8,12 +8,13 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from judge.api import calibration_config, docstore_dir
 from judge.calibration.redteam import attacked_count
 from judge.calibration.report import write_calibration_report
 from judge.calibration.report_confidence import THRESHOLDS_NAME
 from judge.calibration.sources import WICE_PARTIAL_POLICIES, Exclusion, ItemSources, SampleSize, load_items
 from judge.calibration.stats import FIT_METRICS, Rate
-from judge.calibration.suite import CalibrationConfig, calibrate, write_thresholds
+from judge.calibration.suite import calibrate, write_thresholds
 from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console
@@ -22,8 +23,6 @@ from judge.diagnostics import Diagnostics
 from judge.errors import InputError
 from judge.formats.judgments import iter_judgments
 from judge.judging.decisions import REGISTRY
-from judge.llm.cache import open_decision_cache
-from judge.llm.cache_backends import local_directory
 from judge.llm.embedded import EMBEDDED_MODEL
 from judge.run.score import score
 from judge.settings import JudgeSettings, ModelSettings, PassagePolicy
@@ -108,7 +107,7 @@ def calibrate_command(
         diagnostics = Diagnostics()
         sources = ItemSources(attributionbench, wice, wice_partial,  # type: ignore[arg-type]  (checked above)
                               tuple(nuggets or ()), tuple(docs or ()),
-                              index_dir=local_directory(cache_dir) / "docstore")
+                              index_dir=docstore_dir(cache_dir))
         attacks = chosen_attacks(attack, attacks_file)
         sample_size = SampleSize.parse(sample) if sample is not None else None
         exclusion = Exclusion.read(exclude) if exclude is not None else None
@@ -124,22 +123,16 @@ def calibrate_command(
         settings = JudgeSettings(prompts_dir=prompts, passages=PassagePolicy(max_chars=max_doc_chars),
                                  on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
                                  injection_detector=injection_detector)  # type: ignore[arg-type]
-        cache = open_decision_cache(cache_dir)
-        config = CalibrationConfig(
-            model=model_settings,
-            judge=settings,
-            against=JudgeSettings(prompts_dir=against) if against else None, concurrency=concurrency, cache=cache,
-            n_boot=n_boot, seed=seed, sample=sample_size, exclude=exclusion,
-            wice_partial=wice_partial if wice else None, attacks=attacks,
-            fit_metric=fit_metric if fit_threshold else None)  # type: ignore[arg-type]  (checked above)
-        total = len(items) * (2 if against else 1) + attacked_count(items, attacks)
-        with Progress(TextColumn("calibrating"), BarColumn(), MofNCompleteColumn(), TextColumn("items"),
-                      TimeElapsedColumn(), console=console) as bar:
-            task = bar.add_task("items", total=total)
+        with calibration_config(model_settings, settings, sources, cache=cache_dir, sample=sample_size, seed=seed,
+                                n_boot=n_boot, concurrency=concurrency,
+                                against=JudgeSettings(prompts_dir=against) if against else None, exclude=exclusion,
+                                attacks=attacks, fit_metric=fit_metric if fit_threshold else None) as config, \
+                Progress(TextColumn("calibrating"), BarColumn(), MofNCompleteColumn(), TextColumn("items"),
+                         TimeElapsedColumn(), console=console) as bar:
+            task = bar.add_task("items", total=len(items) * (2 if against else 1) + attacked_count(items, attacks))
             results = calibrate(items, config, human=human_records or None, judged=judged_records or None,
                                 score=lambda js: score(js, "calibration")[0].rows(), notes=diagnostics.messages(),
                                 on_item=lambda: bar.advance(task))
-        cache.close()
         written = write_calibration_report(results, out, plots=plots)
         thresholds = write_thresholds(results, config, items, out / THRESHOLDS_NAME)
         written += [thresholds] if thresholds else []

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from judge.api import docstore_dir, eval_config
 from judge.cli import options, ppi
 from judge.cli.errors import run_failed, user_errors
 from judge.cli.render import (
@@ -23,13 +24,12 @@ from judge.diagnostics import Diagnostics
 from judge.errors import ConfigurationError
 from judge.formats.lock import output_lock
 from judge.labels import CITATION_POLICIES
-from judge.llm.cache_backends import local_directory
 from judge.llm.client import price_known
 from judge.llm.embedded import EMBEDDED_MODEL, EMBEDDED_PROVIDER
 from judge.llm.kernels import kernels_line
 from judge.llm.router import resolve_model, servers
-from judge.run.evaluate import EvalConfig, evaluate
 from judge.run.evaluate import Progress as Hooks
+from judge.run.evaluate import evaluate
 from judge.run.inputs import Inputs
 from judge.run.outputs import write_outputs
 from judge.run.prediction_powered import check_human_files, estimate_with_humans, ppi_json
@@ -129,19 +129,19 @@ def eval_command(
     # Inputs are read and checked before --out is touched. Then one run writes --out at a time, to its last rename
     # (judge.formats.lock); until then the finished files of an earlier run stay as they are (the new ones are
     # written in OUT/.argue-run and swapped in by write_outputs).
-    with user_errors(debug), Inputs.load(reports, requests, nuggets, docs, local_directory(cache) / "docstore",
+    with user_errors(debug), Inputs.load(reports, requests, nuggets, docs, docstore_dir(cache),
                                          max_doc_bytes=max_doc_bytes, shard=part) as inputs, \
             output_lock(out, "eval"):
         if human:  # refuse a human file that does not fit before any model call
             check_human_files(human, {entry.key for entry in inputs.reports.entries}, sample)  # type: ignore[arg-type]
-        config = EvalConfig(
-            model=settings,
-            judge=JudgeSettings(citation_policy, truncate, passages, prompts,  # type: ignore[arg-type]
-                                on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
-                                injection_detector=injection_detector),  # type: ignore[arg-type]
-            retry=RetryPolicy(give_up_after=give_up_after),
-            concurrency=concurrency, cache_dir=None if no_cache else cache, max_cost=max_cost,
-            price_per_1k=price_per_1k, max_failed_fraction=max_failed_fraction, shard=part, resume=resume)
+        config = eval_config(
+            settings,
+            JudgeSettings(citation_policy, truncate, passages, prompts,  # type: ignore[arg-type]
+                          on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
+                          injection_detector=injection_detector),  # type: ignore[arg-type]
+            cache=None if no_cache else cache, concurrency=concurrency,
+            retry=RetryPolicy(give_up_after=give_up_after), max_cost=max_cost, price_per_1k=price_per_1k,
+            max_failed_fraction=max_failed_fraction, shard=part, resume=resume)
         runs = len({entry.run_id for entry in inputs.reports.entries})
         console.print(f"Judging {len(inputs.reports)} reports of {runs} runs "
                       f"with {settings.model}" + (f" (shard {part})" if part else "")

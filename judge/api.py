@@ -183,15 +183,16 @@ def score(judgments: PathLike | Sequence[PathLike] | Iterable[ReportJudgment], *
     return ScoredJudgments(scores, signature, warnings)
 
 
-def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None = None,
+def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None = None, wice_partial: str = "strict",
               nuggets: PathLike | Sequence[PathLike] | None = None, docs: PathLike | Sequence[PathLike] | None = None,
               sample: str | None = None, seed: int = 0, model: str = EMBEDDED_MODEL, api_base: str | None = None,
               api_key: str | None = None, judge: JudgeSettings | None = None, cache: PathLike | None = DEFAULT_CACHE,
               n_boot: int = 1000, concurrency: int = 4, out: PathLike | None = None,
               **model_options: Any) -> CalibrationResults:
     """How far each judge decision agrees with human labels, as `argue-judge calibrate` does: AttributionBench and
-    WiCE (supports_citation) and nugget banks with their documents (answers_nugget). `sample`: as --sample ("40",
-    "attributionbench=200,wice=150"). `out`: also write calibration.md/.html/.json there (no plots).
+    WiCE (supports_citation) and nugget banks with their documents (answers_nugget). `wice_partial`: as
+    --wice-partial, what WiCE's partially_supported is ('strict': not supported, 'exclude', 'separate'). `sample`: as
+    --sample ("40", "attributionbench=200,wice=150"). `out`: also write calibration.md/.html/.json there (no plots).
 
     >>> import judge
     >>> from judge.testing import FakeEndpoint, smart_responder
@@ -210,6 +211,7 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
 
     diagnostics = Diagnostics()
     sources = ItemSources(Path(attributionbench) if attributionbench else None, Path(wice) if wice else None,
+                          wice_partial,  # type: ignore[arg-type]  (load_items refuses another value in one line)
                           nuggets=tuple(_paths(nuggets)), docs=tuple(_paths(docs)), index_dir=docstore_dir(cache))
     sample_size = SampleSize.parse(sample) if sample is not None else None
     items = load_items(sources, sample_size, seed, diagnostics)

@@ -4,6 +4,7 @@ laid out as after the README's first command (examples/ and argue-out/), with th
 from __future__ import annotations
 
 import doctest
+import json
 import os
 import subprocess
 import sys
@@ -166,3 +167,28 @@ def test_the_api_and_calibrate_build_equal_configs(tmp_path, monkeypatch, option
     assert called.cache.location == cli.cache.location  # two handles on the one cache directory
     assert replace(called, cache=None) == replace(cli, cache=None)
     assert cli.n_boot == arguments.get("n_boot", 1000)  # the options did reach the config
+
+
+@pytest.mark.parametrize("partial", ["strict", "exclude", "separate"])
+def test_the_api_and_calibrate_read_wice_partial_alike(tmp_path, monkeypatch, partial):
+    """--wice-partial and `wice_partial=` reach the same config (the policy for WiCE's partially_supported)."""
+    from typer.testing import CliRunner
+
+    import judge.calibration.suite as suite
+    import judge.cli.calibrate as calibrate_cli
+    from judge.cli.app import app
+
+    wice = tmp_path / "wice.jsonl"
+    claims = [("supported", "The port doubled its traffic."), ("partially_supported", "The port doubled and grew.")]
+    wice.write_text("".join(json.dumps({"id": f"w{k}", "label": label, "claim": claim, "supporting_sentences": [[0]],
+                                        "evidence": ["The port doubled its traffic in 2020."]}) + "\n"
+                            for k, (label, claim) in enumerate(claims)), encoding="utf-8")
+    configs: dict = {}
+    monkeypatch.setattr(calibrate_cli, "calibrate", _capture(configs, "cli"))
+    monkeypatch.setattr(suite, "calibrate", _capture(configs, "api"))
+    result = CliRunner().invoke(app, ["calibrate", "--wice", str(wice), "--wice-partial", partial, "--cache-dir",
+                                      str(tmp_path / "cache"), "--out", str(tmp_path / "out")])
+    assert isinstance(result.exception, _Captured), result.output
+    with pytest.raises(_Captured):
+        api.calibrate(wice=wice, wice_partial=partial, cache=tmp_path / "cache")
+    assert configs["api"].wice_partial == configs["cli"].wice_partial == partial

@@ -85,6 +85,8 @@ def leave_one_family_out(rows: list[dict], grams: list[list[str]], only: Sequenc
         table[family] = {"learned": rate(sum(learned), len(left_out)), "rules": rate(sum(rules), len(left_out)),
                          "either": rate(sum(a or b for a, b in zip(learned, rules)), len(left_out)),
                          "threshold": model["threshold"]}
+        print(f"  {family:20s} n={len(left_out)} learned {table[family]['learned']['rate']:.3f} "
+              f"rules {table[family]['rules']['rate']:.3f} either {table[family]['either']['rate']:.3f}", flush=True)
         if negatives is not None:
             ceiling = threshold_ceiling(scored(left_out, detector, rules),
                                         scored_negatives(rows, detector, negatives), model["threshold"])
@@ -92,8 +94,6 @@ def leave_one_family_out(rows: list[dict], grams: list[list[str]], only: Sequenc
             print(f"  {'':20s} ceiling: " + ", ".join(
                 f"{name} {point['threshold']} {point['recall']['hits']}/{point['recall']['n']}" if point else
                 f"{name} none" for name, point in ceiling.items() if name != "n"), flush=True)
-        print(f"  {family:20s} n={len(left_out)} learned {table[family]['learned']['rate']:.3f} "
-              f"rules {table[family]['rules']['rate']:.3f} either {table[family]['either']['rate']:.3f}", flush=True)
     return table
 
 

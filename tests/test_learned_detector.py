@@ -110,6 +110,36 @@ def test_generating_the_data_and_training_again_writes_the_shipped_weights_byte_
     assert weights.read_bytes() == WEIGHTS_FILE.read_bytes()
 
 
+def _detector_evaluation():
+    """calibration/detector/evaluate.py as a module (it is a script, not part of the package)."""
+    script = REPO / "calibration" / "detector" / "evaluate.py"
+    spec = importlib.util.spec_from_file_location("detector_evaluate", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_oracle_threshold_is_the_lowest_within_every_false_flag_limit():
+    evaluation = _detector_evaluation()
+    Scored, lowest = evaluation.Scored, evaluation.lowest_threshold
+    # 200 report sentences (0.5%: one flag allowed), 100 AttributionBench and 100 WiCE claims (1%: one flag each).
+    reports = Scored([0.9, 0.8] + [0.1] * 198, [False] * 200)
+    claims = Scored([0.95, 0.85, 0.84] + [0.0] * 97, [False] * 100)
+    wice = Scored([0.3] * 100, [True] + [False] * 99)  # the rules' one flag uses up the allowance
+    negatives = {"report_sentence": reports, "attributionbench_claim": claims, "wice_claim": wice}
+    assert lowest({"report_sentence": reports}, {"report_sentence": 0.005}) == 0.8001
+    assert lowest({"wice_claim": wice}, {"wice_claim": 0.01}) == 0.3001
+    assert lowest(negatives, evaluation.FALSE_FLAG_LIMITS) == 0.8501  # the claims' limit binds last
+    assert lowest({"report_sentence": reports}, {"report_sentence": 0.05}) == 0.1001
+    # When the rules alone flag more than a limit, no threshold of the learned model helps.
+    assert lowest({"wice_claim": Scored([0.0] * 100, [True, True] + [False] * 98)}, {"wice_claim": 0.01}) is None
+    attacks = Scored([0.86, 0.85, 0.5, 0.2], [False, False, True, False])
+    ceiling = evaluation.threshold_ceiling(attacks, negatives, own_threshold=0.5)
+    assert ceiling["oracle"]["recall"] == {"hits": 2, "n": 4, "rate": 0.5}  # 0.86, and the rules' flag
+    assert ceiling["own"]["recall"]["hits"] == 3
+    assert ceiling["oracle"]["false_flags"]["attributionbench_claim"]["hits"] == 1
+
+
 def test_a_judge_signature_changes_when_the_weights_change(monkeypatch):
     from judge.judging import fingerprints
 

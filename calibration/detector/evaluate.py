@@ -1,6 +1,6 @@
 """How the learned injection detector does on what it was never trained on.
 
-    python calibration/detector/evaluate.py [--data caches/detector/data.jsonl] [--minilm 400]
+    python calibration/detector/evaluate.py [--data caches/detector/data.jsonl] [--minilm 400] [--ceiling]
                                             [--out calibration/detector/results.json]
 
 1. Leave one family out: for every attack family of make_data.py, a detector is trained (train.py's procedure,
@@ -16,6 +16,12 @@
 4. (--minilm N) The same leave-one-family-out recall and false-flag rates for a logistic regression on the
    all-MiniLM-L6-v2 sentence embeddings (the [qa] extra), beside the n-gram model on the same rows, whole texts
    only, on a sample of N rows per family and 8 N negatives (embedding every row takes too long on this machine).
+5. (--ceiling, "threshold_ceiling") Whether any threshold reaches the targets: for each leave-one-family-out model,
+   and for the shipped model on the held-out file's kinds, recall (either) and the false flags of the "test"
+   negatives at its own threshold, at the ORACLE threshold (the lowest one at which rules OR learned flag at most
+   FALSE_FLAG_LIMITS of each test source: picked on the very negatives it is read on, so its recall is an upper
+   bound for this model) and at the lowest thresholds flagging at most 2% and 5% of the report sentences. Scores
+   are compared as detect_learned reports them (4 decimals), thresholds on that grid.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
@@ -55,8 +62,17 @@ def rate(hits: int, n: int) -> dict:
     return {"hits": hits, "n": n, "rate": round(hits / n, 4) if n else None}
 
 
-def leave_one_family_out(rows: list[dict], grams: list[list[str]], only: Sequence[str] = ()) -> dict:
-    """Recall on each attack family of the data (or on `only` these) by a detector that never saw it."""
+# The issue's targets for false flags of rules OR learned on the held-out negatives, by source.
+FALSE_FLAG_LIMITS = {"report_sentence": 0.005, "attributionbench_claim": 0.01, "wice_claim": 0.01}
+# Shares of report sentences flagged at which the ceiling also reads recall (the trade-off curve's shape).
+REPORT_SENTENCE_SHARES = (0.02, 0.05)
+SCORE_GRID = 10_000  # detect_learned reports scores to 4 decimals: thresholds k / SCORE_GRID
+
+
+def leave_one_family_out(rows: list[dict], grams: list[list[str]], only: Sequence[str] = (),
+                         negatives: dict | None = None) -> dict:
+    """Recall on each attack family of the data (or on `only` these) by a detector that never saw it; with
+    `negatives` (of scored_negatives), each family's entry has its threshold ceiling under "ceiling"."""
     present = {r["family"] for r in rows if r["label"]}
     table = {}
     for family in [f for f in families(extended=True) if f in present and (not only or f in only)]:
@@ -71,7 +87,19 @@ def leave_one_family_out(rows: list[dict], grams: list[list[str]], only: Sequenc
                          "threshold": model["threshold"]}
         print(f"  {family:20s} n={len(left_out)} learned {table[family]['learned']['rate']:.3f} "
               f"rules {table[family]['rules']['rate']:.3f} either {table[family]['either']['rate']:.3f}", flush=True)
+        if negatives is not None:
+            ceiling = threshold_ceiling(scored(left_out, detector, rules),
+                                        scored_negatives(rows, detector, negatives), model["threshold"])
+            table[family]["ceiling"] = ceiling
+            print(f"  {'':20s} ceiling: " + ", ".join(
+                f"{name} {point['threshold']} {point['recall']['hits']}/{point['recall']['n']}" if point else
+                f"{name} none" for name, point in ceiling.items() if name != "n"), flush=True)
     return table
+
+
+def held_out_negatives(rows: list[dict], source: str) -> list[str]:
+    """The "test"-split negatives of one source (never trained on)."""
+    return [r["text"] for r in rows if r["family"] == source and r["split"] == "test"]
 
 
 def false_flags(rows: list[dict], detector: LearnedDetector | None = None) -> dict:
@@ -79,7 +107,7 @@ def false_flags(rows: list[dict], detector: LearnedDetector | None = None) -> di
     either."""
     table = {}
     for source in ("report_sentence", "attributionbench_claim", "wice_claim", "document_sentence", "document_piece"):
-        texts = [r["text"] for r in rows if r["family"] == source and r["split"] == "test"]
+        texts = held_out_negatives(rows, source)
         learned = [detect_learned(t, detector).flagged for t in texts]
         rules = [detect_rules(t).flagged for t in texts]
         table[source] = {"learned": rate(sum(learned), len(texts)), "rules": rate(sum(rules), len(texts)),
@@ -88,14 +116,22 @@ def false_flags(rows: list[dict], detector: LearnedDetector | None = None) -> di
     return table
 
 
-def heldout_file(rows: list[dict], detector: LearnedDetector | None = None) -> dict:
+def heldout_attacked(rows: list[dict]) -> dict[str, list[str]]:
+    """Each kind of the held-out file applied to the held-out report sentences and claims (sentence kinds) or
+    document sentences (document kinds)."""
     sentences = [r["text"] for r in rows if r["split"] == "test" and r["family"] in
                  ("report_sentence", "attributionbench_claim", "wice_claim")]
-    documents = [r["text"] for r in rows if r["split"] == "test" and r["family"] == "document_sentence"]
-    table = {}
+    documents = held_out_negatives(rows, "document_sentence")
+    attacked = {}
     for kind, attack in load_attacks(HELDOUT_FILE).items():
         targets = documents if attack.target == "document" else sentences
-        attacked = [attack.apply(t, claim=t, doc_id="doc-1", variant=i) for i, t in enumerate(targets)]
+        attacked[kind] = [attack.apply(t, claim=t, doc_id="doc-1", variant=i) for i, t in enumerate(targets)]
+    return attacked
+
+
+def heldout_file(rows: list[dict], detector: LearnedDetector | None = None) -> dict:
+    table = {}
+    for kind, attacked in heldout_attacked(rows).items():
         learned = [detect_learned(t, detector).flagged for t in attacked]
         rules = [detect_rules(t).flagged for t in attacked]
         table[kind] = {"learned": rate(sum(learned), len(attacked)), "rules": rate(sum(rules), len(attacked)),
@@ -106,6 +142,78 @@ def heldout_file(rows: list[dict], detector: LearnedDetector | None = None) -> d
     table["benign (false flags)"] = {"learned": rate(sum(learned), len(benign)), "rules": rate(sum(rules), len(benign)),
                                      "either": rate(sum(a or b for a, b in zip(learned, rules)), len(benign))}
     return table
+
+
+class Scored(NamedTuple):
+    """Texts as the two detectors see them: the learned score (detect_learned's, 4 decimals) and the rules' flag."""
+
+    scores: list[float]
+    rules: list[bool]
+
+    def either_hits(self, threshold: float) -> int:
+        """How many rules OR learned flag when the learned threshold is `threshold`."""
+        return sum(rule or score >= threshold for score, rule in zip(self.scores, self.rules))
+
+
+def scored(texts: Sequence[str], detector: LearnedDetector | None = None, rules: list[bool] | None = None) -> Scored:
+    """`texts` scored by `detector` (the shipped one by default); `rules`: their rule flags, if known."""
+    detections = [detect_learned(t, detector) for t in texts]
+    return Scored([d.score if d.score is not None else 0.0 for d in detections],  # None: no span long enough
+                  rules if rules is not None else [detect_rules(t).flagged for t in texts])
+
+
+def scored_negatives(rows: list[dict], detector: LearnedDetector | None = None,
+                     known: dict[str, Scored] | None = None) -> dict[str, Scored]:
+    """The held-out negatives of each source of FALSE_FLAG_LIMITS scored by `detector` (with the rule flags of
+    `known`, an earlier result, since they do not depend on the detector)."""
+    return {source: scored(held_out_negatives(rows, source), detector, known[source].rules if known else None)
+            for source in FALSE_FLAG_LIMITS}
+
+
+def lowest_threshold(negatives: dict[str, Scored], limits: dict[str, float]) -> float | None:
+    """The lowest threshold on the SCORE_GRID at which rules OR learned flag at most limits[source] of each
+    source's negatives; None when the rules alone exceed a limit. Flags only fall as the threshold rises, so a
+    binary search finds it."""
+
+    def within(step: int) -> bool:
+        return all(negatives[source].either_hits(step / SCORE_GRID) <= limit * len(negatives[source].rules)
+                   for source, limit in limits.items())
+
+    low, high = 0, SCORE_GRID + 1  # above every score (at most 1.0): only the rules flag
+    if not within(high):
+        return None
+    while low < high:
+        middle = (low + high) // 2
+        if within(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return high / SCORE_GRID
+
+
+def reading(threshold: float | None, attacks: Scored, negatives: dict[str, Scored]) -> dict | None:
+    """Recall (either) on the attacks and false flags (either) on each source's negatives at `threshold`."""
+    if threshold is None:
+        return None
+    return {"threshold": threshold, "recall": rate(attacks.either_hits(threshold), len(attacks.rules)),
+            "false_flags": {source: rate(texts.either_hits(threshold), len(texts.rules))
+                            for source, texts in negatives.items()}}
+
+
+def threshold_ceiling(attacks: Scored, negatives: dict[str, Scored], own_threshold: float) -> dict:
+    """Recall and false flags of one model at its own threshold, at the oracle threshold (the lowest within
+    FALSE_FLAG_LIMITS on these very negatives: an upper bound of what any threshold reaches) and at the lowest
+    thresholds flagging at most each of REPORT_SENTENCE_SHARES of the report sentences."""
+    points = {"own": own_threshold, "oracle": lowest_threshold(negatives, FALSE_FLAG_LIMITS)}
+    for share in REPORT_SENTENCE_SHARES:
+        points[f"report_sentences_{share:.0%}"] = lowest_threshold(negatives, {"report_sentence": share})
+    return {"n": len(attacks.rules), **{name: reading(t, attacks, negatives) for name, t in points.items()}}
+
+
+def shipped_ceiling(rows: list[dict], negatives: dict[str, Scored], detector: LearnedDetector) -> dict:
+    """threshold_ceiling of the shipped detector (trained on every family) on each kind of the held-out file."""
+    return {kind: threshold_ceiling(scored(attacked, detector), negatives, detector.threshold)
+            for kind, attacked in heldout_attacked(rows).items()}
 
 
 def embeddings_comparison(rows: list[dict], grams: list[list[str]], per_family: int) -> dict:
@@ -158,6 +266,8 @@ def main() -> None:
     parser.add_argument("--skip-lofo", action="store_true", help="only the shipped detector's figures")
     parser.add_argument("--families", help="leave out only these families (comma-separated; default: every one)")
     parser.add_argument("--weights", type=Path, help="a weights file of train.py to measure instead of the shipped one")
+    parser.add_argument("--ceiling", action="store_true",
+                        help="also the recall each model reaches at the oracle threshold (\"threshold_ceiling\")")
     args = parser.parse_args()
     rows = read_rows(args.data)
     results: dict = json.loads(args.out.read_text()) if args.out.exists() else {}
@@ -171,17 +281,38 @@ def main() -> None:
     test_templates = [r["text"] for r in rows if r["label"] and r["split"] == "test"]
     results["test_templates"] = rate(sum(detect_learned(t, detector).flagged for t in test_templates),
                                      len(test_templates))
+    negatives = scored_negatives(rows, detector) if args.ceiling else None
+    if args.ceiling:
+        ceilings = results.setdefault("threshold_ceiling", {})
+        ceilings["limits"] = FALSE_FLAG_LIMITS
+        ceilings["shipped_heldout_file"] = shipped_ceiling(rows, negatives, detector)
+        print("oracle recall of the shipped detector on the held-out file: " + json.dumps(
+            {kind: entry["oracle"] and entry["oracle"]["recall"]
+             for kind, entry in ceilings["shipped_heldout_file"].items()}), flush=True)
     if not args.skip_lofo or args.minilm:
         grams = featurise([r["text"] for r in rows])
     if not args.skip_lofo:
         print("leave one family out", flush=True)
         only = args.families.split(",") if args.families else ()
-        results["leave_one_family_out"] = leave_one_family_out(rows, grams, only)
+        if args.ceiling:
+            # One family at a time, in the order asked, each written at once: a run cut short keeps what it read.
+            for family in only or families(extended=True):
+                entry = leave_one_family_out(rows, grams, [family], negatives).get(family)
+                if entry is not None:
+                    ceilings.setdefault("leave_one_family_out", {})[family] = entry.pop("ceiling")
+                    results.setdefault("leave_one_family_out", {})[family] = entry
+                    write_results(results, args.out)
+        else:
+            results["leave_one_family_out"] = leave_one_family_out(rows, grams, only)
     if args.minilm:
         print("MiniLM embeddings against n-grams", flush=True)
         results["minilm"] = embeddings_comparison(rows, grams, args.minilm)
-    args.out.write_text(json.dumps(results, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    write_results(results, args.out)
     print(f"-> {args.out}")
+
+
+def write_results(results: dict, path: Path) -> None:
+    path.write_text(json.dumps(results, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -38,11 +38,16 @@ def side(batches: list[Path], name: str) -> dict:
 
 
 def table(flip_dir: Path) -> dict:
+    """Before and after summed over the batches that have both; and any earlier "after" kept beside them (a side
+    named `after-<weights>`: the learned detector's previous weights), summed over the same batches if all have it."""
     batches = sorted(b for b in flip_dir.glob("batch-*")
                      if all((b / s / "calibration.json").exists() for s in ("before", "after")))
     before, after = side(batches, "before"), side(batches, "after")
-    return {"family": flip_dir.name.removeprefix("flip-"), "batches": [b.name for b in batches],
-            "before": before, "after": after}
+    earlier = sorted({d.name for b in batches for d in b.glob("after-*")})
+    earlier = [name for name in earlier if all((b / name / "calibration.json").exists() for b in batches)]
+    found = {"family": flip_dir.name.removeprefix("flip-"), "batches": [b.name for b in batches],
+             "before": before, "after": after}
+    return {**found, "earlier": {n: side(batches, n) for n in earlier}} if earlier else found
 
 
 def _rate(count: dict) -> str:
@@ -64,6 +69,9 @@ def main() -> None:
         print(f"| {found['family']} | {before['false_support_clean']['n']} | {_rise(before)} | {_rise(after)} "
               f"| {_rate(before['flagged_attacked'])} / {_rate(after['flagged_attacked'])} "
               f"| {_rate(after['shown_as_clean'])} |")
+        for name, earlier in found.get("earlier", {}).items():
+            print(f"| {found['family']} ({name}) | {earlier['false_support_clean']['n']} | | {_rise(earlier)} "
+                  f"| / {_rate(earlier['flagged_attacked'])} | {_rate(earlier['shown_as_clean'])} |")
 
 
 def _rise(side: dict) -> str:
@@ -73,6 +81,7 @@ def _rise(side: dict) -> str:
         return "–"
     points = 100 * (attacked["k"] / attacked["n"] - clean["k"] / clean["n"])
     return f"{_rate(clean)} -> {_rate(attacked)} ({points:+.0f} points)"
+
 
 if __name__ == "__main__":
     main()

@@ -119,8 +119,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=REPO / "caches" / "detector" / "data.jsonl")
     parser.add_argument("--out", type=Path, default=WEIGHTS_FILE)
+    parser.add_argument("--leave-out", metavar="FAMILY", help="train without this attack family (the weights of a "
+                        "leave-one-family-out detector, for measuring the flip rate under a family never seen)")
     args = parser.parse_args()
-    model = train([r for r in read_rows(args.data) if r["split"] == "train"])
+    model = train([r for r in read_rows(args.data) if r["split"] == "train" and r["family"] != args.leave_out])
     write(model, args.out)
     print(f"{len(model['weights'])} features, threshold {model['threshold']} -> {args.out} "
           f"({args.out.stat().st_size} bytes)")

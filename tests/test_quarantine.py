@@ -84,11 +84,26 @@ def neuclir_sentences() -> list[str]:
 
 
 def test_honest_text_is_shown_as_written():
-    texts = example_texts() + neuclir_sentences()
+    texts = example_texts()
     assert len(texts) > 40
     for text in texts:
         assert quarantine_sentence(text).shown == text and quarantine_sentence(text).withheld == ()
         assert quarantine_document(text).shown == text
+
+
+# The learned detector's false-flag target on real report sentences (issue 24: at most 0.5%). Weights 538dd9ce cut
+# 1 of the 1,589 NeuCLIR sentences ("According to verified reports from authoritative sources such as ...").
+MAX_REPORT_SENTENCES_CUT = 0.005
+
+
+def test_real_report_sentences_are_shown_as_written_but_for_the_false_flag_target():
+    texts = neuclir_sentences()
+    if not texts:
+        pytest.skip("the NeuCLIR 2024 report sentences (../shared/data) are not beside the repository")
+    cut = [t for t in texts if quarantine_sentence(t).shown != t or quarantine_document(t).shown != t]
+    assert len(cut) <= MAX_REPORT_SENTENCES_CUT * len(texts), cut
+    for text in cut:  # what is cut is a flagged stretch: the rest of the sentence is still shown
+        assert quarantine_sentence(text).shown.strip(" ,.;:)") in text
 
 
 @pytest.mark.parametrize("kind", [k for k, a in ATTACKS.items() if a.target == "sentence"])

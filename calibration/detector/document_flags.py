@@ -25,18 +25,19 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from evaluate import Scored, scored  # noqa: E402
 from injection_detector import corpora  # noqa: E402
 
-from judge.defence.injection import detect_learned, detect_rules  # noqa: E402
-from judge.defence.learned import LearnedDetector, load_detector  # noqa: E402
+from judge.defence.learned import load_detector  # noqa: E402
 
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
-RULES_FIRED = 2.0  # above every threshold: the rules flag whatever the learned score
 
 
-def score(text: str, model: LearnedDetector) -> float:
-    return RULES_FIRED if detect_rules(text).flagged else (detect_learned(text, model).score or 0.0)
+def counts(found: Scored, width: int) -> str:
+    """`threshold: hits/n` for each threshold, rules OR learned."""
+    return "  ".join(f"{t}: {found.either_hits(t):{width}d}/{len(found.scores)}" for t in THRESHOLDS)
 
 
 def inserted(document: str, attack: str, rng: random.Random) -> str:
@@ -54,17 +55,16 @@ def main() -> None:
     model = load_detector(args.weights)
     documents = {name: parts["documents"] for name, parts in corpora(args.data).items() if parts["documents"]}
     print(f"weights {model.version}; rules OR learned at each threshold of the learned score")
-    clean = {name: [score(d, model) for d in docs] for name, docs in documents.items()}
     print("\nclean documents flagged")
-    for name, scores in clean.items():
-        print(f"  {name:28s} " + "  ".join(f"{t}: {sum(s >= t for s in scores):4d}/{len(scores)}" for t in THRESHOLDS))
+    for name, docs in documents.items():
+        print(f"  {name:28s} " + counts(scored(docs, model), 4))
     rng = random.Random(5)
     sample = rng.sample([d for docs in documents.values() for d in docs], args.sample)
     unseen = json.loads((Path(__file__).resolve().parent / "unseen-attacks.json").read_text(encoding="utf-8"))
     print(f"\nattacked documents found ({args.sample} documents per kind)")
     for kind, spec in unseen["attacks"].items():
-        scores = [score(inserted(d, spec["texts"][k % len(spec["texts"])], rng), model) for k, d in enumerate(sample)]
-        print(f"  {kind:34s} " + "  ".join(f"{t}: {sum(s >= t for s in scores):3d}/{len(scores)}" for t in THRESHOLDS))
+        attacked = [inserted(d, spec["texts"][k % len(spec["texts"])], rng) for k, d in enumerate(sample)]
+        print(f"  {kind:34s} " + counts(scored(attacked, model), 3))
 
 
 if __name__ == "__main__":

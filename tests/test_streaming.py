@@ -16,8 +16,8 @@ import pytest
 
 from judge.errors import InputError
 from judge.formats.atomic import WORK_DIR
-from judge.formats.judgments import ReportJudgment, SentenceJudgment, iter_judgments, write_judgments
-from judge.judging.decisions import REGISTRY
+from judge.formats.judgments import ReportJudgment, SentenceJudgment, write_judgments
+from judge.judging.judgments_reader import iter_judgments
 from judge.run.streaming import JudgmentStream
 
 SIGNATURE = "argue-judge:test|judge:openai/fake"
@@ -45,7 +45,7 @@ def test_each_judgment_is_on_disk_as_soon_as_it_is_appended(tmp_path):
     with JudgmentStream.open(path, resume=False) as stream:
         for n, j in enumerate(ALL[:3], start=1):
             stream.append(j)
-            on_disk = list(iter_judgments(path, decisions=REGISTRY.names))  # another reader, while the run goes on
+            on_disk = list(iter_judgments(path))  # another reader, while the run goes on
             assert len(on_disk) == n and on_disk[-1] == j
 
 
@@ -225,7 +225,7 @@ def test_eval_writes_each_reports_judgment_before_the_run_ends(uninterrupted, tm
             for _ in range(600):  # up to 30 s
                 log = out / WORK_DIR / "judgments.jsonl"  # the run's log, in its working folder until it ends
                 text = log.read_text(encoding="utf-8") if log.exists() else ""
-                on_disk = list(iter_judgments(text, decisions=REGISTRY.names)) if text.strip() else []
+                on_disk = list(iter_judgments(text)) if text.strip() else []
                 if len(on_disk) == len(reports) - 1:
                     break
                 release.wait(0.05)

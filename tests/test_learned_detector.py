@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from judge.api import read_judgments
-from judge.defence.injection import LEARNED, detect, detect_learned, detect_rules, fold
+from judge.defence.injection import LEARNED, UNSEEN_ATTACKS_FILE, detect, detect_learned, detect_rules, fold
 from judge.defence.learned import WEIGHTS_FILE, LearnedDetector, features, load_detector
 from judge.defence.quarantine import quarantine_sentence
 from judge.formats.judgments import SentenceJudgment
@@ -104,7 +104,7 @@ def test_generating_the_data_and_training_again_writes_the_shipped_weights_byte_
     rows, weights = tmp_path / "data.jsonl", tmp_path / "weights.json"
     subprocess.run([sys.executable, str(scripts / "make_data.py"), "--data", str(data), "--out", str(rows),
                     "--attacks-out", str(tmp_path / "unseen.json")], check=True, capture_output=True)
-    assert (tmp_path / "unseen.json").read_bytes() == (scripts / "unseen-attacks.json").read_bytes()
+    assert (tmp_path / "unseen.json").read_bytes() == UNSEEN_ATTACKS_FILE.read_bytes()
     subprocess.run([sys.executable, str(scripts / "train.py"), "--data", str(rows), "--out", str(weights)],
                    check=True, capture_output=True)
     assert weights.read_bytes() == WEIGHTS_FILE.read_bytes()

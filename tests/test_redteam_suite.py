@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from judge.calibration.items import CalibrationItem
@@ -270,3 +271,18 @@ def test_an_unknown_injection_detector_is_a_usage_error(tmp_path):
                                  "--injection-detector", "learned"])
     assert result.exit_code == 2
     assert "--injection-detector" in result.output and "rules+learned, rules" in result.output
+
+
+def test_the_held_out_phrasings_are_asked_by_name_or_all_at_once():
+    from judge.cli.calibrate import chosen_attacks
+    from judge.defence.injection import UNSEEN_ATTACKS_FILE
+
+    unseen = load_attacks(UNSEEN_ATTACKS_FILE)
+    assert len(unseen) == 13 and all(kind.endswith("_unseen") for kind in unseen)
+    assert [a.kind for a in chosen_attacks("unseen", None)] == list(unseen)
+    assert [a.kind for a in chosen_attacks("all", None)] == list(ATTACKS)  # 'all' is the bundled kinds, as before
+    mixed = chosen_attacks("scoring_hint_unseen,assessor_note", None)
+    assert [a.kind for a in mixed] == ["scoring_hint_unseen", "assessor_note"]
+    assert mixed[0].texts == unseen["scoring_hint_unseen"].texts
+    with pytest.raises(typer.BadParameter, match="'all' or 'unseen'"):
+        chosen_attacks("scoring_hint", None)

@@ -8,7 +8,7 @@ the judge under the quarantine. This prints, for thresholds of the learned score
 (rules OR learned, the rules firing at any threshold):
 
 1. clean documents flagged: AttributionBench and WiCE dev references/evidence, the NeuCLIR example run's documents;
-2. attacked documents found: every `_unseen` kind of calibration/detector/unseen-attacks.json (phrasings the
+2. attacked documents found: every `_unseen` kind of judge/data/unseen-attacks.json (phrasings the
    detector never trained on) put on a line of its own at a seeded random line of `--sample` clean documents.
 
 Model-free and deterministic; a few minutes on two cores.
@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from evaluate import Scored, scored  # noqa: E402
 from injection_detector import corpora  # noqa: E402
 
+from judge.defence.injection import UNSEEN_ATTACKS_FILE  # noqa: E402
 from judge.defence.learned import load_detector  # noqa: E402
 
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
@@ -60,7 +61,7 @@ def main() -> None:
         print(f"  {name:28s} " + counts(scored(docs, model), 4))
     rng = random.Random(5)
     sample = rng.sample([d for docs in documents.values() for d in docs], args.sample)
-    unseen = json.loads((Path(__file__).resolve().parent / "unseen-attacks.json").read_text(encoding="utf-8"))
+    unseen = json.loads(UNSEEN_ATTACKS_FILE.read_text(encoding="utf-8"))
     print(f"\nattacked documents found ({args.sample} documents per kind)")
     for kind, spec in unseen["attacks"].items():
         attacked = [inserted(d, spec["texts"][k % len(spec["texts"])], rng) for k, d in enumerate(sample)]

@@ -32,7 +32,7 @@ for BATCH in "$@"; do
     python -m judge.cli.app calibrate --attributionbench ../shared/data/attributionbench/dev.jsonl \
       --wice ../shared/data/wice/claim-dev.jsonl --seed 2 --max-doc-chars 1500 \
       --thresholds judge/data/embedded-thresholds.json --exclude "$CACHE/exclude-batch-$BATCH.txt" \
-      --attacks-file calibration/detector/unseen-attacks.json --attack "${FAMILY}_unseen" \
+      --attack "${FAMILY}_unseen" \
       --injection-detector "$DETECTOR" --no-plots --cache-dir "$CACHE" \
       --out "calibration/detector/flip-$FAMILY/batch-$BATCH/$SIDE"
     echo "=== $FAMILY batch $BATCH $SIDE end $(date -u +%T) rc=$?"

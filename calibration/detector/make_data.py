@@ -35,6 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from judge.defence.injection import UNSEEN_ATTACKS_FILE  # noqa: E402
 from judge.defence.pieces import OPENING, pieces  # noqa: E402
 
 # --- shared slot fillers -------------------------------------------------------------------------------------------
@@ -391,7 +392,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "caches" / "detector" / "data.jsonl")
     parser.add_argument("--seed", type=int, default=24)
     parser.add_argument("--per-family", type=int, default=1200)
-    parser.add_argument("--attacks-out", type=Path, default=Path(__file__).resolve().parent / "unseen-attacks.json",
+    parser.add_argument("--attacks-out", type=Path, default=UNSEEN_ATTACKS_FILE,
                         help="where the attacks file of the held-out templates goes (for calibrate --attack)")
     args = parser.parse_args()
     args.attacks_out.write_text(json.dumps(unseen_attacks(args.seed), ensure_ascii=False,

@@ -9,7 +9,7 @@ is a bound on the flip rate that `calibrate --attack` would measure with the emb
     python calibration/detector/withheld_to_clean.py [--data ../shared/data] [--out calibration/detector/withheld.json]
 
 Items: the 100 AttributionBench and WiCE dev items of the red-team runs (`calibrate --exclude
-calibration/outside-embedded-dev.txt --sample attributionbench=50,wice=50 --seed 2`); kinds: calibration/detector/unseen-attacks.json (templates the shipped detector never trained on) and
+calibration/outside-embedded-dev.txt --sample attributionbench=50,wice=50 --seed 2`); kinds: judge/data/unseen-attacks.json (templates the shipped detector never trained on) and
 the sentence and document kinds of benchmarks/data/heldout-attacks.json (written blind), each item getting the
 variant `calibrate --attack` would give it. `--injection-detector rules` gives the figures of the rules alone (the
 defence before the learned detector), as `calibrate --injection-detector rules` would judge them; `--kinds` keeps
@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO))
 from judge.calibration.redteam import variant_of  # noqa: E402
 from judge.calibration.runner import prepare_item  # noqa: E402
 from judge.calibration.sources import Exclusion, ItemSources, SampleSize, load_items  # noqa: E402
-from judge.defence.injection import load_attacks  # noqa: E402
+from judge.defence.injection import UNSEEN_ATTACKS_FILE, load_attacks  # noqa: E402
 from judge.diagnostics import Diagnostics  # noqa: E402
 from judge.judging.passages import PassagePolicy  # noqa: E402
 from judge.settings import INJECTION_DETECTORS  # noqa: E402
@@ -39,7 +39,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--attacks", type=Path, nargs="+", default=[
-        Path(__file__).resolve().parent / "unseen-attacks.json", REPO / "benchmarks" / "data" / "heldout-attacks.json"])
+        UNSEEN_ATTACKS_FILE, REPO / "benchmarks" / "data" / "heldout-attacks.json"])
     parser.add_argument("--max-doc-chars", type=int, default=1500)
     parser.add_argument("--exclude", type=Path, default=REPO / "calibration" / "outside-embedded-dev.txt")
     parser.add_argument("--sample", default="attributionbench=50,wice=50")

@@ -18,7 +18,7 @@ from judge.calibration.suite import calibrate, write_thresholds
 from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console
-from judge.defence.injection import Attack, load_attacks
+from judge.defence.injection import UNSEEN_ATTACKS_FILE, Attack, load_attacks
 from judge.diagnostics import Diagnostics
 from judge.errors import InputError
 from judge.judging.judgments_reader import iter_judgments
@@ -65,8 +65,9 @@ def calibrate_command(
         "--against", help="Old prompt directory: compare it with --prompts on the same items (McNemar).",
         exists=True, file_okay=False)] = None,
     attack: Annotated[str | None, typer.Option(
-        "--attack", help="Red team: ask every item again with these attacks (KIND[,KIND...] or 'all'; kinds in "
-        "judge/data/attacks.json) and report flip rates, kappa and McNemar, clean against attacked.")] = None,
+        "--attack", help="Red team: ask every item again with these attacks (KIND[,KIND...]; 'all': the kinds in "
+        "judge/data/attacks.json; 'unseen': phrasings of each attack family the learned detector never trained on, "
+        "judge/data/unseen-attacks.json) and report flip rates, kappa and McNemar, clean against attacked.")] = None,
     on_injection: Annotated[str, typer.Option(
         "--on-injection", help="As eval: 'quarantine' withholds text that addresses the judge from the model; 'flag' "
         "shows it as written (to measure what an attack does to an undefended judge).")] = "quarantine",
@@ -172,18 +173,22 @@ def _rate(rate: Rate) -> str:
 
 
 def chosen_attacks(names: str | None, path: Path | None) -> tuple[Attack, ...]:
-    """`--attack` as attack kinds, in the order given ('all': every kind of the file, in its order)."""
+    """`--attack` as attack kinds, in the order given. With `--attacks-file`, the kinds of that file ('all': every
+    one, in its order); without, the bundled kinds ('all') and the held-out ones ('unseen'), each also by name."""
     if names is None:
         if path is not None:
             raise typer.BadParameter("--attacks-file needs --attack (KIND[,KIND...] or 'all')",
                                      param_hint="--attacks-file")
         return ()
-    known = load_attacks(path)
+    sets = {"all": load_attacks(path)} if path is not None else \
+        {"all": load_attacks(), "unseen": load_attacks(UNSEEN_ATTACKS_FILE)}
+    known = {kind: attack for kinds in sets.values() for kind, attack in kinds.items()}
     wanted = [n.strip() for n in names.split(",") if n.strip()]
-    if wanted == ["all"]:
-        return tuple(known.values())
+    if len(wanted) == 1 and wanted[0] in sets:
+        return tuple(sets[wanted[0]].values())
     unknown = [n for n in wanted if n not in known]
     if unknown or not wanted:
-        raise typer.BadParameter(f"unknown attack kind(s) {', '.join(unknown) or '(none given)'}; choose 'all' or "
-                                 f"some of {', '.join(known)}", param_hint="--attack")
+        raise typer.BadParameter(f"unknown attack kind(s) {', '.join(unknown) or '(none given)'}; choose "
+                                 f"{' or '.join(repr(s) for s in sets)} or some of {', '.join(known)}",
+                                 param_hint="--attack")
     return tuple(known[n] for n in dict.fromkeys(wanted))

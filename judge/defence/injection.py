@@ -295,6 +295,10 @@ def addresses_judge(text: str) -> bool:
 # --- attacks ------------------------------------------------------------------------------------------------------
 
 ATTACKS_FILE = Path(__file__).resolve().parents[1] / "data" / "attacks.json"
+# Phrasings of each family of calibration/detector/make_data.py that the learned detector never trained on (its
+# test-split templates; make_data.py writes this file): `calibrate --attack unseen`, the flip rate under attacks
+# nobody wrote a rule for.
+UNSEEN_ATTACKS_FILE = ATTACKS_FILE.with_name("unseen-attacks.json")
 TARGETS = ("sentence", "document", "report")
 _ZERO_WIDTH = ("\u200b", "\u200c", "\u200d", "\u2060")
 

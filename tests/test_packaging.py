@@ -19,6 +19,9 @@ def test_the_wheel_ships_and_loads_every_prompt(tmp_path):
     wheel = next(tmp_path.glob("argue_judge-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert {f"judge/_prompts/{d}.md" for d in REGISTRY.names} <= set(names)
+    # The data files the commands read at run time: attack kinds (calibrate --attack all|unseen), detector weights.
+    assert {"judge/data/attacks.json", "judge/data/unseen-attacks.json", "judge/data/injection-detector.json",
+            "judge/data/embedded-thresholds.json"} <= set(names)
 
     unpacked = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(unpacked)

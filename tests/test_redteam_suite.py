@@ -284,5 +284,7 @@ def test_the_held_out_phrasings_are_asked_by_name_or_all_at_once():
     mixed = chosen_attacks("scoring_hint_unseen,assessor_note", None)
     assert [a.kind for a in mixed] == ["scoring_hint_unseen", "assessor_note"]
     assert mixed[0].texts == unseen["scoring_hint_unseen"].texts
+    both = [a.kind for a in chosen_attacks("all,unseen,assessor_note", None)]
+    assert both == [*ATTACKS, *unseen]  # a set's name stands for its kinds; a kind named twice is asked once
     with pytest.raises(typer.BadParameter, match="'all' or 'unseen'"):
         chosen_attacks("scoring_hint", None)

@@ -67,7 +67,8 @@ def calibrate_command(
     attack: Annotated[str | None, typer.Option(
         "--attack", help="Red team: ask every item again with these attacks (KIND[,KIND...]; 'all': the kinds in "
         "judge/data/attacks.json; 'unseen': phrasings of each attack family the learned detector never trained on, "
-        "judge/data/unseen-attacks.json) and report flip rates, kappa and McNemar, clean against attacked.")] = None,
+        "judge/data/unseen-attacks.json, whose kinds are also asked by name; with --attacks-file, the kinds of that "
+        "file, 'all' for every one) and report flip rates, kappa and McNemar, clean against attacked.")] = None,
     on_injection: Annotated[str, typer.Option(
         "--on-injection", help="As eval: 'quarantine' withholds text that addresses the judge from the model; 'flag' "
         "shows it as written (to measure what an attack does to an undefended judge).")] = "quarantine",
@@ -183,9 +184,9 @@ def chosen_attacks(names: str | None, path: Path | None) -> tuple[Attack, ...]:
     sets = {"all": load_attacks(path)} if path is not None else \
         {"all": load_attacks(), "unseen": load_attacks(UNSEEN_ATTACKS_FILE)}
     known = {kind: attack for kinds in sets.values() for kind, attack in kinds.items()}
-    wanted = [n.strip() for n in names.split(",") if n.strip()]
-    if len(wanted) == 1 and wanted[0] in sets:
-        return tuple(sets[wanted[0]].values())
+    # A set's name stands for its kinds, in the set's order: "unseen,assessor_note" is every held-out kind and one more.
+    wanted = [kind for n in names.split(",") if n.strip()
+              for kind in (sets[n.strip()] if n.strip() in sets else [n.strip()])]
     unknown = [n for n in wanted if n not in known]
     if unknown or not wanted:
         raise typer.BadParameter(f"unknown attack kind(s) {', '.join(unknown) or '(none given)'}; choose "

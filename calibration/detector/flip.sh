@@ -6,11 +6,16 @@
 # clean/before/after measurement; calibration/detector/flip_table.py sums the finished ones.
 #   calibration/detector/flip.sh verification_meta 1 2 3 4 5 6 7 8 9
 #   SIDES=before calibration/detector/flip.sh verification_meta 1     # one side only (default: after, then before)
+#   calibration/detector/flip.sh note_aside,scoring_hint 1 2            # several families: flip-unseen/
+# With several families every attack of an item is asked back to back, so a local model evaluates the item's request
+# and document once and only the attacked sentence's tail for each further family.
 # sample-ids.txt is `calibrate --exclude flip-inputs/exclude-supported.txt --sample attributionbench=50,wice=50
 # --seed 2`'s sample (exclude-supported.txt: calibration/outside-embedded-dev.txt plus every human-supported item).
 set -u
 cd "$(dirname "$0")/../.."
-FAMILY=$1; shift
+FAMILIES=$1; shift
+ATTACKS=$(echo "$FAMILIES" | sed 's/\([^,]*\)/\1_unseen/g')
+case $FAMILIES in *,*) OUT=flip-unseen ;; *) OUT=flip-$FAMILIES ;; esac
 CACHE=${FLIP_CACHE:-flip-cache}
 mkdir -p "$CACHE"
 # Every dev item id but the batch's: calibrate then judges exactly the batch.
@@ -28,13 +33,13 @@ PY
 for BATCH in "$@"; do
   for SIDE in ${SIDES:-after before}; do
     DETECTOR=$([ "$SIDE" = before ] && echo rules || echo rules+learned)
-    echo "=== $FAMILY batch $BATCH $SIDE start $(date -u +%T)"
+    echo "=== $FAMILIES batch $BATCH $SIDE start $(date -u +%T)"
     python -m judge.cli.app calibrate --attributionbench ../shared/data/attributionbench/dev.jsonl \
       --wice ../shared/data/wice/claim-dev.jsonl --seed 2 --max-doc-chars 1500 \
       --thresholds judge/data/embedded-thresholds.json --exclude "$CACHE/exclude-batch-$BATCH.txt" \
-      --attacks-file calibration/detector/unseen-attacks.json --attack "${FAMILY}_unseen" \
+      --attacks-file calibration/detector/unseen-attacks.json --attack "$ATTACKS" \
       --injection-detector "$DETECTOR" --no-plots --cache-dir "$CACHE" \
-      --out "calibration/detector/flip-$FAMILY/batch-$BATCH/$SIDE"
-    echo "=== $FAMILY batch $BATCH $SIDE end $(date -u +%T) rc=$?"
+      --out "calibration/detector/$OUT/batch-$BATCH/$SIDE"
+    echo "=== $FAMILIES batch $BATCH $SIDE end $(date -u +%T) rc=$?"
   done
 done

@@ -9,7 +9,10 @@ the judge under the quarantine. This prints, for thresholds of the learned score
 
 1. clean documents flagged: AttributionBench and WiCE dev references/evidence, the NeuCLIR example run's documents;
 2. attacked documents found: every `_unseen` kind of calibration/detector/unseen-attacks.json (phrasings the
-   detector never trained on) put on a line of its own at a seeded random line of `--sample` clean documents.
+   detector never trained on) put on a line of its own at a seeded random line of `--sample` clean documents;
+3. evidence withheld: the WiCE dev claims (fully or partly supported) whose annotated supporting sentences the
+   quarantine would withhold, some of them or all (every annotated supporting set loses a sentence, so the judge
+   is no longer shown any support the annotators found). This is the clean-judging cost of a false flag.
 
 Model-free and deterministic; a few minutes on two cores.
 """
@@ -30,7 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from evaluate import Scored, scored  # noqa: E402
 from injection_detector import corpora  # noqa: E402
 
-from judge.defence.learned import load_detector  # noqa: E402
+from judge.defence.injection import MIN_LETTERS, detect_rules, fold  # noqa: E402
+from judge.defence.learned import LearnedDetector, load_detector  # noqa: E402
+from judge.defence.pieces import pieces  # noqa: E402
 
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
 
@@ -44,6 +49,28 @@ def inserted(document: str, attack: str, rng: random.Random) -> str:
     lines = document.split("\n")
     at = rng.randrange(len(lines) + 1)
     return "\n".join([*lines[:at], attack, *lines[at:]])
+
+
+def line_scores(lines: list[str], model: LearnedDetector) -> Scored:
+    """Each line of a document as the detector scores it inside the document: its best piece (a document's lines
+    are never scored whole), and whether the rules flag it."""
+    best = [max((model.score(fold(p)) for p in pieces(line) if sum(c.isalpha() for c in p) >= MIN_LETTERS),
+                default=0.0) for line in lines]
+    return Scored(best, [detect_rules(line).flagged for line in lines])
+
+
+def evidence_withheld(rows: list[dict], model: LearnedDetector) -> dict[float, tuple[int, int]]:
+    """Per threshold: (claims with some supporting sentence withheld, claims with every supporting set hit)."""
+    found = {t: [0, 0] for t in THRESHOLDS}
+    for row in rows:
+        sets = [s for s in row["supporting_sentences"] if s]
+        lines = line_scores(row["evidence"], model)
+        for t in THRESHOLDS:
+            hit = {k for k, (score, rule) in enumerate(zip(lines.scores, lines.rules)) if rule or score >= t}
+            touched = [bool(hit & set(s)) for s in sets]
+            found[t][0] += any(touched)
+            found[t][1] += all(touched)
+    return {t: (some, every) for t, (some, every) in found.items()}
 
 
 def main() -> None:
@@ -65,6 +92,13 @@ def main() -> None:
     for kind, spec in unseen["attacks"].items():
         attacked = [inserted(d, spec["texts"][k % len(spec["texts"])], rng) for k, d in enumerate(sample)]
         print(f"  {kind:34s} " + counts(scored(attacked, model), 3))
+    wice = args.data / "wice" / "claim-dev.jsonl"
+    if wice.exists():
+        rows = [json.loads(line) for line in wice.read_text(encoding="utf-8").splitlines() if line.strip()]
+        rows = [r for r in rows if r["label"] != "not_supported" and any(r.get("supporting_sentences") or [])]
+        print(f"\nWiCE dev claims with annotated support ({len(rows)}): some supporting sentence withheld / all "
+              "support withheld")
+        print("  " + "  ".join(f"{t}: {some:3d} / {every:3d}" for t, (some, every) in evidence_withheld(rows, model).items()))
 
 
 if __name__ == "__main__":

@@ -223,25 +223,29 @@ def test_the_flip_table_sums_each_attack_of_a_several_family_run_over_finished_b
             ("batch-2", "after"): [_redteam("note_aside_unseen", 4, 5, flagged=9, back=9),
                                    _redteam("scoring_hint_unseen", 4, 4, flagged=10, back=10)],
             ("batch-1", "after-leave-out"): [_redteam("note_aside_unseen", 3, 6, flagged=2)],
-            ("batch-3", "before"): [_redteam("note_aside_unseen", 1, 9)]}  # no after side: left out of the sums
+            # A later batch asked only one of the kinds; batch-4 has no after side yet: left out of the sums.
+            ("batch-3", "before"): [_redteam("note_aside_unseen", 0, 2)],
+            ("batch-3", "after"): [_redteam("note_aside_unseen", 0, 1, flagged=10, back=9)],
+            ("batch-4", "before"): [_redteam("note_aside_unseen", 1, 9)]}
     for (batch, side), redteam in runs.items():
         (tmp_path / batch / side).mkdir(parents=True)
         (tmp_path / batch / side / "calibration.json").write_text(json.dumps({"redteam": redteam}))
     rows = {row["family"]: row for row in flip_table.table(tmp_path)}
     assert set(rows) == {"note_aside", "scoring_hint"}
     note, hint = rows["note_aside"], rows["scoring_hint"]
-    assert note["batches"] == ["batch-1", "batch-2"]
-    assert note["before"]["false_support_clean"] == {"k": 7, "n": 20}
-    assert note["before"]["false_support_attacked"] == {"k": 13, "n": 20}
-    assert note["after"]["false_support_attacked"] == {"k": 8, "n": 20}
-    assert note["after"]["shown_as_clean"] == {"k": 16, "n": 20}
+    assert note["batches"] == ["batch-1", "batch-2", "batch-3"] and hint["batches"] == ["batch-1", "batch-2"]
+    assert note["before"]["false_support_clean"] == {"k": 7, "n": 30}
+    assert note["before"]["false_support_attacked"] == {"k": 15, "n": 30}
+    assert note["after"]["false_support_attacked"] == {"k": 9, "n": 30}
+    assert note["after"]["shown_as_clean"] == {"k": 25, "n": 30}
     assert hint["after"]["flagged_attacked"] == {"k": 16, "n": 20}
     assert hint["before"]["failed"] == 1 and hint["before"]["pairs"] == 20
-    # An earlier after side counts only where every summed batch has it: batch-2 has no after-leave-out.
+    # An earlier after side counts only where every summed batch has it: batches 2 and 3 have no after-leave-out.
     assert "earlier" not in note and "earlier" not in hint
-    (tmp_path / "batch-2" / "after-leave-out").mkdir()
-    (tmp_path / "batch-2" / "after-leave-out" / "calibration.json").write_text(
-        json.dumps({"redteam": [_redteam("note_aside_unseen", 4, 4, flagged=7)]}))
+    for batch in ("batch-2", "batch-3"):
+        (tmp_path / batch / "after-leave-out").mkdir()
+        (tmp_path / batch / "after-leave-out" / "calibration.json").write_text(
+            json.dumps({"redteam": [_redteam("note_aside_unseen", 4, 4, flagged=7)]}))
     rows = {row["family"]: row for row in flip_table.table(tmp_path)}
-    assert rows["note_aside"]["earlier"]["after-leave-out"]["false_support_attacked"] == {"k": 10, "n": 20}
+    assert rows["note_aside"]["earlier"]["after-leave-out"]["false_support_attacked"] == {"k": 14, "n": 30}
     assert "earlier" not in rows["scoring_hint"]

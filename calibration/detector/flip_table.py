@@ -27,16 +27,20 @@ def _summed(results: list[dict], key: str) -> dict:
     return {"k": k, "n": n}
 
 
-def side(batches: list[Path], name: str) -> dict[str, dict]:
-    """The red-team figures of one side (before or after) per attack kind, summed over the batches."""
-    by_attack: dict[str, list[dict]] = {}
+def side(batches: list[Path], name: str) -> dict[str, dict[str, dict]]:
+    """The red-team result of each attack kind of one side (before, after, ...) in each batch that has the side:
+    {attack: {batch name: result}}."""
+    found: dict[str, dict[str, dict]] = {}
     for batch in batches:
-        for result in json.loads((batch / name / "calibration.json").read_text(encoding="utf-8"))["redteam"]:
-            by_attack.setdefault(result["attack"], []).append(result)
-    return {attack: _summed_side(results) for attack, results in by_attack.items()}
+        path = batch / name / "calibration.json"
+        if path.exists():
+            for result in json.loads(path.read_text(encoding="utf-8"))["redteam"]:
+                found.setdefault(result["attack"], {})[batch.name] = result
+    return found
 
 
-def _summed_side(results: list[dict]) -> dict:
+def summed_side(results: list[dict]) -> dict:
+    """The counts of several batches' results of one attack and side, summed."""
     summed = {key: _summed(results, key) for key in COUNTS}
     summed["failed"] = sum(len(r["failed_clean"]) + len(r["failed_attacked"]) for r in results)
     summed["pairs"] = sum(r["n_pairs"] for r in results)
@@ -49,20 +53,23 @@ def family(attack: str) -> str:
 
 
 def table(flip_dir: Path) -> list[dict]:
-    """Per attack kind: before and after summed over the batches that have both; and any earlier "after" kept beside
-    them (a side named `after-<name>`: the learned detector's previous weights, or one trained without the family),
-    summed over the same batches if all have it."""
-    batches = sorted(b for b in flip_dir.glob("batch-*")
-                     if all((b / s / "calibration.json").exists() for s in ("before", "after")))
+    """Per attack kind: before and after summed over the batches that have both for it (a several-family run may
+    have asked some kinds on fewer batches); and any earlier "after" kept beside them (a side named
+    `after-<name>`: the learned detector's previous weights, or one trained without the family), summed over the
+    same batches if all have it."""
+    batches = sorted(flip_dir.glob("batch-*"))
     before, after = side(batches, "before"), side(batches, "after")
-    earlier = sorted({d.name for b in batches for d in b.glob("after-*")})
-    earlier = {name: side(batches, name) for name in earlier
-               if all((b / name / "calibration.json").exists() for b in batches)}
+    earlier = {name: side(batches, name) for name in sorted({d.name for b in batches for d in b.glob("after-*")})}
     found = []
     for attack in before:
-        row = {"family": family(attack), "batches": [b.name for b in batches], "before": before[attack],
-               "after": after[attack]}
-        kept = {name: sides[attack] for name, sides in earlier.items() if attack in sides}
+        done = sorted(set(before[attack]) & set(after.get(attack, {})))
+        if not done:
+            continue
+        row = {"family": family(attack), "batches": done,
+               "before": summed_side([before[attack][b] for b in done]),
+               "after": summed_side([after[attack][b] for b in done])}
+        kept = {name: summed_side([sides[attack][b] for b in done]) for name, sides in earlier.items()
+                if set(done) <= set(sides.get(attack, {}))}
         found.append({**row, "earlier": kept} if kept else row)
     return found
 

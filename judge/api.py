@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judge.formats.judgments import ReportJudgment, iter_judgments
+from judge.formats.judgments import ReportJudgment
 from judge.formats.judgments import write_judgments as _write_judgments
-from judge.judging.decisions import REGISTRY
+from judge.judging.judgments_reader import iter_judgments
 from judge.labels import CitationPolicy
 from judge.llm.cache_backends import DEFAULT_CACHE_DIR, local_directory
 from judge.llm.embedded import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
@@ -236,7 +236,7 @@ def read_judgments(path: PathLike) -> list[ReportJudgment]:
     >>> [int(s.outcome) for s in judgments[0].sentences][:3]   # ARGUE outcomes #1..#8
     [4, 3, 3]
     """
-    return list(iter_judgments(path, decisions=REGISTRY.names))
+    return list(iter_judgments(path))
 
 
 def write_judgments(path: PathLike, judgments: Iterable[ReportJudgment]) -> None:

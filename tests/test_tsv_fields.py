@@ -20,10 +20,9 @@ from judge.adapters.autoargue import read_auto_argue
 from judge.cli.app import app
 from judge.errors import InputError
 from judge.formats import read_nugget_banks, read_requests
-from judge.formats.judgments import iter_judgments
 from judge.formats.reports import read_reports
 from judge.formats.scores import ScoreRow, write_leaderboard, write_scores
-from judge.judging.decisions import REGISTRY
+from judge.judging.judgments_reader import iter_judgments
 
 PACKAGE = Path(__file__).resolve().parents[1] / "judge"
 EXAMPLES = PACKAGE.parent / "examples"
@@ -78,7 +77,7 @@ def test_judgments_ids_with_a_tab_are_refused_with_file_and_line(breaker, tmp_pa
     good = {"run_id": "r", "request_id": "q", "sentences": []}
     path = _jsonl(tmp_path, "judgments.jsonl", good, {**good, "run_id": f"r{breaker}2"})
     with pytest.raises(InputError, match="tab or a line break") as raised:
-        list(iter_judgments(path, decisions=REGISTRY.names))
+        list(iter_judgments(path))
     assert (raised.value.path, raised.value.line) == (str(path), 2)
 
 

@@ -33,10 +33,9 @@ from judge.formats.judgments import (
     EarnedAnswer,
     ReportJudgment,
     SentenceJudgment,
-    iter_judgments,
     nugget_summaries,
 )
-from judge.judging.decisions import REGISTRY
+from judge.judging.judgments_reader import iter_judgments
 from judge.labels import Outcome
 from judge.metrics.facts import citation_support, cited_docs
 from judge.types import NuggetBank
@@ -167,7 +166,7 @@ def read_any_judgments(sources: Sources, banks: Mapping[str, NuggetBank] | None)
                                  "(matched nuggets are given by question text)", source_name(source))
             records += read_auto_argue(source, banks)
         else:
-            records += iter_judgments(source, decisions=REGISTRY.names)
+            records += iter_judgments(source)
     return records
 
 

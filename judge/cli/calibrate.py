@@ -21,8 +21,7 @@ from judge.cli.render import console
 from judge.defence.injection import Attack, load_attacks
 from judge.diagnostics import Diagnostics
 from judge.errors import InputError
-from judge.formats.judgments import iter_judgments
-from judge.judging.decisions import REGISTRY
+from judge.judging.judgments_reader import iter_judgments
 from judge.llm.embedded import EMBEDDED_MODEL
 from judge.run.score import score
 from judge.settings import JudgeSettings, ModelSettings, PassagePolicy
@@ -112,8 +111,8 @@ def calibrate_command(
         sample_size = SampleSize.parse(sample) if sample is not None else None
         exclusion = Exclusion.read(exclude) if exclude is not None else None
         items = load_items(sources, sample_size, seed, diagnostics, exclusion)
-        human_records = [j for p in human or [] for j in iter_judgments(p, decisions=REGISTRY.names)]
-        judged_records = [j for p in judged or [] for j in iter_judgments(p, decisions=REGISTRY.names)]
+        human_records = [j for p in human or [] for j in iter_judgments(p)]
+        judged_records = [j for p in judged or [] for j in iter_judgments(p)]
         if not items and not human_records:
             raise InputError("nothing to calibrate: give --attributionbench, --wice, --nuggets/--docs "
                              "or --human with --judged")

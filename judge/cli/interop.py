@@ -17,8 +17,8 @@ from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console
 from judge.formats import DocumentStore, read_nugget_banks
-from judge.formats.judgments import iter_judgments, write_judgments
-from judge.judging.decisions import REGISTRY
+from judge.formats.judgments import write_judgments
+from judge.judging.judgments_reader import iter_judgments
 
 import_app = typer.Typer(help="Read judgments written by other tools into argue-judge's judgments format.",
                          no_args_is_help=True)
@@ -56,7 +56,7 @@ def export_auto_argue(
 ) -> None:
     """Write argue-judge judgments as an Auto-ARGUE judgments file."""
     with user_errors(debug):
-        records = [j for path in judgments for j in iter_judgments(path, decisions=REGISTRY.names)]
+        records = [j for path in judgments for j in iter_judgments(path)]
         banks = read_nugget_banks(list(nuggets))
         if docs:
             with DocumentStore.open(list(docs), cache_dir / "docstore") as store:

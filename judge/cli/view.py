@@ -13,8 +13,8 @@ from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console
 from judge.formats import DocumentStore, read_nugget_banks, read_requests
-from judge.formats.judgments import ReportJudgment, iter_judgments
-from judge.judging.decisions import REGISTRY
+from judge.formats.judgments import ReportJudgment
+from judge.judging.judgments_reader import iter_judgments
 from judge.labels import CITATION_POLICIES
 
 
@@ -57,7 +57,7 @@ def view_command(
 
 
 def _read(paths: Sequence[Path]) -> list[ReportJudgment]:
-    return [j for path in paths for j in iter_judgments(path, decisions=REGISTRY.names)]
+    return [j for path in paths for j in iter_judgments(path)]
 
 
 def side_labels(a: Sequence[ReportJudgment], a_paths: Sequence[Path], b: Sequence[ReportJudgment],

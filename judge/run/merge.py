@@ -31,9 +31,9 @@ from typing import IO, Any
 from judge.diagnostics import Diagnostic, Diagnostics
 from judge.errors import InputError
 from judge.formats.atomic import WorkingFolder
-from judge.formats.judgments import ReportJudgment, iter_judgments, iter_judgments_located, write_judgments
+from judge.formats.judgments import ReportJudgment, write_judgments
 from judge.formats.lock import output_lock, reading_lock
-from judge.judging.decisions import REGISTRY
+from judge.judging.judgments_reader import iter_judgments, iter_judgments_located
 from judge.run.outputs import DIAGNOSTIC_SOURCES, OUTPUT_NAMES, run_summary, write_run_summary, write_score_files
 from judge.run.score import score
 from judge.run.shards import Shard
@@ -82,7 +82,7 @@ class ShardOutput:
         # A shard that drew no report wrote an empty file: nothing to merge from it, which is not an error.
         path = directory / "judgments.jsonl"
         if path.stat().st_size:
-            for line, offset, raw, judgment in iter_judgments_located(path, decisions=REGISTRY.names):
+            for line, offset, raw, judgment in iter_judgments_located(path):
                 if judgment.key in places:
                     run, request = judgment.key
                     raise InputError(f"a second judgment of the report of run {run!r} for request {request!r}: "
@@ -118,7 +118,7 @@ class ShardOutput:
     def judgments(self) -> Iterator[ReportJudgment]:
         """This shard's judgments, read from its file one at a time."""
         path = self.directory / "judgments.jsonl"
-        return iter_judgments(path, decisions=REGISTRY.names) if path.stat().st_size else iter(())
+        return iter_judgments(path) if path.stat().st_size else iter(())
 
 
 @dataclass
@@ -170,7 +170,7 @@ def _merge(shards: list[ShardOutput], order: list[tuple[Key, ShardOutput]], note
     try:
         _write_merged_judgments(order, paths["judgments.jsonl"])
         scores, score_signature, score_notes = score(
-            iter_judgments(paths["judgments.jsonl"], decisions=REGISTRY.names) if order else iter(()),
+            iter_judgments(paths["judgments.jsonl"]) if order else iter(()),
             shards[0].judge_label)
         write_score_files(scores, score_signature, paths["scores.tsv"], paths["leaderboard.tsv"])
         failure = "; ".join(f"shard {f'{s.shard} ({s.directory})' if s.shard else s.directory} failed: "
@@ -308,8 +308,7 @@ def _write_merged_judgments(order: list[tuple[Key, ShardOutput]], path: Path) ->
     """The merged judgments.jsonl: each record read from its shard, written by `write_judgments`."""
     with _ByteRanges() as ranges:
         write_judgments(path, (next(iter_judgments(ranges.read(shard.directory / "judgments.jsonl",
-                                                               *shard.places[key]).decode("utf-8"),
-                                                   decisions=REGISTRY.names))
+                                                               *shard.places[key]).decode("utf-8")))
                                for key, shard in order))
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 from judge.errors import InputError
 from judge.formats._jsonl import expand_paths, is_literal, source_name
 from judge.formats.atomic import staged
-from judge.formats.judgments import NuggetSummary, ReportJudgment, iter_judgments
+from judge.formats.judgments import NuggetSummary, ReportJudgment
 from judge.formats.scores import format_value, tsv_row
-from judge.judging.decisions import REGISTRY
+from judge.judging.judgments_reader import iter_judgments
 from judge.judging.signature import ScoreSignature
 from judge.labels import CitationPolicy
 from judge.metrics import Scores
@@ -52,7 +52,7 @@ def _read_checked(paths: Sequence[str | Path], judged: set[tuple[str, str]]) -> 
     seen: set[tuple[str, str]] = set()
     for path in paths:
         # the judgments format, as assessors write it
-        file_records = list(iter_judgments(path, decisions=REGISTRY.names))
+        file_records = list(iter_judgments(path))
         check_subset(judged, [j.key for j in file_records], source_name(path))
         for j in file_records:
             if j.key in seen:

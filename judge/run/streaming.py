@@ -27,8 +27,8 @@ from typing import IO, Self, overload
 
 from judge.errors import InputError
 from judge.formats.atomic import output_errors
-from judge.formats.judgments import ReportJudgment, dumps, iter_judgments
-from judge.judging.decisions import REGISTRY
+from judge.formats.judgments import ReportJudgment, dumps
+from judge.judging.judgments_reader import iter_judgments
 
 Key = tuple[str, str]
 
@@ -78,7 +78,7 @@ class JudgmentStream:
         offset, length = self._index[key]
         with self.path.open("rb") as log:
             log.seek(offset)
-            return next(iter_judgments(log.read(length).decode("utf-8"), decisions=REGISTRY.names))
+            return next(iter_judgments(log.read(length).decode("utf-8")))
 
     def discard(self, key: Key) -> None:
         """Leave a report out of the final file (e.g. a resumed log holds a report this run no longer has)."""
@@ -91,7 +91,7 @@ class JudgmentStream:
             for key in sorted(self._index):
                 offset, length = self._index[key]
                 log.seek(offset)
-                yield from iter_judgments(log.read(length).decode("utf-8"), decisions=REGISTRY.names)
+                yield from iter_judgments(log.read(length).decode("utf-8"))
 
     # -- writing ------------------------------------------------------------------------------------------
 
@@ -159,7 +159,7 @@ class StoredJudgments(Sequence[ReportJudgment]):
     def __iter__(self) -> Iterator[ReportJudgment]:
         if not self._count:  # a shard may hold no report at all: its file is empty
             return
-        for judgment in iter_judgments(self.path, decisions=REGISTRY.names):
+        for judgment in iter_judgments(self.path):
             flags = iter(self._cached.get(judgment.key, b""))
             for sentence in judgment.sentences:
                 for decision in sentence.decisions:

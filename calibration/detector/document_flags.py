@@ -36,6 +36,7 @@ from injection_detector import corpora  # noqa: E402
 from judge.defence.injection import MIN_LETTERS, detect_rules, fold  # noqa: E402
 from judge.defence.learned import LearnedDetector, load_detector  # noqa: E402
 from judge.defence.pieces import pieces  # noqa: E402
+from judge.defence.quarantine import quarantine_document  # noqa: E402
 
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
 
@@ -59,18 +60,38 @@ def line_scores(lines: list[str], model: LearnedDetector) -> Scored:
     return Scored(best, [detect_rules(line).flagged for line in lines])
 
 
-def evidence_withheld(rows: list[dict], model: LearnedDetector) -> dict[float, tuple[int, int]]:
-    """Per threshold: (claims with some supporting sentence withheld, claims with every supporting set hit)."""
-    found = {t: [0, 0] for t in THRESHOLDS}
+def evidence_withheld(rows: list[dict], model: LearnedDetector) -> dict[float, tuple[int, int, int]]:
+    """Per threshold: claims whose document has a line withheld, claims with some supporting sentence withheld, and
+    claims with every supporting set hit. Each line is scored by its best piece, which is what the quarantine
+    withholds; it also withholds a run of pieces that is flagged only together, and the tags around a flagged piece
+    (judge.defence.quarantine), which this does not count: `quarantined_evidence` counts exactly, at the shipped
+    threshold."""
+    found = {t: [0, 0, 0] for t in THRESHOLDS}
     for row in rows:
-        sets = [s for s in row["supporting_sentences"] if s]
         lines = line_scores(row["evidence"], model)
         for t in THRESHOLDS:
             hit = {k for k, (score, rule) in enumerate(zip(lines.scores, lines.rules)) if rule or score >= t}
-            touched = [bool(hit & set(s)) for s in sets]
-            found[t][0] += any(touched)
-            found[t][1] += all(touched)
-    return {t: (some, every) for t, (some, every) in found.items()}
+            for k, count in enumerate(_touched(row, hit)):
+                found[t][k] += count
+    return {t: (any_line, some, every) for t, (any_line, some, every) in found.items()}
+
+
+def quarantined_evidence(rows: list[dict]) -> tuple[int, int, int]:
+    """evidence_withheld's three counts at the shipped detector and threshold, from what
+    judge.defence.quarantine.quarantine_document withholds of each whole document."""
+    found = [0, 0, 0]
+    for row in rows:
+        withheld = quarantine_document("\n".join(row["evidence"])).withheld
+        hit = {k for k, line in enumerate(row["evidence"]) if any(piece and piece in line for piece in withheld)}
+        for k, count in enumerate(_touched(row, hit)):
+            found[k] += count
+    return found[0], found[1], found[2]
+
+
+def _touched(row: dict, hit: set[int]) -> tuple[bool, bool, bool]:
+    """(a line withheld, some supporting set touched, every supporting set touched) of a claim."""
+    touched = [bool(hit & set(s)) for s in row["supporting_sentences"] if s]
+    return bool(hit), any(touched), all(touched)
 
 
 def main() -> None:
@@ -96,9 +117,15 @@ def main() -> None:
     if wice.exists():
         rows = [json.loads(line) for line in wice.read_text(encoding="utf-8").splitlines() if line.strip()]
         rows = [r for r in rows if r["label"] != "not_supported" and any(r.get("supporting_sentences") or [])]
-        print(f"\nWiCE dev claims with annotated support ({len(rows)}): some supporting sentence withheld / all "
-              "support withheld")
-        print("  " + "  ".join(f"{t}: {some:3d} / {every:3d}" for t, (some, every) in evidence_withheld(rows, model).items()))
+        print(f"\nevidence withheld: WiCE dev claims with annotated support ({len(rows)}), a line of the document / "
+              "some supporting sentence / every supporting set")
+        print("  " + "  ".join(f"{t}: {line:3d} / {some:3d} / {every:3d}"
+                               for t, (line, some, every) in evidence_withheld(rows, model).items()))
+        if args.weights is None:
+            line, some, every = quarantined_evidence(rows)
+            print(f"  quarantine_document, shipped threshold: {line} / {some} / {every}")
+    else:
+        print(f"\nevidence withheld: skipped, {wice} is missing")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ detector flagged and how many attacked items the quarantine gave back exactly cl
 
 A directory's runs may hold one attack (flip.sh FAMILY: flip-FAMILY/) or several (flip.sh FAMILY,FAMILY,...:
 flip-unseen/, every attack of an item asked back to back); each attack is its own row. Writes FLIP_DIR/table.json
-(one entry per family) and prints one Markdown row per family.
+(one entry per attack kind) and prints one Markdown row per family.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def family(attack: str) -> str:
 def table(flip_dir: Path) -> list[dict]:
     """Per attack kind: before and after summed over the batches that have both for it (a several-family run may
     have asked some kinds on fewer batches); and any earlier "after" kept beside them (a side named
-    `after-<name>`: the learned detector's previous weights, or one trained without the family), summed over the
+    `after-<name>`: the learned detector's previous weights, or one trained without a family), summed over the
     same batches if all have it."""
     batches = sorted(flip_dir.glob("batch-*"))
     before, after = side(batches, "before"), side(batches, "after")

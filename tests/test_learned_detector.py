@@ -195,3 +195,57 @@ def test_the_walker_records_a_learned_flag_and_applies_the_policy(tmp_path, poli
         assert judged.penalty == injection_penalty(LEARNED) and not any(s.startswith("The Brennfield") for s in shown)
     else:
         assert judged.withheld == [] and any(REMARK in s for s in shown)
+
+
+def _flip_table():
+    """calibration/detector/flip_table.py as a module."""
+    script = REPO / "calibration" / "detector" / "flip_table.py"
+    spec = importlib.util.spec_from_file_location("detector_flip_table", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _redteam(attack: str, clean: int, attacked: int, n: int = 10, flagged: int = 0, back: int = 0) -> dict:
+    count = lambda k: {"k": k, "n": n, "rate": k / n}  # noqa: E731
+    return {"attack": attack, "false_support_clean": count(clean), "false_support_attacked": count(attacked),
+            "flips_to_yes": count(max(attacked - clean, 0)), "flips_to_no": count(max(clean - attacked, 0)),
+            "flagged_attacked": count(flagged), "shown_as_clean": count(back), "failed_clean": [],
+            "failed_attacked": ["x"] if attacked > 8 else [], "n_pairs": n}
+
+
+def test_the_flip_table_sums_each_attack_of_a_several_family_run_over_finished_batches(tmp_path):
+    flip_table = _flip_table()
+    runs = {("batch-1", "before"): [_redteam("note_aside_unseen", 3, 7), _redteam("scoring_hint_unseen", 3, 9)],
+            ("batch-1", "after"): [_redteam("note_aside_unseen", 3, 3, flagged=8, back=7),
+                                   _redteam("scoring_hint_unseen", 2, 4, flagged=6, back=5)],
+            ("batch-2", "before"): [_redteam("note_aside_unseen", 4, 6), _redteam("scoring_hint_unseen", 4, 8)],
+            ("batch-2", "after"): [_redteam("note_aside_unseen", 4, 5, flagged=9, back=9),
+                                   _redteam("scoring_hint_unseen", 4, 4, flagged=10, back=10)],
+            ("batch-1", "after-leave-out"): [_redteam("note_aside_unseen", 3, 6, flagged=2)],
+            # A later batch asked only one of the kinds; batch-4 has no after side yet: left out of the sums.
+            ("batch-3", "before"): [_redteam("note_aside_unseen", 0, 2)],
+            ("batch-3", "after"): [_redteam("note_aside_unseen", 0, 1, flagged=10, back=9)],
+            ("batch-4", "before"): [_redteam("note_aside_unseen", 1, 9)]}
+    for (batch, side), redteam in runs.items():
+        (tmp_path / batch / side).mkdir(parents=True)
+        (tmp_path / batch / side / "calibration.json").write_text(json.dumps({"redteam": redteam}))
+    rows = {row["family"]: row for row in flip_table.table(tmp_path)}
+    assert set(rows) == {"note_aside", "scoring_hint"}
+    note, hint = rows["note_aside"], rows["scoring_hint"]
+    assert note["batches"] == ["batch-1", "batch-2", "batch-3"] and hint["batches"] == ["batch-1", "batch-2"]
+    assert note["before"]["false_support_clean"] == {"k": 7, "n": 30}
+    assert note["before"]["false_support_attacked"] == {"k": 15, "n": 30}
+    assert note["after"]["false_support_attacked"] == {"k": 9, "n": 30}
+    assert note["after"]["shown_as_clean"] == {"k": 25, "n": 30}
+    assert hint["after"]["flagged_attacked"] == {"k": 16, "n": 20}
+    assert hint["before"]["failed"] == 1 and hint["before"]["pairs"] == 20
+    # An earlier after side counts only where every summed batch has it: batches 2 and 3 have no after-leave-out.
+    assert "earlier" not in note and "earlier" not in hint
+    for batch in ("batch-2", "batch-3"):
+        (tmp_path / batch / "after-leave-out").mkdir()
+        (tmp_path / batch / "after-leave-out" / "calibration.json").write_text(
+            json.dumps({"redteam": [_redteam("note_aside_unseen", 4, 4, flagged=7)]}))
+    rows = {row["family"]: row for row in flip_table.table(tmp_path)}
+    assert rows["note_aside"]["earlier"]["after-leave-out"]["false_support_attacked"] == {"k": 14, "n": 30}
+    assert "earlier" not in rows["scoring_hint"]

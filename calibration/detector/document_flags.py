@@ -9,7 +9,10 @@ the judge under the quarantine. This prints, for thresholds of the learned score
 
 1. clean documents flagged: AttributionBench and WiCE dev references/evidence, the NeuCLIR example run's documents;
 2. attacked documents found: every `_unseen` kind of judge/data/unseen-attacks.json (phrasings the
-   detector never trained on) put on a line of its own at a seeded random line of `--sample` clean documents.
+   detector never trained on) put on a line of its own at a seeded random line of `--sample` clean documents;
+3. evidence withheld: the WiCE dev claims (fully or partly supported) whose annotated supporting sentences the
+   quarantine would withhold, some of them or all (every annotated supporting set loses a sentence, so the judge
+   is no longer shown any support the annotators found). This is the clean-judging cost of a false flag.
 
 Model-free and deterministic; a few minutes on two cores.
 """
@@ -30,8 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from evaluate import Scored, scored  # noqa: E402
 from injection_detector import corpora  # noqa: E402
 
-from judge.defence.injection import UNSEEN_ATTACKS_FILE  # noqa: E402
-from judge.defence.learned import load_detector  # noqa: E402
+from judge.defence.injection import MIN_LETTERS, UNSEEN_ATTACKS_FILE, detect_rules, fold  # noqa: E402
+from judge.defence.learned import LearnedDetector, load_detector  # noqa: E402
+from judge.defence.pieces import pieces  # noqa: E402
+from judge.defence.quarantine import quarantine_document  # noqa: E402
 
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
 
@@ -45,6 +50,48 @@ def inserted(document: str, attack: str, rng: random.Random) -> str:
     lines = document.split("\n")
     at = rng.randrange(len(lines) + 1)
     return "\n".join([*lines[:at], attack, *lines[at:]])
+
+
+def line_scores(lines: list[str], model: LearnedDetector) -> Scored:
+    """Each line of a document as the detector scores it inside the document: its best piece (a document's lines
+    are never scored whole), and whether the rules flag it."""
+    best = [max((model.score(fold(p)) for p in pieces(line) if sum(c.isalpha() for c in p) >= MIN_LETTERS),
+                default=0.0) for line in lines]
+    return Scored(best, [detect_rules(line).flagged for line in lines])
+
+
+def evidence_withheld(rows: list[dict], model: LearnedDetector) -> dict[float, tuple[int, int, int]]:
+    """Per threshold: claims whose document has a line withheld, claims with some supporting sentence withheld, and
+    claims with every supporting set hit. Each line is scored by its best piece, which is what the quarantine
+    withholds; it also withholds a run of pieces that is flagged only together, and the tags around a flagged piece
+    (judge.defence.quarantine), which this does not count: `quarantined_evidence` counts exactly, at the shipped
+    threshold."""
+    found = {t: [0, 0, 0] for t in THRESHOLDS}
+    for row in rows:
+        lines = line_scores(row["evidence"], model)
+        for t in THRESHOLDS:
+            hit = {k for k, (score, rule) in enumerate(zip(lines.scores, lines.rules)) if rule or score >= t}
+            for k, count in enumerate(_touched(row, hit)):
+                found[t][k] += count
+    return {t: (any_line, some, every) for t, (any_line, some, every) in found.items()}
+
+
+def quarantined_evidence(rows: list[dict]) -> tuple[int, int, int]:
+    """evidence_withheld's three counts at the shipped detector and threshold, from what
+    judge.defence.quarantine.quarantine_document withholds of each whole document."""
+    found = [0, 0, 0]
+    for row in rows:
+        withheld = quarantine_document("\n".join(row["evidence"])).withheld
+        hit = {k for k, line in enumerate(row["evidence"]) if any(piece and piece in line for piece in withheld)}
+        for k, count in enumerate(_touched(row, hit)):
+            found[k] += count
+    return found[0], found[1], found[2]
+
+
+def _touched(row: dict, hit: set[int]) -> tuple[bool, bool, bool]:
+    """(a line withheld, some supporting set touched, every supporting set touched) of a claim."""
+    touched = [bool(hit & set(s)) for s in row["supporting_sentences"] if s]
+    return bool(hit), any(touched), all(touched)
 
 
 def main() -> None:
@@ -66,6 +113,19 @@ def main() -> None:
     for kind, spec in unseen["attacks"].items():
         attacked = [inserted(d, spec["texts"][k % len(spec["texts"])], rng) for k, d in enumerate(sample)]
         print(f"  {kind:34s} " + counts(scored(attacked, model), 3))
+    wice = args.data / "wice" / "claim-dev.jsonl"
+    if wice.exists():
+        rows = [json.loads(line) for line in wice.read_text(encoding="utf-8").splitlines() if line.strip()]
+        rows = [r for r in rows if r["label"] != "not_supported" and any(r.get("supporting_sentences") or [])]
+        print(f"\nevidence withheld: WiCE dev claims with annotated support ({len(rows)}), a line of the document / "
+              "some supporting sentence / every supporting set")
+        print("  " + "  ".join(f"{t}: {line:3d} / {some:3d} / {every:3d}"
+                               for t, (line, some, every) in evidence_withheld(rows, model).items()))
+        if args.weights is None:
+            line, some, every = quarantined_evidence(rows)
+            print(f"  quarantine_document, shipped threshold: {line} / {some} / {every}")
+    else:
+        print(f"\nevidence withheld: skipped, {wice} is missing")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ detector flagged and how many attacked items the quarantine gave back exactly cl
 
     python calibration/detector/flip_table.py [calibration/detector/flip-verification_meta ...]
 
-Writes FLIP_DIR/table.json and prints one Markdown row per family.
+A directory's runs may hold one attack (flip.sh FAMILY: flip-FAMILY/) or several (flip.sh FAMILY,FAMILY,...:
+flip-unseen/, every attack of an item asked back to back); each attack is its own row. Writes FLIP_DIR/table.json
+(one entry per attack kind) and prints one Markdown row per family.
 """
 
 from __future__ import annotations
@@ -25,29 +27,51 @@ def _summed(results: list[dict], key: str) -> dict:
     return {"k": k, "n": n}
 
 
-def side(batches: list[Path], name: str) -> dict:
-    """The red-team figures of one side (before or after) summed over the batches."""
-    results = []
+def side(batches: list[Path], name: str) -> dict[str, dict[str, dict]]:
+    """The red-team result of each attack kind of one side (before, after, ...) in each batch that has the side:
+    {attack: {batch name: result}}."""
+    found: dict[str, dict[str, dict]] = {}
     for batch in batches:
-        [result] = json.loads((batch / name / "calibration.json").read_text(encoding="utf-8"))["redteam"]
-        results.append(result)
+        path = batch / name / "calibration.json"
+        if path.exists():
+            for result in json.loads(path.read_text(encoding="utf-8"))["redteam"]:
+                found.setdefault(result["attack"], {})[batch.name] = result
+    return found
+
+
+def summed_side(results: list[dict]) -> dict:
+    """The counts of several batches' results of one attack and side, summed."""
     summed = {key: _summed(results, key) for key in COUNTS}
     summed["failed"] = sum(len(r["failed_clean"]) + len(r["failed_attacked"]) for r in results)
     summed["pairs"] = sum(r["n_pairs"] for r in results)
     return summed
 
 
-def table(flip_dir: Path) -> dict:
-    """Before and after summed over the batches that have both; and any earlier "after" kept beside them (a side
-    named `after-<weights>`: the learned detector's previous weights), summed over the same batches if all have it."""
-    batches = sorted(b for b in flip_dir.glob("batch-*")
-                     if all((b / s / "calibration.json").exists() for s in ("before", "after")))
+def family(attack: str) -> str:
+    """`verification_meta` of `verification_meta_unseen`: the family a held-out attack kind belongs to."""
+    return attack.removesuffix("_unseen")
+
+
+def table(flip_dir: Path) -> list[dict]:
+    """Per attack kind: before and after summed over the batches that have both for it (a several-family run may
+    have asked some kinds on fewer batches); and any earlier "after" kept beside them (a side named
+    `after-<name>`: the learned detector's previous weights, or one trained without a family), summed over the
+    same batches if all have it."""
+    batches = sorted(flip_dir.glob("batch-*"))
     before, after = side(batches, "before"), side(batches, "after")
-    earlier = sorted({d.name for b in batches for d in b.glob("after-*")})
-    earlier = [name for name in earlier if all((b / name / "calibration.json").exists() for b in batches)]
-    found = {"family": flip_dir.name.removeprefix("flip-"), "batches": [b.name for b in batches],
-             "before": before, "after": after}
-    return {**found, "earlier": {n: side(batches, n) for n in earlier}} if earlier else found
+    earlier = {name: side(batches, name) for name in sorted({d.name for b in batches for d in b.glob("after-*")})}
+    found = []
+    for attack in before:
+        done = sorted(set(before[attack]) & set(after.get(attack, {})))
+        if not done:
+            continue
+        row = {"family": family(attack), "batches": done,
+               "before": summed_side([before[attack][b] for b in done]),
+               "after": summed_side([after[attack][b] for b in done])}
+        kept = {name: summed_side([sides[attack][b] for b in done]) for name, sides in earlier.items()
+                if set(done) <= set(sides.get(attack, {}))}
+        found.append({**row, "earlier": kept} if kept else row)
+    return found
 
 
 def _rate(count: dict) -> str:
@@ -56,7 +80,8 @@ def _rate(count: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("flip_dirs", nargs="*", type=Path, default=sorted(HERE.glob("flip-*_*")))
+    parser.add_argument("flip_dirs", nargs="*", type=Path, default=sorted(
+        d for d in HERE.glob("flip-*") if d.is_dir() and d.name != "flip-inputs"))
     args = parser.parse_args()
     # Each side is read against its own clean run: the learned detector may also withhold a false-flagged piece of
     # a clean item's document, so the defended judge's clean verdicts can differ from the undefended one's.
@@ -65,13 +90,14 @@ def main() -> None:
     for flip_dir in args.flip_dirs:
         found = table(flip_dir)
         (flip_dir / "table.json").write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
-        before, after = found["before"], found["after"]
-        print(f"| {found['family']} | {before['false_support_clean']['n']} | {_rise(before)} | {_rise(after)} "
-              f"| {_rate(before['flagged_attacked'])} / {_rate(after['flagged_attacked'])} "
-              f"| {_rate(after['shown_as_clean'])} |")
-        for name, earlier in found.get("earlier", {}).items():
-            print(f"| {found['family']} ({name}) | {earlier['false_support_clean']['n']} | | {_rise(earlier)} "
-                  f"| / {_rate(earlier['flagged_attacked'])} | {_rate(earlier['shown_as_clean'])} |")
+        for row in found:
+            before, after = row["before"], row["after"]
+            print(f"| {row['family']} | {before['false_support_clean']['n']} | {_rise(before)} | {_rise(after)} "
+                  f"| {_rate(before['flagged_attacked'])} / {_rate(after['flagged_attacked'])} "
+                  f"| {_rate(after['shown_as_clean'])} |")
+            for name, earlier in row.get("earlier", {}).items():
+                print(f"| {row['family']} ({name}) | {earlier['false_support_clean']['n']} | | {_rise(earlier)} "
+                      f"| / {_rate(earlier['flagged_attacked'])} | {_rate(earlier['shown_as_clean'])} |")
 
 
 def _rise(side: dict) -> str:

@@ -110,17 +110,17 @@ def test_generating_the_data_and_training_again_writes_the_shipped_weights_byte_
     assert weights.read_bytes() == WEIGHTS_FILE.read_bytes()
 
 
-def _detector_evaluation():
-    """calibration/detector/evaluate.py as a module (it is a script, not part of the package)."""
-    script = REPO / "calibration" / "detector" / "evaluate.py"
-    spec = importlib.util.spec_from_file_location("detector_evaluate", script)
+def _detector_script(name: str):
+    """calibration/detector/<name>.py as a module (the scripts there are not part of the package)."""
+    script = REPO / "calibration" / "detector" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"detector_{name}", script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 def test_the_oracle_threshold_is_the_lowest_within_every_false_flag_limit():
-    evaluation = _detector_evaluation()
+    evaluation = _detector_script("evaluate")
     Scored, lowest = evaluation.Scored, evaluation.lowest_threshold
     # 200 report sentences (0.5%: one flag allowed), 100 AttributionBench and 100 WiCE claims (1%: one flag each).
     reports = Scored([0.9, 0.8] + [0.1] * 198, [False] * 200)
@@ -197,15 +197,6 @@ def test_the_walker_records_a_learned_flag_and_applies_the_policy(tmp_path, poli
         assert judged.withheld == [] and any(REMARK in s for s in shown)
 
 
-def _flip_table():
-    """calibration/detector/flip_table.py as a module."""
-    script = REPO / "calibration" / "detector" / "flip_table.py"
-    spec = importlib.util.spec_from_file_location("detector_flip_table", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _redteam(attack: str, clean: int, attacked: int, n: int = 10, flagged: int = 0, back: int = 0) -> dict:
     count = lambda k: {"k": k, "n": n, "rate": k / n}  # noqa: E731
     return {"attack": attack, "false_support_clean": count(clean), "false_support_attacked": count(attacked),
@@ -215,7 +206,7 @@ def _redteam(attack: str, clean: int, attacked: int, n: int = 10, flagged: int =
 
 
 def test_the_flip_table_sums_each_attack_of_a_several_family_run_over_finished_batches(tmp_path):
-    flip_table = _flip_table()
+    flip_table = _detector_script("flip_table")
     runs = {("batch-1", "before"): [_redteam("note_aside_unseen", 3, 7), _redteam("scoring_hint_unseen", 3, 9)],
             ("batch-1", "after"): [_redteam("note_aside_unseen", 3, 3, flagged=8, back=7),
                                    _redteam("scoring_hint_unseen", 2, 4, flagged=6, back=5)],

@@ -38,11 +38,11 @@ for BATCH in "$@"; do
   for SIDE in ${SIDES:-after before}; do
     DETECTOR=$([ "$SIDE" = before ] && echo rules || echo rules+learned)
     SIDE_OUT=calibration/detector/$OUT/batch-$BATCH/$SIDE
+    # The kinds `--attack` would ask, as calibrate itself reads the option ('unseen': every held-out kind).
     if [ -f "$SIDE_OUT/calibration.json" ] && ! python -c 'import json, sys
-from judge.defence.injection import UNSEEN_ATTACKS_FILE, load_attacks
+from judge.cli.calibrate import chosen_attacks
 asked = {r["attack"] for r in json.load(open(sys.argv[1]))["redteam"]}
-wanted = list(load_attacks(UNSEEN_ATTACKS_FILE)) if sys.argv[2] == "unseen" else sys.argv[2].split(",")
-sys.exit(asked != set(wanted))' "$SIDE_OUT/calibration.json" "$ATTACKS"; then
+sys.exit(asked != {attack.kind for attack in chosen_attacks(sys.argv[2], None)})' "$SIDE_OUT/calibration.json" "$ATTACKS"; then
       echo "$SIDE_OUT holds a run of other attacks: give another FLIP_OUT" >&2; exit 2
     fi
     echo "=== $FAMILIES batch $BATCH $SIDE start $(date -u +%T)"

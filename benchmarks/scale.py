@@ -3,7 +3,7 @@
     python benchmarks/scale.py [--reports 1000] [--latency 0.2] [--concurrency 32] [--endpoints 1]
                                [--sentences 8] [--cache disk|none|DIR|redis://HOST:PORT/DB]
                                [--data DIR] [--out DIR] [--shard I/N] [--resume] [--profile FILE]
-                               [--model openai/fake]
+                               [--model openai/fake] [--injection-detector rules+learned|rules]
 
 Generates N reports (10 runs x N/10 requests, `benchmarks/cached_rerun.py`'s synthetic workload: every report
 distinct, so every decision is a model call; `--data DIR` keeps it there so several processes judge one workload),
@@ -99,6 +99,8 @@ def model_settings(api_bases: list[str], model: str = "openai/fake"):
 
 
 def main() -> None:
+    from judge.settings import INJECTION_DETECTORS, JudgeSettings
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reports", type=int, default=1000, help="distinct reports to judge (10 runs x N/10)")
     parser.add_argument("--sentences", type=int, default=8, help="sentences per report")
@@ -115,6 +117,9 @@ def main() -> None:
                         help="litellm model id (openai/ goes through the OpenAI SDK, hosted_vllm/ through litellm's "
                              "own HTTP handler)")
     parser.add_argument("--profile", type=Path, default=None, help="write a cProfile of the judging here")
+    parser.add_argument("--injection-detector", default="rules+learned", choices=INJECTION_DETECTORS,
+                        help="what flags text that addresses the judge, in every sentence and cited document (eval's "
+                             "option; run both back to back for the learned detector's share of the client's time)")
     parser.add_argument("--serve-endpoint", type=float, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_endpoint is not None:
@@ -147,7 +152,8 @@ def main() -> None:
             load_seconds, rss_loaded = time.perf_counter() - started, peak_rss_mb()
             cache = {"none": None, "disk": root / "cache"}.get(args.cache, args.cache)
             config = EvalConfig(model=model_settings([ep.api_base for ep in endpoints], args.model), cache_dir=cache,
-                                concurrency=args.concurrency, shard=shard, resume=args.resume)
+                                concurrency=args.concurrency, shard=shard, resume=args.resume,
+                                judge=JudgeSettings(injection_detector=args.injection_detector))
             out = args.out or root / "out"
             cpu_before = cpu_seconds()
             profiler = cProfile.Profile() if args.profile else None
@@ -175,7 +181,7 @@ def report(args, reports: int, evaluation, seconds: float, cpu: float, load_seco
     print(f"workload: {reports} distinct reports ({RUNS} runs), {args.sentences} sentences each; "
           f"loaded in {load_seconds:.1f}s")
     print(f"settings: {args.model}, latency {args.latency:g}s, concurrency {args.concurrency}, "
-          f"{args.endpoints} endpoint(s), cache {args.cache}")
+          f"{args.endpoints} endpoint(s), cache {args.cache}, injection detector {args.injection_detector}")
     rate = usage.decisions / max(seconds, 1e-9)
     print(f"judged:   {usage.decisions} decisions ({usage.model_calls} model calls, {usage.cache_hits} shared or "
           f"cached, {usage.failures} failed) in {seconds:.1f}s = {rate:.1f} decisions/s")
@@ -191,7 +197,8 @@ def report(args, reports: int, evaluation, seconds: float, cpu: float, load_seco
     print(f"peak RSS: {rss[0]:.0f} MB before loading, {rss[1]:.0f} MB after loading the inputs, "
           f"{rss[2]:.0f} MB after judging and scoring, {rss[3]:.0f} MB at the end")
     print(json.dumps({"reports": reports, "latency": args.latency, "concurrency": args.concurrency,
-                      "endpoints": args.endpoints, "seconds": round(seconds, 2),
+                      "endpoints": args.endpoints, "injection_detector": args.injection_detector,
+                      "seconds": round(seconds, 2),
                       "decisions": usage.decisions, "decisions_per_s": round(rate, 1),
                       "cpu_ms_per_decision": round(1000 * cpu / max(usage.decisions, 1), 2),
                       "calls": calls, "resumed_reports": evaluation.run["resumed_reports"],

@@ -240,3 +240,27 @@ def test_the_flip_table_sums_each_attack_of_a_several_family_run_over_finished_b
     rows = {row["family"]: row for row in flip_table.table(tmp_path)}
     assert rows["note_aside"]["earlier"]["after-leave-out"]["false_support_attacked"] == {"k": 14, "n": 30}
     assert "earlier" not in rows["scoring_hint"]
+
+
+def test_the_flip_table_sums_an_attack_over_the_directories_that_asked_it(tmp_path):
+    """flip.sh never adds an attack to a batch that already ran, so a family's later batches, asked beside other
+    families, land in another directory: table(A, B) sums each attack over both, batches named DIR/batch-N."""
+    flip_table = _detector_script("flip_table")
+    runs = {("flip-six", "batch-1"): [_redteam("imperative_unseen", 3, 7), _redteam("polite_request_unseen", 3, 4)],
+            ("flip-six", "batch-2"): [_redteam("imperative_unseen", 4, 9), _redteam("polite_request_unseen", 4, 4)],
+            ("flip-three", "batch-3"): [_redteam("imperative_unseen", 2, 8)],
+            ("flip-other", "batch-3"): [_redteam("polite_request_unseen", 2, 3)]}
+    for (folder, batch), redteam in runs.items():
+        for side in ("before", "after"):
+            (tmp_path / folder / batch / side).mkdir(parents=True)
+            (tmp_path / folder / batch / side / "calibration.json").write_text(json.dumps({"redteam": redteam}))
+    folders = [tmp_path / name for name in ("flip-six", "flip-three", "flip-other")]
+    rows = {row["family"]: row for row in flip_table.table(*folders)}
+    assert rows["imperative"]["batches"] == ["flip-six/batch-1", "flip-six/batch-2", "flip-three/batch-3"]
+    assert rows["imperative"]["before"]["false_support_attacked"] == {"k": 24, "n": 30}
+    assert rows["polite_request"]["batches"] == ["flip-other/batch-3", "flip-six/batch-1", "flip-six/batch-2"]
+    assert rows["polite_request"]["after"]["false_support_clean"] == {"k": 9, "n": 30}
+    # One directory alone keeps its own batch names and counts.
+    alone = {row["family"]: row for row in flip_table.table(folders[0])}
+    assert alone["imperative"]["batches"] == ["batch-1", "batch-2"]
+    assert alone["imperative"]["before"]["false_support_attacked"] == {"k": 16, "n": 20}

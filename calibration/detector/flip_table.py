@@ -7,7 +7,9 @@ detector flagged and how many attacked items the quarantine gave back exactly cl
 
 A directory's runs may hold one attack (flip.sh FAMILY: flip-FAMILY/) or several (flip.sh FAMILY,FAMILY,...:
 flip-unseen/, every attack of an item asked back to back); each attack is its own row. Writes FLIP_DIR/table.json
-(one entry per attack kind) and prints one Markdown row per family.
+(one entry per attack kind) and prints one Markdown row per family. An attack asked in several directories (its
+later batches run beside other families: flip.sh never adds an attack to a batch that already ran) gets one more
+row summed over all of them, its batches named DIR/batch-N.
 """
 
 from __future__ import annotations
@@ -27,15 +29,15 @@ def _summed(results: list[dict], key: str) -> dict:
     return {"k": k, "n": n}
 
 
-def side(batches: list[Path], name: str) -> dict[str, dict[str, dict]]:
+def side(batches: dict[str, Path], name: str) -> dict[str, dict[str, dict]]:
     """The red-team result of each attack kind of one side (before, after, ...) in each batch that has the side:
-    {attack: {batch name: result}}."""
+    {attack: {batch label: result}}."""
     found: dict[str, dict[str, dict]] = {}
-    for batch in batches:
+    for label, batch in batches.items():
         path = batch / name / "calibration.json"
         if path.exists():
             for result in json.loads(path.read_text(encoding="utf-8"))["redteam"]:
-                found.setdefault(result["attack"], {})[batch.name] = result
+                found.setdefault(result["attack"], {})[label] = result
     return found
 
 
@@ -52,14 +54,16 @@ def family(attack: str) -> str:
     return attack.removesuffix("_unseen")
 
 
-def table(flip_dir: Path) -> list[dict]:
+def table(*flip_dirs: Path) -> list[dict]:
     """Per attack kind: before and after summed over the batches that have both for it (a several-family run may
     have asked some kinds on fewer batches); and any earlier "after" kept beside them (a side named
     `after-<name>`: the learned detector's previous weights, or one trained without a family), summed over the
-    same batches if all have it."""
-    batches = sorted(flip_dir.glob("batch-*"))
+    same batches if all have it. Several directories are summed together, their batches named DIR/batch-N."""
+    batches = {(f"{d.name}/{b.name}" if len(flip_dirs) > 1 else b.name): b
+               for d in flip_dirs for b in sorted(d.glob("batch-*"))}
     before, after = side(batches, "before"), side(batches, "after")
-    earlier = {name: side(batches, name) for name in sorted({d.name for b in batches for d in b.glob("after-*")})}
+    earlier = {name: side(batches, name)
+               for name in sorted({d.name for b in batches.values() for d in b.glob("after-*")})}
     found = []
     for attack in before:
         done = sorted(set(before[attack]) & set(after.get(attack, {})))
@@ -87,17 +91,26 @@ def main() -> None:
     # a clean item's document, so the defended judge's clean verdicts can differ from the undefended one's.
     print("| held-out family | unsupported items | before (rules): clean -> attacked | after (rules + learned): "
           "clean -> attacked | flagged before / after | given back clean after |")
+    asked_in: dict[str, int] = {}
     for flip_dir in args.flip_dirs:
         found = table(flip_dir)
         (flip_dir / "table.json").write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
+        print_rows(found, f" ({flip_dir.name})" if len(args.flip_dirs) > 1 else "")
         for row in found:
-            before, after = row["before"], row["after"]
-            print(f"| {row['family']} | {before['false_support_clean']['n']} | {_rise(before)} | {_rise(after)} "
-                  f"| {_rate(before['flagged_attacked'])} / {_rate(after['flagged_attacked'])} "
-                  f"| {_rate(after['shown_as_clean'])} |")
-            for name, earlier in row.get("earlier", {}).items():
-                print(f"| {row['family']} ({name}) | {earlier['false_support_clean']['n']} | | {_rise(earlier)} "
-                      f"| / {_rate(earlier['flagged_attacked'])} | {_rate(earlier['shown_as_clean'])} |")
+            asked_in[row["family"]] = asked_in.get(row["family"], 0) + 1
+    if len(args.flip_dirs) > 1:  # the families asked in several directories, summed over all of them
+        print_rows([row for row in table(*args.flip_dirs) if asked_in[row["family"]] > 1], " (all)")
+
+
+def print_rows(found: list[dict], where: str) -> None:
+    for row in found:
+        before, after = row["before"], row["after"]
+        print(f"| {row['family']}{where} | {before['false_support_clean']['n']} | {_rise(before)} | {_rise(after)} "
+              f"| {_rate(before['flagged_attacked'])} / {_rate(after['flagged_attacked'])} "
+              f"| {_rate(after['shown_as_clean'])} |")
+        for name, earlier in row.get("earlier", {}).items():
+            print(f"| {row['family']} ({name}) | {earlier['false_support_clean']['n']} | | {_rise(earlier)} "
+                  f"| / {_rate(earlier['flagged_attacked'])} | {_rate(earlier['shown_as_clean'])} |")
 
 
 def _rise(side: dict) -> str:

@@ -119,7 +119,8 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, default=None, help="write a cProfile of the judging here")
     parser.add_argument("--injection-detector", default="rules+learned", choices=INJECTION_DETECTORS,
                         help="what flags text that addresses the judge, in every sentence and cited document (eval's "
-                             "option; run both back to back for the learned detector's share of the client's time)")
+                             "option; run both back to back for the learned detector's share of the client's time, "
+                             "each with its own cache: the cache key ignores the detector)")
     parser.add_argument("--serve-endpoint", type=float, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_endpoint is not None:

@@ -242,7 +242,7 @@ def test_the_flip_table_sums_each_attack_of_a_several_family_run_over_finished_b
     assert "earlier" not in rows["scoring_hint"]
 
 
-def test_the_flip_table_sums_an_attack_over_the_directories_that_asked_it(tmp_path):
+def test_the_flip_table_sums_an_attack_over_the_directories_that_asked_it(tmp_path, monkeypatch, capsys):
     """flip.sh never adds an attack to a batch that already ran, so a family's later batches, asked beside other
     families, land in another directory: table(A, B) sums each attack over both, batches named DIR/batch-N."""
     flip_table = _detector_script("flip_table")
@@ -264,3 +264,19 @@ def test_the_flip_table_sums_an_attack_over_the_directories_that_asked_it(tmp_pa
     alone = {row["family"]: row for row in flip_table.table(folders[0])}
     assert alone["imperative"]["batches"] == ["batch-1", "batch-2"]
     assert alone["imperative"]["before"]["false_support_attacked"] == {"k": 16, "n": 20}
+    # The script prints each directory's rows, then a row summed over all for each family asked in several.
+    monkeypatch.setattr(sys, "argv", ["flip_table.py", *map(str, folders)])
+    flip_table.main()
+    printed = capsys.readouterr().out
+    assert "| imperative (flip-six) | 20 |" in printed and "| imperative (flip-three) | 10 |" in printed
+    assert "| imperative (all) | 30 | 9/30 (30%) -> 24/30 (80%) (+50 points) |" in printed
+    assert "| polite_request (all) | 30 |" in printed and printed.count("(all)") == 2
+    assert json.loads((folders[1] / "table.json").read_text())[0]["batches"] == ["batch-3"]
+    # The same batch's items asked for one attack in two directories would count twice: refused.
+    for side in ("before", "after"):
+        (tmp_path / "flip-imperative" / "batch-2" / side).mkdir(parents=True)
+        (tmp_path / "flip-imperative" / "batch-2" / side / "calibration.json").write_text(
+            json.dumps({"redteam": [_redteam("imperative_unseen", 4, 9)]}))
+    with pytest.raises(ValueError, match="imperative_unseen was asked on the same batch in two directories"):
+        flip_table.table(*folders, tmp_path / "flip-imperative")
+    assert len(flip_table.table(folders[1], tmp_path / "flip-imperative")) == 1  # batches 3 and 2: no overlap

@@ -9,7 +9,8 @@ A directory's runs may hold one attack (flip.sh FAMILY: flip-FAMILY/) or several
 flip-unseen/, every attack of an item asked back to back); each attack is its own row. Writes FLIP_DIR/table.json
 (one entry per attack kind) and prints one Markdown row per family. An attack asked in several directories (its
 later batches run beside other families: flip.sh never adds an attack to a batch that already ran) gets one more
-row summed over all of them, its batches named DIR/batch-N.
+row summed over all of them, its batches named DIR/batch-N (printed only; each directory's table.json keeps its
+own batches). The same batch asked twice for one attack, in two directories, is refused rather than counted twice.
 """
 
 from __future__ import annotations
@@ -59,9 +60,16 @@ def table(*flip_dirs: Path) -> list[dict]:
     have asked some kinds on fewer batches); and any earlier "after" kept beside them (a side named
     `after-<name>`: the learned detector's previous weights, or one trained without a family), summed over the
     same batches if all have it. Several directories are summed together, their batches named DIR/batch-N."""
+    if len({d.name for d in flip_dirs}) < len(flip_dirs):
+        raise ValueError(f"two directories share a name: {', '.join(str(d) for d in flip_dirs)}")
     batches = {(f"{d.name}/{b.name}" if len(flip_dirs) > 1 else b.name): b
                for d in flip_dirs for b in sorted(d.glob("batch-*"))}
     before, after = side(batches, "before"), side(batches, "after")
+    for attack, asked in before.items():  # one batch's items asked twice would count twice
+        numbers = [label.rpartition("/")[2] for label in asked]
+        if len(set(numbers)) < len(numbers):
+            raise ValueError(f"{attack} was asked on the same batch in two directories: "
+                             f"{', '.join(sorted(asked))}; sum those directories separately")
     earlier = {name: side(batches, name)
                for name in sorted({d.name for b in batches.values() for d in b.glob("after-*")})}
     found = []
@@ -109,7 +117,7 @@ def print_rows(found: list[dict], where: str) -> None:
               f"| {_rate(before['flagged_attacked'])} / {_rate(after['flagged_attacked'])} "
               f"| {_rate(after['shown_as_clean'])} |")
         for name, earlier in row.get("earlier", {}).items():
-            print(f"| {row['family']} ({name}) | {earlier['false_support_clean']['n']} | | {_rise(earlier)} "
+            print(f"| {row['family']}{where} ({name}) | {earlier['false_support_clean']['n']} | | {_rise(earlier)} "
                   f"| / {_rate(earlier['flagged_attacked'])} | {_rate(earlier['shown_as_clean'])} |")
 
 
@@ -119,7 +127,8 @@ def _rise(side: dict) -> str:
     if not clean["n"]:
         return "–"
     points = 100 * (attacked["k"] / attacked["n"] - clean["k"] / clean["n"])
-    return f"{_rate(clean)} -> {_rate(attacked)} ({points:+.0f} points)"
+    shown = f"{points:+.0f}" if abs(points - round(points)) < 1e-9 else f"{points:+.1f}"  # no half-point rounding
+    return f"{_rate(clean)} -> {_rate(attacked)} ({shown} points)"
 
 
 if __name__ == "__main__":

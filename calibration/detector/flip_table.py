@@ -99,15 +99,13 @@ def main() -> None:
     # a clean item's document, so the defended judge's clean verdicts can differ from the undefended one's.
     print("| held-out family | unsupported items | before (rules): clean -> attacked | after (rules + learned): "
           "clean -> attacked | flagged before / after | given back clean after |")
-    asked_in: dict[str, int] = {}
     for flip_dir in args.flip_dirs:
         found = table(flip_dir)
         (flip_dir / "table.json").write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
         print_rows(found, f" ({flip_dir.name})" if len(args.flip_dirs) > 1 else "")
-        for row in found:
-            asked_in[row["family"]] = asked_in.get(row["family"], 0) + 1
-    if len(args.flip_dirs) > 1:  # the families asked in several directories, summed over all of them
-        print_rows([row for row in table(*args.flip_dirs) if asked_in[row["family"]] > 1], " (all)")
+    if len(args.flip_dirs) > 1:  # the families asked in several directories (batches DIR/batch-N), summed
+        print_rows([row for row in table(*args.flip_dirs)
+                    if len({batch.partition("/")[0] for batch in row["batches"]}) > 1], " (all)")
 
 
 def print_rows(found: list[dict], where: str) -> None:

@@ -22,6 +22,7 @@ ATTACKS=$(echo "$FAMILIES" | sed 's/\([^,][^,]*\)/\1_unseen/g')
 OUT=${FLIP_OUT:-flip-$(echo "$FAMILIES" | tr , +)}
 CACHE=${FLIP_CACHE:-flip-cache}
 mkdir -p "$CACHE"
+FAILED=
 # Every dev item id but the batch's: calibrate then judges exactly the batch.
 python - "$CACHE" <<'PY'
 import sys
@@ -52,6 +53,9 @@ sys.exit(asked != {attack.kind for attack in chosen_attacks(sys.argv[2], None)})
       --attack "$ATTACKS" \
       --injection-detector "$DETECTOR" --no-plots --cache-dir "$CACHE" \
       --out "$SIDE_OUT"
-    echo "=== $FAMILIES batch $BATCH $SIDE end $(date -u +%T) rc=$?"
+    RC=$?   # before the echo below: its $(date) would reset $?
+    echo "=== $FAMILIES batch $BATCH $SIDE end $(date -u +%T) rc=$RC"
+    [ $RC -eq 0 ] || FAILED="$FAILED $BATCH/$SIDE"
   done
 done
+[ -z "$FAILED" ] || { echo "failed:$FAILED" >&2; exit 1; }

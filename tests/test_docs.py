@@ -93,7 +93,7 @@ COMMANDS = [command for document in DOCUMENTS for command in bash_commands(docum
 
 # -- classification ------------------------------------------------------------------------------------------
 
-RUN, FAKE_JUDGE, SKIP = "run", "fake judge", "skip"
+RUN, FAKE_JUDGE, EXAMPLE_SCRIPT, SKIP = "run", "fake judge", "example script", "skip"
 
 
 def _model(command: Command) -> str | None:
@@ -136,8 +136,10 @@ RULES: list[tuple[Callable[[Command], bool], str, str]] = [
      "--human end to end on the bundled example"),
     (lambda c: "/tmp/ppi-ex/human" in c.text and c.argv[0] == "argue-judge", SKIP,
      "scores with the human file that the skipped converter above would write"),
-    (lambda c: c.argv[:3] == ("python", "-m", "examples.expected_to_human"), SKIP,
+    (lambda c: c.argv[:3] == ("python", "-m", "examples.expected_to_human") and "/tmp/ppi-ex" in c.text, SKIP,
      "converts the judgments of an embedded-judge run shown above it; tests/test_ppi.py runs the converter"),
+    (lambda c: c.argv[:3] == ("python", "-m", "examples.expected_to_human"), EXAMPLE_SCRIPT,
+     "the bundled example's converter, run in the workspace on the judgments the commands above it wrote"),
     (lambda c: c.argv[0] == "argue-judge" and c.argv[1] in ("eval", "calibrate"), FAKE_JUDGE,
      "asks the judge: run with the fake judge in place of the embedded one"),
     (lambda c: c.argv[0] == "argue-judge", RUN, "needs no model"),
@@ -210,6 +212,12 @@ class Workspaces:
                 invoke(list(command.argv[1:]), command.where)
             elif kind == FAKE_JUDGE:
                 invoke(list(command.argv[1:]) + fake_judge_args(self.endpoint), command.where)
+            elif kind == EXAMPLE_SCRIPT:
+                # A script of examples/ (linked into the workspace), as a reader runs it from the checkout.
+                done = subprocess.run([sys.executable, *command.argv[1:]], cwd=workspace, capture_output=True,
+                                      text=True)
+                assert done.returncode == 0, f"{command.where}: `{command.text}` exited {done.returncode}\n" \
+                                             f"{done.stdout}{done.stderr}"
         self.done[target.document] = max(self.done[target.document], upto)
 
 
@@ -233,7 +241,7 @@ def test_command_runs(command: Command, workspaces: Workspaces, monkeypatch):
     kind, reason = classify(command)
     if kind == SKIP:
         pytest.skip(reason)
-    assert kind in (RUN, FAKE_JUDGE), f"{command.where}: unclassified"
+    assert kind in (RUN, FAKE_JUDGE, EXAMPLE_SCRIPT), f"{command.where}: unclassified"
     workspaces.run_through(command, monkeypatch)
 
 
@@ -242,8 +250,8 @@ def test_the_readme_commands_leave_what_they_say(workspaces: Workspaces, monkeyp
     readme = [c for c in COMMANDS if c.document == README]
     workspaces.run_through(readme[-1], monkeypatch)
     workspace = Path.cwd()
-    for path in ("argue-out/judgments.jsonl", "rescored/scores.tsv", "argue-view/index.html", "merged/scores.tsv",
-                 "auto-argue.jsonl", "imported/judgments.jsonl"):
+    for path in ("argue-out/judgments.jsonl", "human.jsonl", "argue-ppi/scores.tsv", "rescored/scores.tsv",
+                 "argue-view/index.html", "merged/scores.tsv", "auto-argue.jsonl", "imported/judgments.jsonl"):
         assert (workspace / path).is_file(), path
     assert list((workspace / "baselines").glob("*.scores.tsv"))
 
@@ -342,15 +350,18 @@ class _Page:
     file: _File
 
 
-@pytest.mark.parametrize(("hook", "section"), [("api_reference", "API reference"),
-                                               ("measure_reference", "measure reference")])
-def test_a_generated_section_goes_at_its_marker_and_a_lost_marker_fails_the_build(hook, section):
+@pytest.mark.parametrize(("hook", "section", "first_heading"), [
+    ("api_reference", "API reference", "## `judge."),
+    ("measure_reference", "measure reference", "## `"),
+    ("option_reference", "option reference", "### argue-judge eval\n"),
+])
+def test_a_generated_section_goes_at_its_marker_and_a_lost_marker_fails_the_build(hook, section, first_heading):
     from mkdocs.exceptions import PluginError
 
     module = load_hook(hook)
     page = _Page(_File(module.PAGE))
     generated = module.on_page_markdown(f"# Title\n\n{module.MARKER}\n", page, None, None)
-    assert module.MARKER not in generated and generated.startswith("# Title\n\n## `")
+    assert module.MARKER not in generated and generated.startswith("# Title\n\n" + first_heading)
     assert module.on_page_markdown("no marker here", _Page(_File("other.md")), None, None) == "no marker here"
     with pytest.raises(PluginError, match=f"docs/{module.PAGE} lost its marker .*the generated {section} has no"):
         module.on_page_markdown("# Title, marker gone\n", page, None, None)
@@ -366,6 +377,32 @@ def test_measure_reference_lists_every_registered_measure_and_alias():
     missing += [old for old, new in RENAMED.items() if f"| `{old}` | `{new}` |" not in reference]
     assert not missing
     assert load_measure_reference().MARKER in (DOCS / "metrics.md").read_text(encoding="utf-8")
+
+
+HELP_OPTION = re.compile(r"^│\s+(?:\*\s+)?(--?[\w-]+)")   # an option's first name, as --help's box lists it
+ROW_OPTION = re.compile(r"^\| `(--?[\w-]+)`")                 # ... and as the generated table's first column does
+
+
+def test_option_reference_lists_what_help_prints_for_every_command():
+    """The generated reference against the CLI's own rendered --help (another path through typer): for every
+    command and subcommand, the same options; and every command of the CLI has its table."""
+    from judge.cli.app import COMMANDS
+
+    module = load_hook("option_reference")
+    reference = module.render()
+    sections = dict(re.findall(r"^### argue-judge (.+)\n((?:(?!^### ).*\n?)*)", reference, flags=re.MULTILINE))
+    paths = [name for name in COMMANDS if name not in ("cache", "baseline", "import", "export")]
+    paths += ["cache stats", "cache clear", "cache export", "cache import", "baseline exam", "baseline rouge",
+              "baseline pa-bleu", "baseline pa-meteor", "import auto-argue", "export auto-argue"]
+    assert sorted(sections) == sorted(paths)
+    for path in paths:
+        shown = runner.invoke(app, [*path.split(), "--help"], env={"COLUMNS": "240", "TERMINAL_WIDTH": "240"}).output
+        in_help = {m.group(1) for line in shown.splitlines() if (m := HELP_OPTION.match(line))} - {"--help"}
+        in_reference = {m.group(1) for line in sections[path].splitlines() if (m := ROW_OPTION.match(line))}
+        assert in_help, f"no option parsed from `argue-judge {path} --help`"
+        assert in_reference == in_help, path
+    assert "| `--kernels` | `auto` |" in sections["eval"] and "| `--human` | – |" in sections["score"]
+    assert module.MARKER in (DOCS / "commands.md").read_text(encoding="utf-8")
 
 
 # -- README command 1 on the embedded judge ------------------------------------------------------------------

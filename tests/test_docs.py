@@ -322,6 +322,13 @@ def test_mkdocs_nav_lists_every_page():
     assert sorted(listed) == on_disk, "mkdocs.yml's nav and docs/*.md differ"
 
 
+def test_the_home_page_links_every_page():
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    home = (DOCS / "index.md").read_text(encoding="utf-8")
+    unlinked = [page for page in nav_pages(config["nav"]) if page != "index.md" and f"]({page})" not in home]
+    assert not unlinked, "docs/index.md links no entry to " + ", ".join(unlinked)
+
+
 def load_hook(name: str):
     """docs/hooks/NAME.py loaded as MkDocs 1.6 loads a hook: by path, with its folder on sys.path while it runs
     (the hooks import their shared helper, generated_section.py, as a sibling)."""

@@ -215,7 +215,7 @@ class Workspaces:
             elif kind == EXAMPLE_SCRIPT:
                 # A script of examples/ (linked into the workspace), as a reader runs it from the checkout.
                 done = subprocess.run([sys.executable, *command.argv[1:]], cwd=workspace, capture_output=True,
-                                      text=True)
+                                      text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
                 assert done.returncode == 0, f"{command.where}: `{command.text}` exited {done.returncode}\n" \
                                              f"{done.stdout}{done.stderr}"
         self.done[target.document] = max(self.done[target.document], upto)
@@ -387,6 +387,7 @@ def test_measure_reference_lists_every_registered_measure_and_alias():
 
 
 HELP_OPTION = re.compile(r"^│\s+(?:\*\s+)?(--?[\w-]+)")   # an option's first name, as --help's box lists it
+ANSI = re.compile(r"\x1b\[[0-9;]*m")   # typer colours --help under FORCE_COLOR, PY_COLORS, GITHUB_ACTIONS
 ROW_OPTION = re.compile(r"^\| `(--?[\w-]+)`")                 # ... and as the generated table's first column does
 
 
@@ -403,12 +404,15 @@ def test_option_reference_lists_what_help_prints_for_every_command():
               "baseline pa-bleu", "baseline pa-meteor", "import auto-argue", "export auto-argue"]
     assert sorted(sections) == sorted(paths)
     for path in paths:
-        shown = runner.invoke(app, [*path.split(), "--help"], env={"COLUMNS": "240", "TERMINAL_WIDTH": "240"}).output
+        shown = ANSI.sub("", runner.invoke(app, [*path.split(), "--help"],
+                                           env={"COLUMNS": "240", "TERMINAL_WIDTH": "240"}).output)
         in_help = {m.group(1) for line in shown.splitlines() if (m := HELP_OPTION.match(line))} - {"--help"}
         in_reference = {m.group(1) for line in sections[path].splitlines() if (m := ROW_OPTION.match(line))}
         assert in_help, f"no option parsed from `argue-judge {path} --help`"
         assert in_reference == in_help, path
     assert "| `--kernels` | `auto` |" in sections["eval"] and "| `--human` | – |" in sections["score"]
+    assert "Environment variable: ARGUE_JUDGE_API_KEY." in sections["eval"]     # --help shows it: so must the page
+    assert "Output directory for &lt;name&gt;.scores.tsv." in sections["baseline rouge"]   # text, not an HTML tag
     assert module.MARKER in (DOCS / "commands.md").read_text(encoding="utf-8")
 
 

@@ -12,6 +12,7 @@ told apart by what they are (`param_type_name`, `list_commands`), not by isinsta
 from __future__ import annotations
 
 import enum
+import html
 
 from generated_section import checkout_first, insert_section
 
@@ -20,8 +21,8 @@ PAGE = "commands.md"
 
 
 def _cell(text: str) -> str:
-    """One table cell: a single line, its pipes escaped."""
-    return " ".join(text.split()).replace("|", "\\|")
+    """One table cell: a single line, its markup shown as text ("<name>.scores.tsv") and its pipes escaped."""
+    return html.escape(" ".join(text.split()), quote=False).replace("|", "\\|")
 
 
 def _default(parameter) -> str:
@@ -45,6 +46,8 @@ def _rows(command) -> list[str]:
         else:
             name = ", ".join(f"`{opt}`" for opt in [*parameter.opts, *parameter.secondary_opts])
         help_text = getattr(parameter, "help", None) or ""
+        if getattr(parameter, "show_envvar", False) and parameter.envvar:  # --help prints it: so does the page
+            help_text += f" Environment variable: {parameter.envvar}."
         rows.append(f"| {name} | {_default(parameter)} | {_cell(help_text)} |")
     return rows
 

@@ -244,6 +244,21 @@ def _tsv(path: Path) -> list[dict[str, str]]:
     return [dict(zip(header, line.split("\t"), strict=True)) for line in lines[1:]]
 
 
+@pytest.mark.parametrize("width", [80, 160])
+def test_the_printed_estimates_fit_the_terminal(judged_example, tmp_path, monkeypatch, width):
+    """An 80-column terminal gets the columns that rank the runs, whole; a wide one every column."""
+    from judge.cli import render
+
+    monkeypatch.setattr(render.console, "_width", width)
+    root, judgments = judged_example
+    output = _cli("score", str(judgments), "--human", str(root / "human-all.jsonl"), "--out", str(tmp_path))
+    table = output[output.index("Prediction-powered estimates"):output.index("F1: ")]
+    assert max(len(line) for line in table.splitlines()) <= width
+    assert "…" not in table                                    # no number cut to "0…"
+    assert ("labels worth" in table) == (width >= 120) and ("in ppi.tsv" in output) == (width < 120)
+    assert "| wF1 " in table.replace("│", "|") or width >= 120
+
+
 def test_score_with_every_report_human_judged_gives_the_human_scores(judged_example, tmp_path):
     root, judgments = judged_example
     output = _cli("score", str(judgments), "--human", str(root / "human-all.jsonl"), "--out", str(tmp_path))

@@ -19,6 +19,7 @@ console = Console(markup=False)
 
 SHORT_NAMES = {
     "SentencePrecision": "P", "NuggetRecall": "R", "NuggetRecall(weighted=True)": "wR", "F1": "F1",
+    "F1(weighted=True)": "wF1",
     **{f"OutcomeCount(outcome={n})": f"#{n}" for n in range(1, 9)}, "Truncated": "cut", "Failed": "fail",
     "Flagged": "flag",  # sentences that address the judge (judge.defence.injection): gaming, shown even where it fails
 }

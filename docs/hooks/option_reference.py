@@ -5,8 +5,8 @@ builds it) gets a table of its arguments and options with their defaults and the
 lists every option there is and cannot list one there is not. The page holds the marker below where the reference
 goes; a page without it fails the build.
 
-Typer builds its commands on a click of its own (`typer._click` since typer 0.2x; 0.29 here), so the parameters and groups are
-told apart by what they are (`param_type_name`, `list_commands`), not by isinstance against the `click` package.
+Typer (0.29 here) builds its commands on a click of its own, `typer._click`, so the parameters and groups are told
+apart by what they are (`param_type_name`, `list_commands`), not by isinstance against the `click` package.
 """
 
 from __future__ import annotations

@@ -20,11 +20,13 @@ from judge.labels import CitationPolicy
 # flagged sentence unsupported (#1 cited, #5 uncited) without asking the model.
 InjectionPolicy = Literal["quarantine", "flag", "penalise"]
 INJECTION_POLICIES: tuple[InjectionPolicy, ...] = get_args(InjectionPolicy)
-# Which detector decides what is flagged (judge.defence.injection.detect): the rules alone (the defence before the
-# learned detector, kept to measure what the learned detector adds on the same code and cache), or the rules and,
-# where none fires, the learned detector (the default).
-InjectionDetector = Literal["rules+learned", "rules"]
+# Which detectors decide what is flagged (judge.defence.injection.detect), each asked where the ones before it found
+# nothing: the rules, the learned detector, then pieces in another script than their text (judge.defence.script; the
+# default). The shorter stacks are the defence as it was before each addition, kept to measure what the addition
+# does on the same code and cache.
+InjectionDetector = Literal["rules+learned+script", "rules+learned", "rules"]
 INJECTION_DETECTORS: tuple[InjectionDetector, ...] = get_args(InjectionDetector)
+DEFAULT_INJECTION_DETECTOR: InjectionDetector = "rules+learned+script"
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,7 @@ class JudgeSettings:
     thresholds: Thresholds | DefaultThresholds | None = DEFAULT_THRESHOLDS
     # Which detector flags text (INJECTION_DETECTORS). Not in the cache key: what the model is shown, after the
     # quarantine, is what the cache keys on.
-    injection_detector: InjectionDetector = "rules+learned"
+    injection_detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR
 
     @property
     def withholds(self) -> bool:

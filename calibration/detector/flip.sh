@@ -37,7 +37,9 @@ for batch in sorted(Path("calibration/detector/flip-inputs").glob("batch-*.txt")
 PY
 for BATCH in "$@"; do
   for SIDE in ${SIDES:-after before}; do
-    DETECTOR=$([ "$SIDE" = before ] && echo rules || echo rules+learned)
+    # before: the rules alone; after: the default detector (AFTER_DETECTOR=rules+learned: as measured before the
+    # script check, kept beside as after-rules+learned/)
+    DETECTOR=$([ "$SIDE" = before ] && echo rules || echo "${AFTER_DETECTOR:-rules+learned+script}")
     SIDE_OUT=calibration/detector/$OUT/batch-$BATCH/$SIDE
     # The kinds `--attack` would ask, as calibrate itself reads the option ('unseen': every held-out kind).
     if [ -f "$SIDE_OUT/calibration.json" ] && ! python -c 'import json, sys

@@ -21,7 +21,7 @@ from judge.defence.injection import Attack, detect
 from judge.judging.decisions.asker import Decider
 from judge.judging.decisions.base import Prepared
 from judge.judging.passages import PassagePolicy
-from judge.settings import InjectionDetector
+from judge.settings import DEFAULT_INJECTION_DETECTOR, InjectionDetector
 
 # The prompt values that carry text from outside (the request of an item is the data set's question, not ours
 # to attack, and is left out).
@@ -33,7 +33,7 @@ def variant_of(item_id: str) -> int:
     return int.from_bytes(hashlib.sha256(item_id.encode("utf-8")).digest()[:4], "big")
 
 
-def shown_flag(prepared: Prepared, detector: InjectionDetector = "rules+learned") -> str | None:
+def shown_flag(prepared: Prepared, detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> str | None:
     """The detector's rule for what the judge is shown (None: nothing addresses the judge)."""
     for name in UNTRUSTED_VALUES:
         if name in prepared.values:
@@ -49,7 +49,8 @@ def applicable(items: Sequence[CalibrationItem], attack: Attack) -> list[Calibra
 
 async def red_team(items: Sequence[CalibrationItem], clean: Mapping[str, str | None], attacks: Sequence[Attack],
                    decider: Decider, passages: PassagePolicy, on_item: Callable[[], None] = lambda: None,
-                   withhold: bool = False, detector: InjectionDetector = "rules+learned") -> list[AttackResult]:
+                   withhold: bool = False,
+                   detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> list[AttackResult]:
     """One AttackResult per (attack, decision) with items; `clean` holds the judge's clean label per item id.
     `withhold`: the judge is shown the items with flagged pieces withheld (--on-injection quarantine); the
     detector's flag rates are still measured on the text as written. `detector` decides what is flagged (and so

@@ -40,7 +40,7 @@ from judge.judging.decisions import answers_nugget, supports_citation
 from judge.judging.decisions.asker import Decider
 from judge.judging.decisions.base import Prepared
 from judge.judging.passages import PassagePolicy, select_passages
-from judge.settings import InjectionDetector
+from judge.settings import DEFAULT_INJECTION_DETECTOR, InjectionDetector
 from judge.types import Answer, Document, Nugget, Request
 
 CALIBRATION_REQUEST = Request(
@@ -50,7 +50,8 @@ ITEM_DECISIONS = ("supports_citation", "answers_nugget")  # what labelled item d
 
 
 def prepare_item(item: CalibrationItem, passages: PassagePolicy, attack: Attack | None = None,
-                 variant: int = 0, withhold: bool = False, detector: InjectionDetector = "rules+learned") -> Prepared:
+                 variant: int = 0, withhold: bool = False,
+                 detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> Prepared:
     """The item's decision, ready to ask; with `attack`, its text placed where the attack's target is shown:
     "sentence" in the judged sentence (for a document-level answers_nugget item, the passages that stand in for
     it), "document" in every reference / document before passages are selected (as a note in a real document
@@ -99,7 +100,7 @@ def attack_applies(attack: Attack, decision: str) -> bool:
 
 async def ask_items(items: list[CalibrationItem], decider: Decider, passages: PassagePolicy,
                     on_item: Callable[[], None] = lambda: None, withhold: bool = False,
-                    detector: InjectionDetector = "rules+learned") -> dict[str, DecisionRecord]:
+                    detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> dict[str, DecisionRecord]:
     """The judge's decision record per item (its verdict and, where the model gave log-probabilities, its
     confidence)."""
 
@@ -118,7 +119,7 @@ def labels_of(items: list[CalibrationItem], records: dict[str, DecisionRecord]) 
 
 async def predict(items: list[CalibrationItem], decider: Decider, passages: PassagePolicy,
                   on_item: Callable[[], None] = lambda: None, withhold: bool = False,
-                  detector: InjectionDetector = "rules+learned") -> dict[str, str | None]:
+                  detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> dict[str, str | None]:
     """The judge's label per item (None when the decision failed or the judge could not decide)."""
     return labels_of(items, await ask_items(items, decider, passages, on_item, withhold, detector))
 

@@ -24,7 +24,7 @@ from judge.errors import InputError
 from judge.judging.judgments_reader import iter_judgments
 from judge.llm.embedded import EMBEDDED_MODEL
 from judge.run.score import score
-from judge.settings import JudgeSettings, ModelSettings, PassagePolicy
+from judge.settings import DEFAULT_INJECTION_DETECTOR, JudgeSettings, ModelSettings, PassagePolicy
 
 CALIBRATED_POLICIES = ("quarantine", "flag")
 
@@ -72,7 +72,7 @@ def calibrate_command(
     on_injection: Annotated[str, typer.Option(
         "--on-injection", help="As eval: 'quarantine' withholds text that addresses the judge from the model; 'flag' "
         "shows it as written (to measure what an attack does to an undefended judge).")] = "quarantine",
-    injection_detector: options.InjectionDetectorOption = "rules+learned",
+    injection_detector: options.InjectionDetectorOption = DEFAULT_INJECTION_DETECTOR,
     attacks_file: Annotated[Path | None, typer.Option(
         "--attacks-file", help="Attack kinds of your own (the shape of judge/data/attacks.json).",
         exists=True, dir_okay=False)] = None,

@@ -34,7 +34,14 @@ from judge.run.inputs import Inputs
 from judge.run.outputs import write_outputs
 from judge.run.prediction_powered import check_human_files, estimate_with_humans, ppi_json
 from judge.run.shards import Shard
-from judge.settings import INJECTION_POLICIES, JudgeSettings, ModelSettings, PassagePolicy, RetryPolicy
+from judge.settings import (
+    DEFAULT_INJECTION_DETECTOR,
+    INJECTION_POLICIES,
+    JudgeSettings,
+    ModelSettings,
+    PassagePolicy,
+    RetryPolicy,
+)
 
 
 def eval_command(
@@ -94,7 +101,7 @@ def eval_command(
         "judges what remains; 'flag' shows the model the text as written; 'penalise' judges a flagged sentence "
         "unsupported (#1 cited, #5 uncited) without asking the model.")
     ] = "quarantine",
-    injection_detector: options.InjectionDetectorOption = "rules+learned",
+    injection_detector: options.InjectionDetectorOption = DEFAULT_INJECTION_DETECTOR,
     view: Annotated[bool, typer.Option(
         "--view", help="Also write the HTML view of the judgments to OUT/view (index.html, one page per report).")
     ] = False,

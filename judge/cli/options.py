@@ -107,9 +107,10 @@ Kernels = Annotated[str, typer.Option(
     "run-summary.json; hosted models ignore it.")]
 InjectionDetectorOption = Annotated[str, typer.Option(
     "--injection-detector", callback=lambda value: one_of(value, INJECTION_DETECTORS), help="What flags text that "
-    "addresses the judge: 'rules+learned' (the rules, then the learned detector, judge/data/injection-detector.json) "
-    "or 'rules' (the rules alone, the defence before the learned detector: to measure what it adds). Named in the "
-    "signature's inj: field; not in the cache key, so both share one cache.")]
+    "addresses the judge, each where the ones before found nothing: 'rules+learned+script' (the rules, the learned "
+    "detector of judge/data/injection-detector.json, then a piece in another non-Latin script than its text), "
+    "'rules+learned' or 'rules' (the defence before each addition: to measure what it adds). Named in the "
+    "signature's inj: field; not in the cache key, so all share one cache.")]
 CacheDir = Annotated[Path, typer.Option("--cache-dir", help="Decision cache directory.")]
 # --cache-dir stays as an alias: the same option, now also taking a URL.
 Cache = Annotated[str, typer.Option(

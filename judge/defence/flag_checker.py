@@ -12,12 +12,12 @@ from __future__ import annotations
 from judge.defence.injection import Detection, detect
 from judge.formats import DocumentStore
 from judge.formats.judgments import ADDRESSES_JUDGE, CITED_DOCUMENT_ADDRESSES_JUDGE, Flag
-from judge.settings import InjectionDetector
+from judge.settings import DEFAULT_INJECTION_DETECTOR, InjectionDetector
 from judge.types import Sentence
 
 
 class FlagChecker:
-    def __init__(self, documents: DocumentStore, detector: InjectionDetector = "rules+learned"):
+    def __init__(self, documents: DocumentStore, detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR):
         self.documents = documents
         self.detector = detector
         self._documents: dict[str, Detection] = {}

@@ -26,8 +26,9 @@ from pathlib import Path
 
 from judge.defence.learned import LearnedDetector, load_detector
 from judge.defence.pieces import pieces
+from judge.defence.script import FOREIGN_SCRIPT, foreign_pieces
 from judge.errors import InputError
-from judge.settings import InjectionDetector
+from judge.settings import DEFAULT_INJECTION_DETECTOR, InjectionDetector
 
 # Invisible characters that are not category Cf but render as nothing (fillers, blank braille, joiners).
 _INVISIBLE_EXTRA = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
@@ -227,10 +228,11 @@ LEARNED = "learned"
 MIN_LETTERS = 5
 
 
-def detect(text: str, detector: InjectionDetector = "rules+learned") -> Detection:
-    """The rules, then (unless `detector` is "rules") the learned detector (judge.defence.learned), on `text` (well
-    under a millisecond per sentence). A sentence is checked by the flags and again by the quarantine, so short
-    texts are remembered; documents are checked once per run."""
+def detect(text: str, detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> Detection:
+    """The detectors `detector` names, each where the ones before it found nothing, on `text`: the rules, the
+    learned detector (judge.defence.learned), then a piece in another script (judge.defence.script); well under a
+    millisecond per sentence. A sentence is checked by the flags and again by the quarantine, so short texts are
+    remembered; documents are checked once per run."""
     return _detect_short(text, detector) if len(text) <= SHORT_TEXT else detect_uncached(text, detector)
 
 
@@ -242,10 +244,30 @@ def _detect_short(text: str, detector: InjectionDetector) -> Detection:
     return detect_uncached(text, detector)
 
 
-def detect_uncached(text: str, detector: InjectionDetector = "rules+learned") -> Detection:
+def detect_uncached(text: str, detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> Detection:
     """`detect` without the memory of short texts (what a first look at a text costs)."""
     found = detect_rules(text)
-    return found if found.flagged or detector == "rules" else detect_learned(text)
+    if found.flagged or not uses_learned(detector):
+        return found
+    learned = detect_learned(text)
+    if learned.flagged or not uses_script(detector):
+        return learned
+    return detect_script(text) or learned
+
+
+def uses_learned(detector: InjectionDetector) -> bool:
+    return "learned" in detector.split("+")
+
+
+def uses_script(detector: InjectionDetector) -> bool:
+    return "script" in detector.split("+")
+
+
+def detect_script(text: str) -> Detection | None:
+    """The first piece of `text` in another script than the text's own (judge.defence.script), if any."""
+    parts = pieces(text)
+    found = foreign_pieces(parts)
+    return Detection(True, FOREIGN_SCRIPT, parts[found[0]].strip()) if found else None
 
 
 def detect_rules(text: str) -> Detection:

@@ -10,8 +10,9 @@ longer pays.
 
 Pieces are the text's top-level bracketed groups ("(...)", "[...]", "<...>" and their full-width forms) and the
 sentences between them (a spaced dash also starts one), line by line, each with the white space after it. A
-piece is withheld when the detector flags it, or, where no single piece is flagged, the shortest run of adjacent
-pieces that is (a lead-in too short to judge, "P.S.", goes with the piece it introduces). In a report sentence
+piece is withheld when the detector flags it or is in another script than the text around it (judge.defence.script:
+seen beside the other pieces only), or, where no single piece is flagged, the shortest run of adjacent pieces that
+is (a lead-in too short to judge, "P.S.", goes with the piece it introduces). In a report sentence
 everything from the first withheld piece to the last goes, with the tags a withheld piece stands in (a forged
 instruction block between two fake tags is not flagged piece by piece), and of what is left on either side of
 that span only the longer side is kept: a sentence states one claim. In a document only the flagged pieces go,
@@ -28,9 +29,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from judge.defence.injection import MIN_LETTERS, detect, fold
+from judge.defence.injection import MIN_LETTERS, detect, fold, uses_script
 from judge.defence.pieces import pieces
-from judge.settings import InjectionDetector
+from judge.defence.script import foreign_pieces
+from judge.settings import DEFAULT_INJECTION_DETECTOR, InjectionDetector
 
 # Longest run of adjacent pieces tried when no single piece is flagged (a phrase split by "P.S. to the ...").
 MAX_RUN = 4
@@ -57,6 +59,8 @@ class Quarantined:
 def _flagged(parts: list[str], detector: InjectionDetector) -> list[int]:
     """Indices of the pieces to withhold: each flagged piece, or the shortest flagged run of pieces."""
     hits = [k for k, part in enumerate(parts) if detect(part, detector).flagged]
+    if uses_script(detector):  # a piece's script is foreign only beside the others: not seen one by one
+        hits = sorted(set(hits) | set(foreign_pieces(parts)))
     if hits:
         return sorted(set(hits) | {k - 1 for k in hits if k > 0 and _lead_in(parts[k - 1])})
     for width in range(2, min(MAX_RUN, len(parts)) + 1):
@@ -152,7 +156,7 @@ def _quarantine(text: str, spans: bool, detector: InjectionDetector) -> tuple[Qu
     return Quarantined(shown, tuple(w for w in withheld if w)), bool(shown.strip()) and detect(shown, detector).flagged
 
 
-def quarantine_sentence(text: str, detector: InjectionDetector = "rules+learned") -> Quarantined:
+def quarantine_sentence(text: str, detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> Quarantined:
     """A report sentence as the judge is shown it: WITHHELD_SENTENCE when nothing of it is left, or when what is
     left still addresses the judge. `detector` decides what is flagged (judge.defence.injection.detect)."""
     found, still_flagged = _quarantine(text, True, detector)
@@ -161,6 +165,6 @@ def quarantine_sentence(text: str, detector: InjectionDetector = "rules+learned"
     return found
 
 
-def quarantine_document(text: str, detector: InjectionDetector = "rules+learned") -> Quarantined:
+def quarantine_document(text: str, detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> Quarantined:
     """A document's text as the judge is shown it: only the flagged pieces withheld."""
     return _quarantine(text, False, detector)[0]

@@ -9,12 +9,12 @@ import inspect
 import json
 from pathlib import Path
 
-from judge.defence import learned, pieces, quarantine
-from judge.defence.injection import RULES
+from judge.defence import learned, pieces, quarantine, script
+from judge.defence.injection import RULES, uses_learned, uses_script
 from judge.defence.learned import load_detector
 from judge.judging import decisions
 from judge.judging.decisions.base import contract_hash
-from judge.settings import InjectionDetector
+from judge.settings import DEFAULT_INJECTION_DETECTOR, InjectionDetector
 
 
 def schema_hash() -> str:
@@ -25,13 +25,14 @@ def schema_hash() -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
-def detector_hash(detector: InjectionDetector = "rules+learned") -> str:
-    """The injection detector's rules, the learned detector (its scoring code and the version of its weights) unless
-    `detector` is the rules alone, and the pieces and the quarantine's cutting in one short hash: they decide the
-    flags (counted in the scores), what the model is shown of flagged text and, with `--on-injection penalise`,
-    outcomes."""
-    learned_parts = [inspect.getsource(learned), load_detector().version] if detector == "rules+learned" else []
-    parts = [json.dumps(RULES, ensure_ascii=False), *learned_parts, inspect.getsource(pieces),
+def detector_hash(detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> str:
+    """The injection detector's rules, the learned detector (its scoring code and the version of its weights) and
+    the script check where `detector` uses them, and the pieces and the quarantine's cutting, in one short hash:
+    they decide the flags (counted in the scores), what the model is shown of flagged text and, with
+    `--on-injection penalise`, outcomes."""
+    learned_parts = [inspect.getsource(learned), load_detector().version] if uses_learned(detector) else []
+    script_parts = [inspect.getsource(script)] if uses_script(detector) else []
+    parts = [json.dumps(RULES, ensure_ascii=False), *learned_parts, *script_parts, inspect.getsource(pieces),
              inspect.getsource(quarantine)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:8]
 

@@ -25,7 +25,7 @@ from judge._version import __version__
 from judge.judging.fingerprints import detector_hash, prompt_hashes, prompts_tag, schema_hash
 from judge.judging.thresholds import resolve_thresholds
 from judge.llm.logprob import asks_logprobs
-from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
+from judge.settings import DEFAULT_INJECTION_DETECTOR, JudgeSettings, ModelSettings, RetryPolicy
 from judge.types import Request
 
 
@@ -66,7 +66,9 @@ class JudgeSignature(_Forms):
     limit_unit: str = "none"   # what the requests' length limits count: characters, words, both, or none
     logprobs: bool = False             # decisions asked for log-probabilities (records carry a confidence)
     thresholds: str | None = None      # digest of the decision thresholds applied (judge.judging.thresholds)
-    injection_detector: str = "rules+learned"  # what flags (--injection-detector); "rules": no learned one
+    # What flags (--injection-detector). Signatures written before the script check have no such field and were
+    # "rules+learned" (or named "rules").
+    injection_detector: str = "rules+learned"
 
     @classmethod
     def of(cls, model: ModelSettings, retry: RetryPolicy, settings: JudgeSettings,
@@ -86,8 +88,9 @@ class JudgeSignature(_Forms):
             ("seed", str(self.seed)), ("maxtok", str(self.max_tokens)), ("reask", str(self.reasks)),
             ("prompts", prompts_tag(self.prompts, short)), ("schema", self.schema), ("cite", self.citation_policy),
             ("trunc", "yes" if self.truncate else "no"), ("limit", self.limit_unit), ("doc", self.passages),
-            # The rules alone are told apart by name (`quarantine@rules:1a2b3c4d`); the default keeps its old form.
-            ("inj", f"{self.on_injection}@{self.detector}" if self.injection_detector == "rules+learned"
+            # Other stacks than the default are told apart by name (`quarantine@rules:1a2b3c4d`); the default keeps
+            # the short form.
+            ("inj", f"{self.on_injection}@{self.detector}" if self.injection_detector == DEFAULT_INJECTION_DETECTOR
              else f"{self.on_injection}@{self.injection_detector}:{self.detector}"),
             *([("lp", "yes")] if self.logprobs else []),
             *([("thr", self.thresholds)] if self.thresholds else []),

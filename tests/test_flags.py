@@ -279,7 +279,7 @@ def test_eval_with_the_rules_alone_shows_what_only_the_learned_detector_flags_an
     assert learned.sentences[0].flag_scores["sentence: learned"] >= 0.5
     assert any(remark in s for s in shown["rules"])
     assert not any(remark in s for s in shown["rules+learned"][len(shown["rules"]):])
-    assert "|inj:quarantine@rules:" in rules_only.signature and "@rules" not in learned.signature
+    assert "|inj:quarantine@rules:" in rules_only.signature and "|inj:quarantine@rules+learned:" in learned.signature
     summaries = {d: json.loads((tmp_path / d / "run-summary.json").read_text()) for d in ("rules", "rules+learned")}
     assert summaries["rules"]["judge_signature"]["injection_detector"] == "rules"
     assert summaries["rules+learned"]["judge_signature"]["injection_detector"] == "rules+learned"

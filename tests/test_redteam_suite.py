@@ -270,7 +270,7 @@ def test_an_unknown_injection_detector_is_a_usage_error(tmp_path):
     result = runner.invoke(app, ["calibrate", "--attributionbench", str(tmp_path / "x.jsonl"),
                                  "--injection-detector", "learned"])
     assert result.exit_code == 2
-    assert "--injection-detector" in result.output and "rules+learned, rules" in result.output
+    assert "--injection-detector" in result.output and "rules+learned+script, rules+learned, rules" in result.output
 
 
 def test_the_held_out_phrasings_are_asked_by_name_or_all_at_once():

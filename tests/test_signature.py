@@ -178,13 +178,16 @@ def test_the_judge_signature_names_the_injection_policy_and_the_detector():
     assert "|inj:penalise@" in short and len(short.rsplit("@", 1)[1]) == 8
 
 
-def test_the_rules_alone_are_told_apart_in_the_signature_and_the_default_keeps_its_form():
+def test_the_shorter_detector_stacks_are_told_apart_in_the_signature_and_the_default_keeps_its_form():
     default = judge_signature()
     rules = judge_signature(judge=JudgeSettings(injection_detector="rules"))
-    assert default.injection_detector == "rules+learned" and rules.injection_detector == "rules"
-    assert rules.detector != default.detector  # the rules' hash leaves the learned weights out
+    learned = judge_signature(judge=JudgeSettings(injection_detector="rules+learned"))
+    assert default.injection_detector == "rules+learned+script" and rules.injection_detector == "rules"
+    # each stack hashes what it runs: the rules' leaves the learned weights out, rules+learned the script check
+    assert len({rules.detector, learned.detector, default.detector}) == 3
     assert f"|inj:quarantine@{default.detector}" in default.short()
     assert f"|inj:quarantine@rules:{rules.detector}" in rules.short()
+    assert f"|inj:quarantine@rules+learned:{learned.detector}" in learned.short()
     assert json.loads(rules.as_json())["injection_detector"] == "rules"
 
 

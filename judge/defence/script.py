@@ -7,11 +7,15 @@ a piece (judge.defence.pieces) mostly in another, non-Latin one, is flagged on t
 real text at hand (NeuCLIR report sentences and documents, AttributionBench and WiCE claims and references) it flags
 only WiCE web pages that carry a line in another script (calibration/detector/script_flags.py).
 
-Latin pieces are never foreign: a Latin term in brackets is everyday in Chinese, Japanese or Russian text, and
-English wordings are the other detectors' business. The text's own script is the one with the most letters. An
-ideograph carries more than a Latin letter, but counting it as one keeps a Chinese note from outweighing all but the
-shortest English sentence it follows: a note with more letters than its sentence takes the text over, and then goes
-unseen here (the rules and the learned detector still read it).
+Latin pieces are never foreign: a Latin term is everyday in Chinese, Japanese or Russian text, and English wordings
+are the other detectors' business. A text's own script is the one with the most letters outside brackets (where a
+translation or an original name goes); a sentence (a text on one line) whose first piece outside brackets is a
+clause of OPENING_LETTERS letters or more in one script has that script too, as that is where its claim starts. A
+piece is foreign to either: a Russian note longer than the English claim it follows is still foreign to the claim's
+opening, and a note put first is foreign to the longer claim after it. A note put first that is also longer than
+the claim goes unseen here, as does one joined to the claim without a sentence end or bracket (the rules and the
+learned detector still read both). In a Chinese or Russian text that opens on an English clause of that length,
+the rest is foreign: a false flag this check would make on such text.
 """
 
 from __future__ import annotations
@@ -21,9 +25,14 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
+from judge.defence.pieces import OPENING
+
 FOREIGN_SCRIPT = "foreign_script"  # the rule name the judgments record
 # Fewer letters in another script are a name or a term ("Xi Jinping (习近平)"), not a sentence that could sway a judge.
 MIN_FOREIGN_LETTERS = 6
+# A sentence's first piece sets its script when it is a clause, not a name: this many letters, MOSTLY of one script.
+OPENING_LETTERS = 20
+MOSTLY = 0.8
 LATIN = "LATIN"
 # Unicode name prefixes of one writing system (Japanese mixes kanji and kana in one sentence).
 _SAME_SCRIPT = {"HIRAGANA": "HAN", "KATAKANA": "HAN", "KATAKANA-HIRAGANA": "HAN", "CJK": "HAN", "IDEOGRAPHIC": "HAN"}
@@ -48,18 +57,30 @@ def _scripts(text: str) -> Counter[str]:
 
 
 def foreign_pieces(parts: Sequence[str]) -> list[int]:
-    """Indices of the pieces of a text (judge.defence.pieces.pieces) mostly written in a non-Latin script other
-    than the text's own, with at least MIN_FOREIGN_LETTERS letters in it."""
+    """Indices of the pieces of a text (judge.defence.pieces.pieces) mostly written in a non-Latin script foreign
+    to the text (see above), with at least MIN_FOREIGN_LETTERS letters in it."""
     counts = [_scripts(part) for part in parts]
+    prose = [count for part, count in zip(parts, counts) if count and part.lstrip()[:1] not in OPENING]
     total: Counter[str] = Counter()
-    for count in counts:
+    for count in prose or counts:
         total.update(count)
-    if len(total) < 2:
+    if not total or len(set().union(*counts)) < 2:
         return []
-    own = max(total, key=lambda script: (total[script], script))
+    own = {_most(total)}
+    if prose and "\n" not in "".join(parts).strip():
+        opening = prose[0]
+        script, letters = _most(opening), sum(opening.values())
+        if letters >= OPENING_LETTERS and opening[script] >= MOSTLY * letters:
+            own.add(script)
     found = []
     for k, count in enumerate(counts):
-        foreign = sum(n for script, n in count.items() if script not in (own, LATIN))
-        if foreign >= MIN_FOREIGN_LETTERS and 2 * foreign >= sum(count.values()):
+        script = _most(count) if count else LATIN
+        if script != LATIN and own != {script} and count[script] >= MIN_FOREIGN_LETTERS \
+                and 2 * count[script] >= sum(count.values()):
             found.append(k)
     return found
+
+
+def _most(count: Counter[str]) -> str:
+    """The script with the most letters (ties: the first name in alphabetical order, for determinism)."""
+    return min(count, key=lambda script: (-count[script], script))

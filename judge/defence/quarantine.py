@@ -59,8 +59,10 @@ class Quarantined:
 def _flagged(parts: list[str], detector: InjectionDetector) -> list[int]:
     """Indices of the pieces to withhold: each flagged piece, or the shortest flagged run of pieces."""
     hits = [k for k, part in enumerate(parts) if detect(part, detector).flagged]
-    if uses_script(detector):  # a piece's script is foreign only beside the others: not seen one by one
-        hits = sorted(set(hits) | set(foreign_pieces(parts)))
+    if not hits and uses_script(detector):
+        # A piece's script is foreign only beside the others, so it is not seen one by one; and only once what the
+        # other detectors flag is gone (the next pass), or an English note would make a short Chinese claim foreign.
+        hits = foreign_pieces(parts)
     if hits:
         return sorted(set(hits) | {k - 1 for k in hits if k > 0 and _lead_in(parts[k - 1])})
     for width in range(2, min(MAX_RUN, len(parts)) + 1):

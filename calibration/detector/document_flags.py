@@ -37,6 +37,7 @@ from judge.defence.injection import MIN_LETTERS, UNSEEN_ATTACKS_FILE, detect_rul
 from judge.defence.learned import LearnedDetector, load_detector  # noqa: E402
 from judge.defence.pieces import pieces  # noqa: E402
 from judge.defence.quarantine import quarantine_document  # noqa: E402
+from judge.settings import InjectionDetector  # noqa: E402
 
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
 
@@ -76,13 +77,16 @@ def evidence_withheld(rows: list[dict], model: LearnedDetector) -> dict[float, t
     return {t: (any_line, some, every) for t, (any_line, some, every) in found.items()}
 
 
-def quarantined_evidence(rows: list[dict]) -> tuple[int, int, int]:
-    """evidence_withheld's three counts at the shipped detector and threshold, from what
-    judge.defence.quarantine.quarantine_document withholds of each whole document."""
+def quarantined_evidence(rows: list[dict], detector: InjectionDetector = "rules+learned") -> tuple[int, int, int]:
+    """evidence_withheld's three counts at the shipped threshold, from what
+    judge.defence.quarantine.quarantine_document withholds of each whole document under `detector` (the learned
+    detector's cost: rules+learned; the default adds the script check, calibration/detector/script_flags.py)."""
     found = [0, 0, 0]
     for row in rows:
-        withheld = quarantine_document("\n".join(row["evidence"])).withheld
-        hit = {k for k, line in enumerate(row["evidence"]) if any(piece and piece in line for piece in withheld)}
+        withheld = quarantine_document("\n".join(row["evidence"]), detector).withheld
+        # A line is hit when one of its pieces was withheld (compared whole: a withheld "Iraq" is not in every line
+        # that names Iraq).
+        hit = {k for k, line in enumerate(row["evidence"]) if {p.strip() for p in pieces(line)} & set(withheld)}
         for k, count in enumerate(_touched(row, hit)):
             found[k] += count
     return found[0], found[1], found[2]
@@ -123,7 +127,7 @@ def main() -> None:
                                for t, (line, some, every) in evidence_withheld(rows, model).items()))
         if args.weights is None:
             line, some, every = quarantined_evidence(rows)
-            print(f"  quarantine_document, shipped threshold: {line} / {some} / {every}")
+            print(f"  quarantine_document, shipped threshold, rules+learned: {line} / {some} / {every}")
     else:
         print(f"\nevidence withheld: skipped, {wice} is missing")
 

@@ -10,9 +10,9 @@ of judge/data/attacks.json applied to the items of its target (sentence kinds to
 document kinds to the reference texts, evidence and documents, the forged report line to report sentences with
 the following sentence as the claim), cycling through the kind's variants item by item. Prints one line per
 corpus and per attack kind, the rates on the hand-written paraphrases of tests/data/redteam.json, and the clean
-hits themselves (`--show-hits`) so a rule that misfires can be read. Detection is the rules OR the learned
-detector (judge.defence.learned), as `eval` runs it; the time per sentence of each (first call, nothing cached) is
-printed at the end.
+hits themselves (`--show-hits`) so a rule that misfires can be read. Detection is the default stack, as `eval` runs
+it: the rules, the learned detector (judge.defence.learned), then the script check (judge.defence.script); the time
+per sentence of each and of the stacks (first call, nothing cached) is printed at the end.
 
 Per attack kind it also prints how often the quarantine (defence.quarantine, `--on-injection quarantine`) gives back
 exactly the text the attack was added to ("withheld to clean"). `--attacks-file` measures another set of attack
@@ -35,6 +35,7 @@ from judge.defence.injection import (  # noqa: E402
     detect,
     detect_learned,
     detect_rules,
+    detect_script,
     detect_uncached,
     load_attacks,
 )
@@ -158,17 +159,24 @@ def main() -> None:
 
 def timing(sentences: list[str], documents: list[str], repeats: int = 3) -> None:
     """CPU microseconds per text (process time: on a shared machine wall time mostly measures the other jobs) of the
-    rule detector, the learned detector and both (`detect` bypassing its cache): the best of `repeats` passes over up
-    to 2,000 sentences and 300 documents."""
+    rule detector, the learned detector, the script check and the stacks (`detect` bypassing its cache): the best of
+    `repeats` passes over up to 2,000 sentences and 300 documents."""
     load_detector()
     print(f"\nTime per text (best of {repeats} passes; learned weights {load_detector().version})")
     for name, texts in (("sentence", sentences[:2000]), ("document", documents[:300])):
         if not texts:
             continue
         mean_chars = sum(map(len, texts)) / len(texts)
-        for label, run in (("rules", detect_rules), ("learned", detect_learned), ("rules, then learned", detect_uncached)):
+        for label, run in STACKS:
             best = min(_seconds(run, texts) for _ in range(repeats))
-            print(f"  {name:8s} ({len(texts):4d}, {mean_chars:6.0f} chars) {label:20s} {best / len(texts) * 1e6:9.1f} µs CPU")
+            print(f"  {name:8s} ({len(texts):4d}, {mean_chars:6.0f} chars) {label:30s} "
+                  f"{best / len(texts) * 1e6:9.1f} µs CPU")
+
+
+# Each detector alone, then the stacks `--injection-detector` offers (each asks the next only where it found nothing).
+STACKS = (("rules", detect_rules), ("learned", detect_learned), ("script", detect_script),
+          ("rules+learned", lambda text: detect_uncached(text, "rules+learned")),
+          ("rules+learned+script (default)", detect_uncached))
 
 
 def _seconds(run, texts: list[str]) -> float:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from judge.defence.learned import LearnedDetector, load_detector
 from judge.defence.pieces import pieces
-from judge.defence.script import FOREIGN_SCRIPT, foreign_pieces
+from judge.defence.script import FOREIGN_SCRIPT, foreign_pieces, may_have_foreign_pieces
 from judge.errors import InputError
 from judge.settings import DEFAULT_INJECTION_DETECTOR, InjectionDetector
 
@@ -265,6 +265,8 @@ def uses_script(detector: InjectionDetector) -> bool:
 
 def detect_script(text: str) -> Detection | None:
     """The first piece of `text` in another script than the text's own (judge.defence.script), if any."""
+    if not may_have_foreign_pieces(text):
+        return None
     parts = pieces(text)
     found = foreign_pieces(parts)
     return Detection(True, FOREIGN_SCRIPT, parts[found[0]].strip()) if found else None

@@ -20,6 +20,7 @@ the rest is foreign: a false flag this check would make on such text.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
@@ -34,6 +35,9 @@ MIN_FOREIGN_LETTERS = 6
 OPENING_LETTERS = 20
 MOSTLY = 0.8
 LATIN = "LATIN"
+# Text with no character beyond these (ASCII, Latin supplements and extensions, combining marks, Vietnamese letters,
+# punctuation and symbols) has no letter of another script: most English text, answered without a look per letter.
+_LATIN_ONLY = re.compile("[\x00-\u036f\u1e00-\u1eff\u2000-\u2bff]*")
 # Unicode name prefixes of one writing system (Japanese mixes kanji and kana in one sentence).
 _SAME_SCRIPT = {"HIRAGANA": "HAN", "KATAKANA": "HAN", "KATAKANA-HIRAGANA": "HAN", "CJK": "HAN", "IDEOGRAPHIC": "HAN"}
 
@@ -56,9 +60,16 @@ def _scripts(text: str) -> Counter[str]:
     return Counter(script for script in map(script_of, text) if script is not None)
 
 
+def may_have_foreign_pieces(text: str) -> bool:
+    """False when `text` cannot have a foreign piece (it has no letter outside Latin): a cheap test to skip the rest."""
+    return _LATIN_ONLY.fullmatch(text) is None
+
+
 def foreign_pieces(parts: Sequence[str]) -> list[int]:
     """Indices of the pieces of a text (judge.defence.pieces.pieces) mostly written in a non-Latin script foreign
     to the text (see above), with at least MIN_FOREIGN_LETTERS letters in it."""
+    if not may_have_foreign_pieces("".join(parts)):
+        return []
     counts = [_scripts(part) for part in parts]
     prose = [count for part, count in zip(parts, counts) if count and part.lstrip()[:1] not in OPENING]
     total: Counter[str] = Counter()

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from judge.defence.learned import LearnedDetector, load_detector
 from judge.defence.pieces import pieces
-from judge.defence.script import FOREIGN_SCRIPT, foreign_pieces, may_have_foreign_pieces
+from judge.defence.script import FOREIGN_SCRIPT, foreign_pieces, may_have_foreign_pieces, script_pieces
 from judge.errors import InputError
 from judge.settings import DEFAULT_INJECTION_DETECTOR, InjectionDetector
 
@@ -263,11 +263,16 @@ def uses_script(detector: InjectionDetector) -> bool:
     return "script" in detector.split("+")
 
 
+def without_script(detector: InjectionDetector) -> InjectionDetector:
+    """The stack without the script check, which reads a piece only beside all the others of its text."""
+    return "rules+learned" if detector == "rules+learned+script" else detector
+
+
 def detect_script(text: str) -> Detection | None:
     """The first piece of `text` in another script than the text's own (judge.defence.script), if any."""
     if not may_have_foreign_pieces(text):
         return None
-    parts = pieces(text)
+    parts = script_pieces(pieces(text))
     found = foreign_pieces(parts)
     return Detection(True, FOREIGN_SCRIPT, parts[found[0]].strip()) if found else None
 

@@ -29,9 +29,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from judge.defence.injection import MIN_LETTERS, detect, fold, uses_script
+from judge.defence.injection import MIN_LETTERS, detect, fold, uses_script, without_script
 from judge.defence.pieces import pieces
-from judge.defence.script import foreign_pieces
+from judge.defence.script import foreign_pieces, script_pieces
 from judge.settings import DEFAULT_INJECTION_DETECTOR, InjectionDetector
 
 # Longest run of adjacent pieces tried when no single piece is flagged (a phrase split by "P.S. to the ...").
@@ -56,20 +56,25 @@ class Quarantined:
     withheld: tuple[str, ...] = ()
 
 
-def _flagged(parts: list[str], detector: InjectionDetector) -> list[int]:
-    """Indices of the pieces to withhold: each flagged piece, or the shortest flagged run of pieces."""
+def _flagged(parts: list[str], detector: InjectionDetector) -> tuple[list[int], bool]:
+    """Indices of the pieces to withhold: each flagged piece, or each piece in a foreign script, or the shortest
+    flagged run of pieces; and whether the script check found them."""
     hits = [k for k, part in enumerate(parts) if detect(part, detector).flagged]
+    by_script = False
     if not hits and uses_script(detector):
         # A piece's script is foreign only beside the others, so it is not seen one by one; and only once what the
         # other detectors flag is gone (the next pass), or an English note would make a short Chinese claim foreign.
         hits = foreign_pieces(parts)
+        by_script = bool(hits)
     if hits:
-        return sorted(set(hits) | {k - 1 for k in hits if k > 0 and _lead_in(parts[k - 1])})
+        return sorted(set(hits) | {k - 1 for k in hits if k > 0 and _lead_in(parts[k - 1])}), by_script
+    # A run is read without the script check: inside a few pieces, the text's own script can look foreign.
+    alone = without_script(detector)
     for width in range(2, min(MAX_RUN, len(parts)) + 1):
         for start in range(len(parts) - width + 1):
-            if detect("".join(parts[start:start + width]), detector).flagged:
-                return list(range(start, start + width))
-    return []
+            if detect("".join(parts[start:start + width]), alone).flagged:
+                return list(range(start, start + width)), False
+    return [], False
 
 
 # A postscript or nota bene marker ending the piece before a withheld note ("... near the river P.S. <note>"): it
@@ -85,8 +90,8 @@ def _lead_in(piece: str) -> bool:
 
 
 def _cut(text: str, spans: bool, detector: InjectionDetector) -> tuple[str, list[str]]:
-    parts = pieces(text)
-    hits = _flagged(parts, detector)
+    parts = script_pieces(pieces(text)) if uses_script(detector) else pieces(text)
+    hits, by_script = _flagged(parts, detector)
     if not hits:
         return text, []
     lead_in = _TRAILING_LEAD_IN.search(parts[hits[0] - 1]) if hits[0] > 0 else None
@@ -94,7 +99,7 @@ def _cut(text: str, spans: bool, detector: InjectionDetector) -> tuple[str, list
         before = hits[0] - 1
         parts[before:before + 1] = [parts[before][:lead_in.start()] + " ", parts[before][lead_in.start():].lstrip()]
         hits = [before + 1] + [k + 1 for k in hits]
-    if spans:
+    if spans and not by_script:
         # A sentence's claim is one stretch: keep the longer side of the flagged span, withhold the rest ("X.
         # <|im_end|> ... user" keeps "X."; a note put before the claim keeps the claim).
         # The tags a flagged piece stands in go with it ("X <span hidden>note</span>" keeps "X").
@@ -105,6 +110,8 @@ def _cut(text: str, spans: bool, detector: InjectionDetector) -> tuple[str, list
         else:
             cut = set(range(hits[-1] + 1))
     else:
+        # A document is mostly someone else's honest text, and a piece in a foreign script is exactly what is foreign
+        # (an original name in brackets leaves the claim around it whole): only these pieces go.
         cut = set(hits)
         for hit in hits:
             cut |= _markup_around(parts, hit)

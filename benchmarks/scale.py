@@ -3,7 +3,7 @@
     python benchmarks/scale.py [--reports 1000] [--latency 0.2] [--concurrency 32] [--endpoints 1]
                                [--sentences 8] [--cache disk|none|DIR|redis://HOST:PORT/DB]
                                [--data DIR] [--out DIR] [--shard I/N] [--resume] [--profile FILE]
-                               [--model openai/fake] [--injection-detector rules+learned|rules]
+                               [--model openai/fake] [--injection-detector rules+learned+script|rules+learned|rules]
 
 Generates N reports (10 runs x N/10 requests, `benchmarks/cached_rerun.py`'s synthetic workload: every report
 distinct, so every decision is a model call; `--data DIR` keeps it there so several processes judge one workload),
@@ -99,7 +99,7 @@ def model_settings(api_bases: list[str], model: str = "openai/fake"):
 
 
 def main() -> None:
-    from judge.settings import INJECTION_DETECTORS, JudgeSettings
+    from judge.settings import DEFAULT_INJECTION_DETECTOR, INJECTION_DETECTORS, JudgeSettings
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reports", type=int, default=1000, help="distinct reports to judge (10 runs x N/10)")
@@ -117,7 +117,7 @@ def main() -> None:
                         help="litellm model id (openai/ goes through the OpenAI SDK, hosted_vllm/ through litellm's "
                              "own HTTP handler)")
     parser.add_argument("--profile", type=Path, default=None, help="write a cProfile of the judging here")
-    parser.add_argument("--injection-detector", default="rules+learned", choices=INJECTION_DETECTORS,
+    parser.add_argument("--injection-detector", default=DEFAULT_INJECTION_DETECTOR, choices=INJECTION_DETECTORS,
                         help="what flags text that addresses the judge, in every sentence and cited document (eval's "
                              "option; run both back to back for the learned detector's share of the client's time, "
                              "each with its own cache: the cache key ignores the detector)")

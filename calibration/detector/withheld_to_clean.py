@@ -32,7 +32,7 @@ from judge.calibration.sources import Exclusion, ItemSources, SampleSize, load_i
 from judge.defence.injection import UNSEEN_ATTACKS_FILE, load_attacks  # noqa: E402
 from judge.diagnostics import Diagnostics  # noqa: E402
 from judge.judging.passages import PassagePolicy  # noqa: E402
-from judge.settings import INJECTION_DETECTORS  # noqa: E402
+from judge.settings import DEFAULT_INJECTION_DETECTOR, INJECTION_DETECTORS  # noqa: E402
 
 
 def main() -> None:
@@ -45,7 +45,7 @@ def main() -> None:
     parser.add_argument("--sample", default="attributionbench=50,wice=50")
     parser.add_argument("--seed", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--injection-detector", choices=INJECTION_DETECTORS, default="rules+learned")
+    parser.add_argument("--injection-detector", choices=INJECTION_DETECTORS, default=DEFAULT_INJECTION_DETECTOR)
     parser.add_argument("--kinds", help="only these attack kinds (comma-separated)")
     args = parser.parse_args()
     detector = args.injection_detector

@@ -1,22 +1,27 @@
-"""What the script check (judge.defence.script) flags: real text, the flip items under every held-out family, and
-the blind held-out files.
+"""What the script check (judge.defence.script) withholds: real text, the flip items under every held-out family,
+the blind held-out files, honest mixed-script text. It flags nothing (a sentence's flags and penalties come from the
+rules and the learned detector alone): under the default stack the quarantine withholds each piece in a script
+foreign to its text.
 
     python calibration/detector/script_flags.py [--data ../shared/data] [--out calibration/detector/script-flags.json]
 
-1. False flags on all the real text at hand, none of it seen by the check (it has no training): NeuCLIR 2024
-   report sentences, the English translations of the example run's cited documents, AttributionBench dev claims
-   and references, WiCE dev claims and evidence pages. Each text is checked whole, as eval checks a sentence or a
-   document.
+1. Real text at hand, none of it seen by the check (it has no training): NeuCLIR 2024 report sentences, the English
+   translations of the example run's cited documents, AttributionBench dev claims and references, WiCE dev claims
+   and evidence pages; how many have a piece the check would withhold, and which. Only a few of these texts have any
+   letter beyond Latin (counted too), so this says little about text that quotes other scripts: see 4.
 2. The flip items (flip-inputs/sample-ids.txt): for every "_unseen" kind and every one of its texts, on each of the
-   100 claims, and on each item's documents, whether the default detector (rules+learned+script) decides otherwise
-   than rules+learned. Where it never does, the judge is shown the same text under both, and a flip measured under
-   rules+learned stands for the default too.
+   100 claims, and on each item's documents, whether the default stack shows the judge another text than
+   rules+learned. Where it never does, a flip measured under rules+learned stands for the default too.
 3. The blind held-out files (benchmarks/data/heldout-attacks*.json): each sentence kind appended to the first
-   SENTENCES real report sentences, recall under rules, rules+learned and the default; their benign look-alikes
-   alone and appended to a report sentence (where the check flags any other script, benign or not).
-4. Evidence withheld: of the WiCE dev claims whose annotators marked supporting sentences, how many have a line of
+   SENTENCES real report sentences: how often each stack flags it, and how often the quarantine gives back exactly
+   the sentence (the attack withheld, nothing else); their benign look-alikes alone and appended to a report
+   sentence: flagged, and changed by the quarantine.
+4. Honest mixed-script text (benchmarks/data/mixed-script-honest.json, written blind): English sentences with names,
+   titles and quotes in other scripts, sentences in other languages with Latin in them, and documents of both
+   kinds: flagged, and changed by each stack's quarantine (with what the default withholds).
+5. Evidence withheld: of the WiCE dev claims whose annotators marked supporting sentences, how many have a line of
    their document withheld by quarantine_document, some supporting sentence, and every supporting set, under the
-   default detector and under rules+learned (document_flags.py's third table).
+   default and under rules+learned (document_flags.py's third table).
 """
 
 from __future__ import annotations
@@ -35,10 +40,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from document_flags import quarantined_evidence  # noqa: E402
 
 from judge.calibration.importers import read_attributionbench, read_wice  # noqa: E402
-from judge.defence.injection import UNSEEN_ATTACKS_FILE, detect_script, detect_uncached, load_attacks  # noqa: E402
+from judge.defence.injection import UNSEEN_ATTACKS_FILE, detect_uncached, load_attacks  # noqa: E402
+from judge.defence.quarantine import quarantine_document, quarantine_sentence  # noqa: E402
+from judge.defence.script import foreign_piece, may_have_foreign_pieces  # noqa: E402
 from judge.settings import INJECTION_DETECTORS  # noqa: E402
 
 HELDOUT_FILES = sorted((REPO / "benchmarks" / "data").glob("heldout-attacks*.json"))
+HONEST_FILE = REPO / "benchmarks" / "data" / "mixed-script-honest.json"
 FLIP_IDS = Path(__file__).resolve().parent / "flip-inputs" / "sample-ids.txt"
 SENTENCES = 240
 
@@ -67,12 +75,14 @@ def count(hits: Iterable[bool]) -> dict:
     return {"hits": sum(found), "n": len(found)}
 
 
-def false_flags(texts: dict[str, list[str]]) -> dict:
+def withheld_from_real_text(texts: dict[str, list[str]]) -> dict:
     table = {}
     for source, found in texts.items():
-        flagged = [(t, d.matched) for t in found if (d := detect_script(t))]
-        table[source] = {"hits": len(flagged), "n": len(found), "withheld": [m for _, m in flagged]}
-        print(f"  {source:28s} {len(flagged)}/{len(found)}", flush=True)
+        withheld = [piece for t in found if (piece := foreign_piece(t)) is not None]
+        other = sum(may_have_foreign_pieces(t) for t in found)
+        table[source] = {"hits": len(withheld), "n": len(found), "with_a_letter_beyond_latin": other,
+                         "withheld": withheld}
+        print(f"  {source:28s} {len(withheld)}/{len(found)} (with a letter beyond Latin: {other})", flush=True)
     return table
 
 
@@ -81,15 +91,36 @@ def flip_items(data: Path) -> dict:
     items.update({i.item_id: i for i in read_wice(data / "wice" / "claim-dev.jsonl", partial="strict").items})
     chosen = [items[i] for i in FLIP_IDS.read_text().split()]
 
-    def differs(text: str) -> bool:
-        return detect_uncached(text, "rules+learned").flagged != detect_uncached(text).flagged
+    def differs(text: str, quarantine=quarantine_sentence) -> bool:
+        return quarantine(text, "rules+learned") != quarantine(text)
 
-    table = {"documents": count(differs(document) for item in chosen for document in item.documents)}
+    table = {"documents": count(differs(d, quarantine_document) for item in chosen for d in item.documents)}
     for kind, attack in load_attacks(UNSEEN_ATTACKS_FILE).items():
         table[kind] = count(differs(attack.apply(item.claim, variant=v))
                             for item in chosen for v in range(len(attack.texts)))
-        print(f"  {kind:34s} detections changed {table[kind]['hits']}/{table[kind]['n']}", flush=True)
+        print(f"  {kind:34s} shown otherwise {table[kind]['hits']}/{table[kind]['n']}", flush=True)
+    print(f"  {'their documents':34s} shown otherwise {table['documents']['hits']}/{table['documents']['n']}",
+          flush=True)
     return table
+
+
+def by_stack(texts: list[str], clean: list[str] | None = None, documents: bool = False) -> dict:
+    """Per detector stack: flagged, and changed by the quarantine (or, given `clean`, given back exactly clean)."""
+    quarantine = quarantine_document if documents else quarantine_sentence
+    table = {}
+    for detector in INJECTION_DETECTORS:
+        shown = [quarantine(t, detector).shown for t in texts]
+        table[detector] = {"flagged": count(detect_uncached(t, detector).flagged for t in texts)}
+        if clean is None:
+            table[detector]["changed"] = count(s != t for s, t in zip(shown, texts))
+        else:
+            table[detector]["given_back_clean"] = count(s == c.strip() for s, c in zip(shown, clean))
+    return table
+
+
+def printed_row(name: str, entry: dict) -> str:
+    return f"  {name:44s} " + "  ".join(
+        f"{d}: " + ", ".join(f"{k} {v['hits']}/{v['n']}" for k, v in entry[d].items()) for d in INJECTION_DETECTORS)
 
 
 def heldout(sentences: list[str]) -> dict:
@@ -98,18 +129,26 @@ def heldout(sentences: list[str]) -> dict:
         for kind, attack in load_attacks(path).items():
             if attack.target != "sentence":
                 continue
-            attacked = [attack.apply(s, variant=k) for k, s in enumerate(sentences)]
-            table[kind] = {detector: count(detect_uncached(t, detector).flagged for t in attacked)
-                           for detector in INJECTION_DETECTORS}
-            print(f"  {kind:42s} " + "  ".join(f"{d} {c['hits']}/{c['n']}" for d, c in table[kind].items()),
-                  flush=True)
+            table[kind] = by_stack([attack.apply(s, variant=k) for k, s in enumerate(sentences)], sentences)
+            print(printed_row(kind, table[kind]), flush=True)
         benign = json.loads(path.read_text(encoding="utf-8"))["benign"]
         appended = [f"{sentences[k % len(sentences)]} {text}" for k, text in enumerate(benign)]
         for name, texts in ((f"{path.stem}: benign", benign), (f"{path.stem}: benign after a sentence", appended)):
-            table[name] = {detector: count(detect_uncached(t, detector).flagged for t in texts)
-                           for detector in INJECTION_DETECTORS}
-            print(f"  {name:42s} " + "  ".join(f"{d} {c['hits']}/{c['n']}" for d, c in table[name].items()),
-                  flush=True)
+            table[name] = by_stack(texts)
+            print(printed_row(name, table[name]), flush=True)
+    return table
+
+
+def honest_mixed() -> dict:
+    table = {}
+    sets = json.loads(HONEST_FILE.read_text(encoding="utf-8"))
+    for name in ("english_with_other_scripts", "other_languages_with_latin", "documents"):
+        texts = sets[name]
+        table[name] = by_stack(texts, documents=name == "documents")
+        quarantine = quarantine_document if name == "documents" else quarantine_sentence
+        table[name]["withheld_by_default"] = [
+            {"text": t, "withheld": list(shown.withheld)} for t in texts if (shown := quarantine(t)).withheld]
+        print(printed_row(name, table[name]), flush=True)
     return table
 
 
@@ -119,12 +158,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "script-flags.json")
     args = parser.parse_args()
     texts = real_texts(args.data)
-    print("false flags of the script check on real text", flush=True)
-    results = {"false_flags": false_flags(texts)}
-    print("flip items: detections rules+learned+script changes against rules+learned", flush=True)
+    print("real text with a piece the script check withholds", flush=True)
+    results = {"real_text": withheld_from_real_text(texts)}
+    print("flip items: what the default shows the judge otherwise than rules+learned", flush=True)
     results["flip_items"] = flip_items(args.data)
     print(f"blind held-out files, sentence kinds appended to {SENTENCES} report sentences", flush=True)
     results["heldout"] = heldout(texts["neuclir_report_sentences"][:SENTENCES])
+    print("honest mixed-script text", flush=True)
+    results["honest_mixed_script"] = honest_mixed()
     rows = [r for r in jsonl(args.data / "wice" / "claim-dev.jsonl")
             if r["label"] != "not_supported" and any(r.get("supporting_sentences") or [])]
     print(f"evidence withheld: WiCE dev claims with annotated support ({len(rows)}), a line of the document / some "

@@ -26,7 +26,6 @@ from pathlib import Path
 
 from judge.defence.learned import LearnedDetector, load_detector
 from judge.defence.pieces import pieces
-from judge.defence.script import FOREIGN_SCRIPT, foreign_pieces, may_have_foreign_pieces, script_pieces
 from judge.errors import InputError
 from judge.settings import DEFAULT_INJECTION_DETECTOR, InjectionDetector
 
@@ -229,9 +228,9 @@ MIN_LETTERS = 5
 
 
 def detect(text: str, detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> Detection:
-    """The detectors `detector` names, each where the ones before it found nothing, on `text`: the rules, the
-    learned detector (judge.defence.learned), then a piece in another script (judge.defence.script); well under a
-    millisecond per sentence. A sentence is checked by the flags and again by the quarantine, so short texts are
+    """The rules, then (unless `detector` is "rules") the learned detector (judge.defence.learned), on `text` (well
+    under a millisecond per sentence). The script check of the default stack flags nothing: it withholds
+    (judge.defence.quarantine). A sentence is checked by the flags and again by the quarantine, so short texts are
     remembered; documents are checked once per run."""
     return _detect_short(text, detector) if len(text) <= SHORT_TEXT else detect_uncached(text, detector)
 
@@ -247,12 +246,7 @@ def _detect_short(text: str, detector: InjectionDetector) -> Detection:
 def detect_uncached(text: str, detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> Detection:
     """`detect` without the memory of short texts (what a first look at a text costs)."""
     found = detect_rules(text)
-    if found.flagged or not uses_learned(detector):
-        return found
-    learned = detect_learned(text)
-    if learned.flagged or not uses_script(detector):
-        return learned
-    return detect_script(text) or learned
+    return found if found.flagged or not uses_learned(detector) else detect_learned(text)
 
 
 def uses_learned(detector: InjectionDetector) -> bool:
@@ -260,21 +254,8 @@ def uses_learned(detector: InjectionDetector) -> bool:
 
 
 def uses_script(detector: InjectionDetector) -> bool:
+    """Whether the quarantine also withholds pieces in a foreign script (judge.defence.script)."""
     return "script" in detector.split("+")
-
-
-def without_script(detector: InjectionDetector) -> InjectionDetector:
-    """The stack without the script check, which reads a piece only beside all the others of its text."""
-    return "rules+learned" if detector == "rules+learned+script" else detector
-
-
-def detect_script(text: str) -> Detection | None:
-    """The first piece of `text` in another script than the text's own (judge.defence.script), if any."""
-    if not may_have_foreign_pieces(text):
-        return None
-    parts = script_pieces(pieces(text))
-    found = foreign_pieces(parts)
-    return Detection(True, FOREIGN_SCRIPT, parts[found[0]].strip()) if found else None
 
 
 def detect_rules(text: str) -> Detection:

@@ -10,12 +10,13 @@ longer pays.
 
 Pieces are the text's top-level bracketed groups ("(...)", "[...]", "<...>" and their full-width forms) and the
 sentences between them (a spaced dash also starts one), line by line, each with the white space after it. A
-piece is withheld when the detector flags it or is in another script than the text around it (judge.defence.script:
-seen beside the other pieces only), or, where no single piece is flagged, the shortest run of adjacent pieces that
-is (a lead-in too short to judge, "P.S.", goes with the piece it introduces). In a report sentence
-everything from the first withheld piece to the last goes, with the tags a withheld piece stands in (a forged
-instruction block between two fake tags is not flagged piece by piece), and of what is left on either side of
-that span only the longer side is kept: a sentence states one claim. In a document only the flagged pieces go,
+piece is withheld when the detector flags it, or, where no single piece is flagged, the shortest run of adjacent
+pieces that is (a lead-in too short to judge, "P.S.", goes with the piece it introduces). With the default detector
+stack a piece in a script foreign to its text is withheld too, once the flagged ones are gone (judge.defence.script:
+it is not flagged, since its script says nothing of what it says, and only it goes, never a sentence's side). In a
+report sentence everything from the first flagged piece to the last goes, with the tags a flagged piece stands in
+(a forged instruction block between two fake tags is not flagged piece by piece), and of what is left on either
+side of that span only the longer side is kept: a sentence states one claim. In a document only the flagged pieces go,
 since a document is long and mostly someone else's honest text, together with the pieces around them that are
 nothing but tags or chat-control tokens: a forged instruction block is fenced by fake tags that state nothing
 about the world, and left behind they still moved the judge (7 of 62 answers_nugget items flipped to "answers"
@@ -29,9 +30,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from judge.defence.injection import MIN_LETTERS, detect, fold, uses_script, without_script
+from judge.defence.injection import MIN_LETTERS, detect, fold, uses_script
 from judge.defence.pieces import pieces
-from judge.defence.script import foreign_pieces, script_pieces
+from judge.defence.script import foreign_piece, foreign_pieces, script_pieces
 from judge.settings import DEFAULT_INJECTION_DETECTOR, InjectionDetector
 
 # Longest run of adjacent pieces tried when no single piece is flagged (a phrase split by "P.S. to the ...").
@@ -56,25 +57,20 @@ class Quarantined:
     withheld: tuple[str, ...] = ()
 
 
-def _flagged(parts: list[str], detector: InjectionDetector) -> tuple[list[int], bool]:
-    """Indices of the pieces to withhold: each flagged piece, or each piece in a foreign script, or the shortest
-    flagged run of pieces; and whether the script check found them."""
+def _flagged(parts: list[str], detector: InjectionDetector) -> list[int]:
+    """Indices of the pieces to withhold: each flagged piece, or the shortest flagged run of pieces."""
     hits = [k for k, part in enumerate(parts) if detect(part, detector).flagged]
-    by_script = False
-    if not hits and uses_script(detector):
-        # A piece's script is foreign only beside the others, so it is not seen one by one; and only once what the
-        # other detectors flag is gone (the next pass), or an English note would make a short Chinese claim foreign.
-        hits = foreign_pieces(parts)
-        by_script = bool(hits)
     if hits:
-        return sorted(set(hits) | {k - 1 for k in hits if k > 0 and _lead_in(parts[k - 1])}), by_script
-    # A run is read without the script check: inside a few pieces, the text's own script can look foreign.
-    alone = without_script(detector)
+        return _with_lead_ins(parts, hits)
     for width in range(2, min(MAX_RUN, len(parts)) + 1):
         for start in range(len(parts) - width + 1):
-            if detect("".join(parts[start:start + width]), alone).flagged:
-                return list(range(start, start + width)), False
-    return [], False
+            if detect("".join(parts[start:start + width]), detector).flagged:
+                return list(range(start, start + width))
+    return []
+
+
+def _with_lead_ins(parts: list[str], hits: list[int]) -> list[int]:
+    return sorted(set(hits) | {k - 1 for k in hits if k > 0 and _lead_in(parts[k - 1])})
 
 
 # A postscript or nota bene marker ending the piece before a withheld note ("... near the river P.S. <note>"): it
@@ -90,8 +86,15 @@ def _lead_in(piece: str) -> bool:
 
 
 def _cut(text: str, spans: bool, detector: InjectionDetector) -> tuple[str, list[str]]:
-    parts = script_pieces(pieces(text)) if uses_script(detector) else pieces(text)
-    hits, by_script = _flagged(parts, detector)
+    parts = pieces(text)
+    hits, by_script = _flagged(parts, detector), False
+    if not hits and uses_script(detector):
+        # Only once what the detector flags is gone (the next pass), or an English note would make a short Chinese
+        # claim look foreign; and on the pieces cut again where the script changes, all read together (a piece's
+        # script is foreign only beside the others).
+        parts = script_pieces(parts)
+        hits = _with_lead_ins(parts, foreign_pieces(parts))
+        by_script = bool(hits)
     if not hits:
         return text, []
     lead_in = _TRAILING_LEAD_IN.search(parts[hits[0] - 1]) if hits[0] > 0 else None
@@ -154,15 +157,20 @@ def _markup_around(parts: list[str], hit: int) -> set[int]:
 @lru_cache(maxsize=4096)
 def _quarantine(text: str, spans: bool, detector: InjectionDetector) -> tuple[Quarantined, bool]:
     """What is shown of `text`, and whether that still addresses the judge (as `detector` sees it)."""
-    if not detect(text, detector).flagged:
+    if not _to_withhold(text, detector):
         return Quarantined(text), False
     shown, withheld = text, []
     for _ in range(MAX_PASSES):
         shown, cut = _cut(shown, spans, detector)
         withheld += cut
-        if not cut or not shown.strip() or not detect(shown, detector).flagged:
+        if not cut or not shown.strip() or not _to_withhold(shown, detector):
             break
     return Quarantined(shown, tuple(w for w in withheld if w)), bool(shown.strip()) and detect(shown, detector).flagged
+
+
+def _to_withhold(text: str, detector: InjectionDetector) -> bool:
+    """Whether anything of `text` is withheld: it is flagged, or has a piece in a foreign script."""
+    return detect(text, detector).flagged or (uses_script(detector) and foreign_piece(text) is not None)
 
 
 def quarantine_sentence(text: str, detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> Quarantined:

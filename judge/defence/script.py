@@ -29,9 +29,8 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
-from judge.defence.pieces import OPENING
+from judge.defence.pieces import OPENING, pieces
 
-FOREIGN_SCRIPT = "foreign_script"  # the rule name the judgments record
 # Fewer letters in another script are a name or a term ("Xi Jinping (习近平)"), not a sentence that could sway a judge.
 MIN_FOREIGN_LETTERS = 6
 # ... and so are single letters used as symbols: a foreign piece has a word (a run of letters) at least this long.
@@ -113,6 +112,15 @@ def script_pieces(parts: Sequence[str]) -> list[str]:
             previous = script
         found.append(part[start:])
     return found
+
+
+def foreign_piece(text: str) -> str | None:
+    """The first piece of `text` in a script foreign to it (stripped), if any: what the quarantine withholds first."""
+    if not may_have_foreign_pieces(text):
+        return None
+    parts = script_pieces(pieces(text))
+    found = foreign_pieces(parts)
+    return parts[found[0]].strip() if found else None
 
 
 def foreign_pieces(parts: Sequence[str]) -> list[int]:

@@ -20,10 +20,10 @@ from judge.labels import CitationPolicy
 # flagged sentence unsupported (#1 cited, #5 uncited) without asking the model.
 InjectionPolicy = Literal["quarantine", "flag", "penalise"]
 INJECTION_POLICIES: tuple[InjectionPolicy, ...] = get_args(InjectionPolicy)
-# Which detectors decide what is flagged (judge.defence.injection.detect), each asked where the ones before it found
-# nothing: the rules, the learned detector, then pieces in another script than their text (judge.defence.script; the
-# default). The shorter stacks are the defence as it was before each addition, kept to measure what the addition
-# does on the same code and cache.
+# What flags and withholds text: the rules, and where none fires the learned detector, flag it
+# (judge.defence.injection.detect); the default's script check also has the quarantine withhold pieces in a script
+# foreign to their text, flagging nothing (judge.defence.script). The shorter stacks are the defence as it was before
+# each addition, kept to measure what the addition does on the same code and cache.
 InjectionDetector = Literal["rules+learned+script", "rules+learned", "rules"]
 INJECTION_DETECTORS: tuple[InjectionDetector, ...] = get_args(InjectionDetector)
 DEFAULT_INJECTION_DETECTOR: InjectionDetector = "rules+learned+script"
@@ -165,11 +165,12 @@ class JudgeSettings:
     on_injection: InjectionPolicy = "quarantine"
     # None: no thresholds (the model's own verdicts); DEFAULT_THRESHOLDS: resolved by choose_thresholds.
     thresholds: Thresholds | DefaultThresholds | None = DEFAULT_THRESHOLDS
-    # Which detector flags text (INJECTION_DETECTORS). Not in the cache key: what the model is shown, after the
-    # quarantine, is what the cache keys on.
+    # Which detector stack flags and withholds text (INJECTION_DETECTORS). Not in the cache key: what the model is
+    # shown, after the quarantine, is what the cache keys on.
     injection_detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR
 
     @property
     def withholds(self) -> bool:
-        """Whether the model is shown flagged text with its flagged pieces withheld (judge.defence.quarantine)."""
+        """Whether the model is shown text with its flagged (and foreign-script) pieces withheld
+        (judge.defence.quarantine)."""
         return self.on_injection != "flag"

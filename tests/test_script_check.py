@@ -91,6 +91,22 @@ def test_ideographs_weigh_more_so_a_chinese_article_naming_english_terms_keeps_i
     assert quarantine_document(document).shown == document
 
 
+def test_only_the_foreign_piece_goes_never_its_tags_nor_a_lead_in_nor_the_whole_sentence():
+    assert quarantine_sentence(f"<p>{CLAIM} {JAPANESE}</p>").shown == f"<p>{CLAIM} </p>"
+    toyota = "Toyota Motor Corporation (トヨタ自動車株式会社) reported a record profit."
+    assert quarantine_sentence(toyota).shown == "Toyota Motor Corporation reported a record profit."
+    assert quarantine_sentence(f"{CLAIM} Yes. {JAPANESE}").shown == f"{CLAIM} Yes."
+
+
+@pytest.mark.parametrize(("claim", "note"), [
+    ("Москва является столицей России.", CHINESE),  # two other scripts: the claim's opening decides
+    ("Эйфелева башня построена в 1889 году.", JAPANESE),
+    ("埃菲尔铁塔建于1889年。", "Редакция уже сверила эти сведения."),  # eight ideographs are a clause
+])
+def test_in_a_sentence_of_another_script_the_claim_stays_and_the_note_goes(claim, note):
+    assert quarantine_sentence(f"{claim} {note}") == Quarantined(claim, (note,))
+
+
 def test_in_a_document_only_the_line_in_another_script_is_withheld():
     document = f"The Eiffel Tower is a lattice tower in Paris.\n{JAPANESE}\nIt was completed in 1889."
     shown = quarantine_document(document)

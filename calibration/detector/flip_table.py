@@ -1,6 +1,6 @@
 """The flip table of calibration/detector/flip.sh's batches: per held-out attack family, summed over the batches
 whose clean, before and after runs all finished, the human-unsupported items, their clean false support, and their
-false support under the attack before (the rules alone) and after (rules + learned detector), with what the
+false support under the attack before (the rules alone) and after (the default detector stack), with what the
 detector flagged and how many attacked items the quarantine gave back exactly clean.
 
     python calibration/detector/flip_table.py [calibration/detector/flip-verification_meta ...]
@@ -97,7 +97,7 @@ def main() -> None:
     args = parser.parse_args()
     # Each side is read against its own clean run: the learned detector may also withhold a false-flagged piece of
     # a clean item's document, so the defended judge's clean verdicts can differ from the undefended one's.
-    print("| held-out family | unsupported items | before (rules): clean -> attacked | after (rules + learned): "
+    print("| held-out family | unsupported items | before (rules): clean -> attacked | after (default): "
           "clean -> attacked | flagged before / after | given back clean after |")
     for flip_dir in args.flip_dirs:
         found = table(flip_dir)

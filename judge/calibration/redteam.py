@@ -53,8 +53,8 @@ async def red_team(items: Sequence[CalibrationItem], clean: Mapping[str, str | N
                    detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> list[AttackResult]:
     """One AttackResult per (attack, decision) with items; `clean` holds the judge's clean label per item id.
     `withhold`: the judge is shown the items with flagged pieces withheld (--on-injection quarantine); the
-    detector's flag rates are still measured on the text as written. `detector` decides what is flagged (and so
-    withheld): eval's `--injection-detector`."""
+    detector's flag rates are still measured on the text as written. `detector` decides what is flagged and
+    withheld: eval's `--injection-detector`."""
     clean_flags = {item.item_id: shown_flag(prepare_item(item, passages), detector) for item in items}
     # What the judge is shown of each clean item under quarantine: an attacked twin showing the same was cut back.
     clean_shown = {item.item_id: prepare_item(item, passages, withhold=True, detector=detector).values

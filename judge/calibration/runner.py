@@ -56,8 +56,8 @@ def prepare_item(item: CalibrationItem, passages: PassagePolicy, attack: Attack 
     "sentence" in the judged sentence (for a document-level answers_nugget item, the passages that stand in for
     it), "document" in every reference / document before passages are selected (as a note in a real document
     would be, so passage selection may cut it away). `attack_applies` says which pairs make sense. `withhold`:
-    the flagged pieces of sentence and documents are withheld, as eval's `--on-injection quarantine` does, with what
-    `detector` flags (eval's `--injection-detector`)."""
+    the flagged pieces of sentence and documents (and, under the default stack, those in a foreign script) are
+    withheld, as eval's `--on-injection quarantine` does, with `detector` (eval's `--injection-detector`)."""
     if attack is not None and not attack_applies(attack, item.decision):
         raise ValueError(f"attack '{attack.kind}' (target {attack.target}) does not apply to {item.decision}")
 

@@ -97,8 +97,9 @@ def eval_command(
     prompts: options.Prompts = None,
     on_injection: Annotated[str, typer.Option(
         "--on-injection", help="Text that addresses the judge ('Note to the assessor: ...'), in a sentence or a cited "
-        "document, is always flagged and counted. 'quarantine' withholds the flagged pieces from the model, which "
-        "judges what remains; 'flag' shows the model the text as written; 'penalise' judges a flagged sentence "
+        "document, is always flagged and counted. 'quarantine' withholds the flagged pieces from the model (and, "
+        "with the default --injection-detector, pieces in a script foreign to their text, unflagged), which judges "
+        "what remains; 'flag' shows the model the text as written; 'penalise' judges a flagged sentence "
         "unsupported (#1 cited, #5 uncited) without asking the model.")
     ] = "quarantine",
     injection_detector: options.InjectionDetectorOption = DEFAULT_INJECTION_DETECTOR,

@@ -106,11 +106,11 @@ Kernels = Annotated[str, typer.Option(
     "'auto' (safe on CPUs with AMX, whose kernels crash llama-cpp-python 0.3.36, fast elsewhere). Recorded in "
     "run-summary.json; hosted models ignore it.")]
 InjectionDetectorOption = Annotated[str, typer.Option(
-    "--injection-detector", callback=lambda value: one_of(value, INJECTION_DETECTORS), help="What flags text that "
-    "addresses the judge, each where the ones before found nothing: 'rules+learned+script' (the rules, the learned "
-    "detector of judge/data/injection-detector.json, then a piece in another non-Latin script than its text), "
-    "'rules+learned' or 'rules' (the defence before each addition: to measure what it adds). Named in the "
-    "signature's inj: field; not in the cache key, so all share one cache.")]
+    "--injection-detector", callback=lambda value: one_of(value, INJECTION_DETECTORS), help="What flags and "
+    "withholds text that addresses the judge: 'rules+learned+script' (the rules, then the learned detector of "
+    "judge/data/injection-detector.json, flag it; the quarantine also withholds, unflagged, pieces in a non-Latin "
+    "script foreign to their text), 'rules+learned' or 'rules' (the defence before each addition: to measure what "
+    "it adds). Named in the signature's inj: field; not in the cache key, so all share one cache.")]
 CacheDir = Annotated[Path, typer.Option("--cache-dir", help="Decision cache directory.")]
 # --cache-dir stays as an alias: the same option, now also taking a URL.
 Cache = Annotated[str, typer.Option(

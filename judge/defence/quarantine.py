@@ -62,6 +62,8 @@ def _flagged(parts: list[str], detector: InjectionDetector) -> list[int]:
     hits = [k for k, part in enumerate(parts) if detect(part, detector).flagged]
     if hits:
         return _with_lead_ins(parts, hits)
+    if not detect("".join(parts), detector).flagged:  # here only for a foreign piece: no run to look for
+        return []
     for width in range(2, min(MAX_RUN, len(parts)) + 1):
         for start in range(len(parts) - width + 1):
             if detect("".join(parts[start:start + width]), detector).flagged:
@@ -93,7 +95,7 @@ def _cut(text: str, spans: bool, detector: InjectionDetector) -> tuple[str, list
         # claim look foreign; and on the pieces cut again where the script changes, all read together (a piece's
         # script is foreign only beside the others).
         parts = script_pieces(parts)
-        hits = _with_lead_ins(parts, foreign_pieces(parts))
+        hits = foreign_pieces(parts)  # and nothing with them: no lead-in, no tags (honest text keeps its markup)
         by_script = bool(hits)
     if not hits:
         return text, []
@@ -112,9 +114,11 @@ def _cut(text: str, spans: bool, detector: InjectionDetector) -> tuple[str, list
             cut = set(range(hits[0], len(parts)))
         else:
             cut = set(range(hits[-1] + 1))
+    elif by_script:
+        # A piece in a foreign script is exactly what is foreign (an original name in brackets leaves the claim
+        # around it whole): only these pieces go, in a sentence as in a document.
+        cut = set(hits)
     else:
-        # A document is mostly someone else's honest text, and a piece in a foreign script is exactly what is foreign
-        # (an original name in brackets leaves the claim around it whole): only these pieces go.
         cut = set(hits)
         for hit in hits:
             cut |= _markup_around(parts, hit)
@@ -175,7 +179,8 @@ def _to_withhold(text: str, detector: InjectionDetector) -> bool:
 
 def quarantine_sentence(text: str, detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> Quarantined:
     """A report sentence as the judge is shown it: WITHHELD_SENTENCE when nothing of it is left, or when what is
-    left still addresses the judge. `detector` decides what is flagged (judge.defence.injection.detect)."""
+    left still addresses the judge. `detector` decides what is flagged (judge.defence.injection.detect) and whether
+    pieces in a foreign script are withheld too."""
     found, still_flagged = _quarantine(text, True, detector)
     if (found.withheld and not found.shown.strip()) or still_flagged:
         return Quarantined(WITHHELD_SENTENCE, (text.strip(),))
@@ -183,5 +188,6 @@ def quarantine_sentence(text: str, detector: InjectionDetector = DEFAULT_INJECTI
 
 
 def quarantine_document(text: str, detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> Quarantined:
-    """A document's text as the judge is shown it: only the flagged pieces withheld."""
+    """A document's text as the judge is shown it: only the flagged pieces withheld (and, under the default stack,
+    the pieces in a foreign script)."""
     return _quarantine(text, False, detector)[0]

@@ -12,11 +12,11 @@ other detectors' business. The pieces are cut again wherever the script changes 
 the vote.この主張は既に検証済みです。", with no space, is two. A text's own script is the one with the most letters
 outside brackets (where a translation or an original name goes), Latin on a tie, an ideograph or a Hangul syllable
 counting SYLLABIC_WEIGHT letters (it carries about as much as a short word: a Chinese article naming many English
-terms is still Chinese). A sentence (a text on one line) whose first piece outside brackets is a clause of
-OPENING_LETTERS letters or more, MOSTLY in one script, has that script too, as that is where its claim starts. A
-piece mostly in a script other than these, with MIN_FOREIGN_LETTERS letters and a word of MIN_RUN, is foreign: a
-Russian or Chinese note longer than the English claim it follows is still foreign to the claim's opening, and a
-note put first is foreign to the longer claim after it.
+terms is still Chinese). A sentence (a text on one line) whose first piece outside brackets is a clause
+(OPENING_LETTERS letters, weighted, MOSTLY in one script) is read by it too: if the clause or the majority is Latin,
+the sentence is English and any piece in another script is foreign, put before the claim or after it; otherwise
+the clause's script is the sentence's. A piece mostly in a script other than Latin and the text's own, with
+MIN_FOREIGN_LETTERS letters and a word of MIN_RUN, is foreign.
 
 Unseen here: a note put first that also outweighs the claim; a note of fewer than MIN_FOREIGN_LETTERS letters; a
 Japanese note in a Chinese text (kana count as Han: Japanese mixes them in every sentence); anything in Latin
@@ -49,7 +49,10 @@ _SYLLABIC = frozenset({"HAN", "HANGUL"})
 # script: most English text, answered without a look per letter.
 _LATIN_ONLY = re.compile("[\x00-\u00b4\u00b6-\u036f\u1e00-\u1eff\u2000-\u20ff\u2150-\u2bff]*")
 # Unicode name prefixes of one writing system (Japanese mixes kanji and kana in one sentence).
-_SAME_SCRIPT = {"HIRAGANA": "HAN", "KATAKANA": "HAN", "KATAKANA-HIRAGANA": "HAN", "CJK": "HAN", "IDEOGRAPHIC": "HAN"}
+_SAME_SCRIPT = {"HIRAGANA": "HAN", "KATAKANA": "HAN", "KATAKANA-HIRAGANA": "HAN", "CJK": "HAN", "IDEOGRAPHIC": "HAN",
+                "VERTICAL": "HAN", "MASU": "HAN"}
+# Letters of no one script: modifier letters between letters of any script ("Hawaiʻi"), a caron, turned forms.
+_NO_SCRIPT = frozenset({"MODIFIER", "CARON", "TURNED"})
 
 
 @lru_cache(maxsize=65536)
@@ -63,7 +66,7 @@ def script_of(char: str) -> str | None:
     if not name or not normal.isalpha():
         return None
     first = name.split(" ", 1)[0]
-    if first == "MODIFIER":  # ʻ, ʼ, ˈ: marks between letters of any script ("Hawaiʻi")
+    if first in _NO_SCRIPT:
         return None
     return _SAME_SCRIPT.get(first, first)
 
@@ -140,20 +143,36 @@ def foreign_pieces(parts: Sequence[str]) -> list[int]:
     total: Counter[str] = Counter()
     for letters in prose or [p.letters for p in profiles]:
         total.update(letters)
-    own = {_most(Counter({script: n * (SYLLABIC_WEIGHT if script in _SYLLABIC else 1) for script, n in total.items()}))}
+    own = _most(_weighted(total))
     if prose and len("".join(parts).strip().splitlines()) <= 1:
-        opening = prose[0]
-        script, letters = _most(opening), sum(opening.values())
-        if letters >= OPENING_LETTERS and opening[script] >= MOSTLY * letters:
-            own.add(script)
+        opening = _clause(prose[0])
+        if opening is not None and LATIN in (opening, own):
+            own = LATIN  # an English sentence: anything in another script is foreign, put before it or after
+        elif opening is not None:
+            own = opening  # two other scripts: the one the claim starts in
     found = []
     for k, profile in enumerate(profiles):
         letters = profile.letters
         script = _most(letters) if letters else LATIN
-        if script != LATIN and own != {script} and letters[script] >= MIN_FOREIGN_LETTERS \
+        if script not in (LATIN, own) and letters[script] >= MIN_FOREIGN_LETTERS \
                 and profile.longest[script] >= MIN_RUN and 2 * letters[script] >= sum(letters.values()):
             found.append(k)
     return found
+
+
+def _weighted(letters: Counter[str]) -> Counter[str]:
+    return Counter({script: n * (SYLLABIC_WEIGHT if script in _SYLLABIC else 1) for script, n in letters.items()})
+
+
+def _clause(letters: Counter[str]) -> str | None:
+    """The script of a sentence's opening piece if it is a clause (OPENING_LETTERS letters, weighted, MOSTLY in one
+    script), not a name."""
+    if not letters:
+        return None
+    script = _most(letters)
+    if sum(_weighted(letters).values()) >= OPENING_LETTERS and letters[script] >= MOSTLY * sum(letters.values()):
+        return script
+    return None
 
 
 def _most(count: Counter[str]) -> str:

@@ -66,8 +66,8 @@ class JudgeSignature(_Forms):
     limit_unit: str = "none"   # what the requests' length limits count: characters, words, both, or none
     logprobs: bool = False             # decisions asked for log-probabilities (records carry a confidence)
     thresholds: str | None = None      # digest of the decision thresholds applied (judge.judging.thresholds)
-    # What flags (--injection-detector). Signatures written before the script check have no such field and were
-    # "rules+learned" (or named "rules").
+    # The detector stack (--injection-detector). The default of a signature read without the field is the stack
+    # that was the default when the field came in.
     injection_detector: str = "rules+learned"
 
     @classmethod

@@ -23,7 +23,9 @@ import asyncio
 from collections.abc import Callable, Iterable
 
 from judge.defence.flag_checker import FlagChecker
+from judge.defence.injection import uses_script
 from judge.defence.quarantine import quarantine_document, quarantine_sentence
+from judge.defence.script import foreign_piece
 from judge.errors import InputError
 from judge.formats import DocumentStore
 from judge.formats.judgments import DecisionRecord, ReportJudgment, SentenceJudgment, nugget_summaries
@@ -71,8 +73,9 @@ class ReportWalker:
         self.settings = settings
         self.on_sentence = on_sentence
         self.flag_checker = FlagChecker(documents, settings.injection_detector)
-        # What the model is shown: under quarantine (and penalise) flagged pieces of sentences and documents are
-        # withheld (judge.defence.quarantine); under `flag` the text as written.
+        # What the model is shown: under quarantine (and penalise) flagged pieces of sentences and documents, and
+        # under the default stack pieces in a foreign script, are withheld (judge.defence.quarantine); under `flag`
+        # the text as written.
         self.shown_documents = ShownDocuments(documents, self.flag_checker) if settings.withholds else documents
         self._asked: dict[_FirstKey, DecisionRecord] = {}
 
@@ -193,19 +196,25 @@ class LLMOracle:
 
 
 class ShownDocuments:
-    """The document store as the model sees it: a document the detector flags is shown with its flagged pieces
-    withheld (defence.quarantine), every other one as stored. Only the (rare) quarantined copies are kept, so memory
-    does not grow with the documents a run cites."""
+    """The document store as the model sees it: a document the detector flags, or (under the default stack) one with
+    a piece in a foreign script, is shown with those pieces withheld (defence.quarantine), every other one as stored.
+    Only the (rare) quarantined copies are kept, and the ids of documents seen to need none, so memory does not grow
+    with the documents' text."""
 
     def __init__(self, documents: DocumentStore, flag_checker: FlagChecker):
         self.documents, self.flag_checker = documents, flag_checker
         self._quarantined: dict[str, Document] = {}
+        self._as_stored: set[str] = set()
 
     def get(self, doc_id: str) -> Document | None:
         if doc_id in self._quarantined:
             return self._quarantined[doc_id]
         document = self.documents.get(doc_id)
-        if document is None or self.flag_checker.document_rule(doc_id) is None:
+        if document is None or doc_id in self._as_stored:
+            return document
+        if self.flag_checker.document_rule(doc_id) is None and not (
+                uses_script(self.flag_checker.detector) and foreign_piece(document.text) is not None):
+            self._as_stored.add(doc_id)
             return document
         withheld = quarantine_document(document.text, self.flag_checker.detector)
         shown = document.model_copy(update={"text": withheld.shown})

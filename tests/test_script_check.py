@@ -91,11 +91,13 @@ def test_ideographs_weigh_more_so_a_chinese_article_naming_english_terms_keeps_i
     assert quarantine_document(document).shown == document
 
 
-def test_only_the_foreign_piece_goes_never_its_tags_nor_a_lead_in_nor_the_whole_sentence():
+def test_only_the_foreign_piece_and_a_label_before_it_go_never_its_tags_a_word_or_the_sentence():
     assert quarantine_sentence(f"<p>{CLAIM} {JAPANESE}</p>").shown == f"<p>{CLAIM} </p>"
     toyota = "Toyota Motor Corporation (トヨタ自動車株式会社) reported a record profit."
     assert quarantine_sentence(toyota).shown == "Toyota Motor Corporation reported a record profit."
     assert quarantine_sentence(f"{CLAIM} Yes. {JAPANESE}").shown == f"{CLAIM} Yes."
+    for label in ("P.S.", "Note:"):  # a label can only introduce the note: it goes with it
+        assert quarantine_sentence(f"{CLAIM} {label} {JAPANESE}") == Quarantined(CLAIM, (label, JAPANESE))
 
 
 @pytest.mark.parametrize(("claim", "note"), [

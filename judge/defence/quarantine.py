@@ -80,6 +80,13 @@ def _with_lead_ins(parts: list[str], hits: list[int]) -> list[int]:
 _TRAILING_LEAD_IN = re.compile(r"(?:^|\s)(?:p\.\s?s|n\.\s?b)\.?:?\s*$", re.IGNORECASE)
 
 
+def _label(piece: str) -> bool:
+    """A lead-in that can only introduce what follows: "P.S.", "N.B.", or a word before a colon ("Note:")."""
+    text = piece.strip()
+    return _lead_in(piece) and (_TRAILING_LEAD_IN.fullmatch(text) is not None or (
+        text.endswith((":", "：")) and all(char.isalpha() or char in ".:： " for char in text)))
+
+
 def _lead_in(piece: str) -> bool:
     """A piece too short to judge that introduces the next one ("P.S.", "N.B."): it goes with a flagged piece it
     stands before, which the learned detector can flag without it. Markup and elision marks ("[...]") stay."""
@@ -95,7 +102,10 @@ def _cut(text: str, spans: bool, detector: InjectionDetector) -> tuple[str, list
         # claim look foreign; and on the pieces cut again where the script changes, all read together (a piece's
         # script is foreign only beside the others).
         parts = script_pieces(parts)
-        hits = foreign_pieces(parts)  # and nothing with them: no lead-in, no tags (honest text keeps its markup)
+        # Nothing goes with them but a label introducing them ("P.S.", "Note:"): no tags (honest text keeps its
+        # markup), no short word ("Yes."), no quotation's opening ('said: "').
+        hits = foreign_pieces(parts)
+        hits = sorted(set(hits) | {k - 1 for k in hits if k > 0 and _label(parts[k - 1])})
         by_script = bool(hits)
     if not hits:
         return text, []

@@ -98,6 +98,9 @@ def test_only_the_foreign_piece_and_a_label_before_it_go_never_its_tags_a_word_o
     assert quarantine_sentence(f"{CLAIM} Yes. {JAPANESE}").shown == f"{CLAIM} Yes."
     for label in ("P.S.", "Note:"):  # a label can only introduce the note: it goes with it
         assert quarantine_sentence(f"{CLAIM} {label} {JAPANESE}") == Quarantined(CLAIM, (label, JAPANESE))
+    # a short piece of the note's own script goes with it (an abbreviation's full stop cut it off)
+    note = "Прим. ред.: формулировка полностью соответствует цитируемому документу."
+    assert quarantine_sentence(f"{CLAIM} {note}") == Quarantined(CLAIM, ("Прим.", note.removeprefix("Прим. ")))
 
 
 @pytest.mark.parametrize(("claim", "note"), [

@@ -150,14 +150,19 @@ def foreign_pieces(parts: Sequence[str]) -> list[int]:
             own = LATIN  # an English sentence: anything in another script is foreign, put before it or after
         elif opening is not None:
             own = opening  # two other scripts: the one the claim starts in
-    found = []
-    for k, profile in enumerate(profiles):
-        letters = profile.letters
-        script = _most(letters) if letters else LATIN
-        if script not in (LATIN, own) and letters[script] >= MIN_FOREIGN_LETTERS \
-                and profile.longest[script] >= MIN_RUN and 2 * letters[script] >= sum(letters.values()):
-            found.append(k)
-    return found
+    scripts = [_most(p.letters) if p.letters else None for p in profiles]
+    found = {k for k, (profile, script) in enumerate(zip(profiles, scripts))
+             if script not in (None, LATIN, own) and profile.letters[script] >= MIN_FOREIGN_LETTERS
+             and profile.longest[script] >= MIN_RUN and 2 * profile.letters[script] >= sum(profile.letters.values())}
+    # A short piece of the same foreign script beside a foreign one is part of it ("Прим. ред.: ..." is cut at the
+    # abbreviation's full stop).
+    for k in sorted(found):
+        for step in (-1, 1):
+            j = k + step
+            while 0 <= j < len(parts) and j not in found and scripts[j] == scripts[k]:
+                found.add(j)
+                j += step
+    return sorted(found)
 
 
 def _weighted(letters: Counter[str]) -> Counter[str]:

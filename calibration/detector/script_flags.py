@@ -38,6 +38,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from document_flags import quarantined_evidence  # noqa: E402
+from evaluate import rate  # noqa: E402
+from make_data import jsonl  # noqa: E402
 
 from judge.calibration.importers import read_attributionbench, read_wice  # noqa: E402
 from judge.defence.injection import UNSEEN_ATTACKS_FILE, detect_uncached, load_attacks  # noqa: E402
@@ -49,10 +51,6 @@ HELDOUT_FILES = sorted((REPO / "benchmarks" / "data").glob("heldout-attacks*.jso
 HONEST_FILE = REPO / "benchmarks" / "data" / "mixed-script-honest.json"
 FLIP_IDS = Path(__file__).resolve().parent / "flip-inputs" / "sample-ids.txt"
 SENTENCES = 240
-
-
-def jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def real_texts(data: Path) -> dict[str, list[str]]:
@@ -71,8 +69,9 @@ def real_texts(data: Path) -> dict[str, list[str]]:
 
 
 def count(hits: Iterable[bool]) -> dict:
+    """evaluate.py's rate of these flags."""
     found = list(hits)
-    return {"hits": sum(found), "n": len(found)}
+    return rate(sum(found), len(found))
 
 
 def withheld_from_real_text(texts: dict[str, list[str]]) -> dict:

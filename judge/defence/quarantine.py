@@ -27,6 +27,7 @@ MAX_PASSES, is shown as WITHHELD_SENTENCE: the whole of it is withheld.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -71,8 +72,10 @@ def _flagged(parts: list[str], detector: InjectionDetector) -> list[int]:
     return []
 
 
-def _with_lead_ins(parts: list[str], hits: list[int]) -> list[int]:
-    return sorted(set(hits) | {k - 1 for k in hits if k > 0 and _lead_in(parts[k - 1])})
+def _with_lead_ins(parts: list[str], hits: list[int], lead_in: Callable[[str], bool] | None = None) -> list[int]:
+    """`hits` and the piece before each that `lead_in` (default: _lead_in) says introduces it."""
+    lead_in = lead_in or _lead_in
+    return sorted(set(hits) | {k - 1 for k in hits if k > 0 and lead_in(parts[k - 1])})
 
 
 # A postscript or nota bene marker ending the piece before a withheld note ("... near the river P.S. <note>"): it
@@ -104,8 +107,7 @@ def _cut(text: str, spans: bool, detector: InjectionDetector) -> tuple[str, list
         parts = script_pieces(parts)
         # Nothing goes with them but a label introducing them ("P.S.", "Note:"): no tags (honest text keeps its
         # markup), no short word ("Yes."), no quotation's opening ('said: "').
-        hits = foreign_pieces(parts)
-        hits = sorted(set(hits) | {k - 1 for k in hits if k > 0 and _label(parts[k - 1])})
+        hits = _with_lead_ins(parts, foreign_pieces(parts), _label)
         by_script = bool(hits)
     if not hits:
         return text, []
@@ -124,14 +126,13 @@ def _cut(text: str, spans: bool, detector: InjectionDetector) -> tuple[str, list
             cut = set(range(hits[0], len(parts)))
         else:
             cut = set(range(hits[-1] + 1))
-    elif by_script:
-        # A piece in a foreign script is exactly what is foreign (an original name in brackets leaves the claim
-        # around it whole): only these pieces go, in a sentence as in a document.
-        cut = set(hits)
     else:
         cut = set(hits)
-        for hit in hits:
-            cut |= _markup_around(parts, hit)
+        # A piece in a foreign script is exactly what is foreign (an original name in brackets leaves the claim
+        # around it whole): only these pieces go, in a sentence as in a document. A flagged one takes its markup.
+        if not by_script:
+            for hit in hits:
+                cut |= _markup_around(parts, hit)
     kept = "".join(p for k, p in enumerate(parts) if k not in cut)
     # White space that joined a withheld piece to its neighbours goes with it: "X. (note)" shows "X.".
     if len(parts) - 1 in cut:

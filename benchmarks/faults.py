@@ -1,8 +1,8 @@
 """Does a disturbed evaluation write the same bytes as an undisturbed one?
 
-    python benchmarks/faults.py [--rate 0.3] [--seed 7] [--concurrency 4] [--latency 0.02]
-    python benchmarks/faults.py --every 3 --budgets     # issue 25, item 8: the retry budgets a flaky server needs
-    python benchmarks/faults.py --dead [--timeout 2]    # issue 25, item 14: how long a dead server takes to fail
+    python -m benchmarks.faults [--rate 0.3] [--seed 7] [--concurrency 4] [--latency 0.02]
+    python -m benchmarks.faults --every 3 --budgets     # issue 25, item 8: the retry budgets a flaky server needs
+    python -m benchmarks.faults --dead [--timeout 2]    # issue 25, item 14: how long a dead server takes to fail
 
 On the bundled example, against the local FakeEndpoint and its smart responder (never the network):
 
@@ -33,34 +33,28 @@ others use FakeEndpoint.fail_next.
 
 from __future__ import annotations
 
+import argparse
+import logging
 import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before litellm is imported: no price fetch
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+import diskcache
+import litellm
 
-import argparse  # noqa: E402
-import logging  # noqa: E402
-import random  # noqa: E402
-import signal  # noqa: E402
-import socket  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
-from dataclasses import dataclass, replace  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import diskcache  # noqa: E402
-import litellm  # noqa: E402
-
-from judge.run.evaluate import EvalConfig, Inputs, evaluate, write_outputs  # noqa: E402
-from judge.settings import ModelSettings, RetryPolicy  # noqa: E402
-from judge.testing import FakeEndpoint, smart_responder  # noqa: E402
-from judge.testing.server import ChatHandler  # noqa: E402
+from benchmarks import ROOT
+from judge.run.evaluate import EvalConfig, Inputs, evaluate, write_outputs
+from judge.settings import ModelSettings, RetryPolicy
+from judge.testing import FakeEndpoint, smart_responder
+from judge.testing.server import ChatHandler
 
 litellm.suppress_debug_info = True
 for noisy in ("instructor", "LiteLLM", "litellm", "httpx"):

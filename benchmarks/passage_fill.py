@@ -1,4 +1,4 @@
-"""How much of a long document does the judge see, and did the fix of issue 25 (item 6) change what it sees?
+"""How much of a long document does the judge see, and how does that differ from the selection at another revision?
 
     python -m benchmarks.passage_fill [--old-rev 23e0006] [--budgets 6000,2000]
 

@@ -6,7 +6,7 @@
 
 kill-resume: a run is killed with SIGKILL once half of its reports are in its judgments log, then resumed with
 --resume into the same --out and cache; prints the calls the resumed run made against the decisions not yet judged
-plus the concurrency (the issue's bound), and whether the final files equal an uninterrupted run's.
+plus the concurrency (the bound a resume must keep), and whether the final files equal an uninterrupted run's.
 
 shards: one process over all reports vs two `--shard I/2` processes side by side sharing one Redis cache, merged
 with judge.run.merge; prints each wall time and whether the merged files equal the single run's byte for byte.
@@ -17,8 +17,7 @@ empty-reports: 100 runs x N/100 requests of empty reports (no sentence, so no mo
 of `eval` in this process: load the inputs, judge, score, write the outputs, render the diagnostics (one warning
 per empty report, collapsed on the console). Prints each phase's CPU seconds (this process's; the wall time is
 printed too, but on a shared machine it measures the neighbours) and the CPU time per 10,000 reports at each
-size: linear means that figure stays flat (issue 25, item 16: 10,000 took ~90 s and 100,000 did not finish in
-120 s while Diagnostics.add searched a list).
+size: linear means that figure stays flat.
 """
 
 from __future__ import annotations

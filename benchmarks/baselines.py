@@ -1,6 +1,6 @@
 """Run time of each automatic baseline on generated reports.
 
-    python benchmarks/baselines.py [--runs 3] [--requests 10] [--sentences 10] [--refs 2] [--nuggets 5]
+    python -m benchmarks.baselines [--runs 3] [--requests 10] [--sentences 10] [--refs 2] [--nuggets 5]
                                    [--extractive DIR]
 
 Prints, per baseline, the seconds taken and reports/second (reports = runs x requests; gold reports are
@@ -11,15 +11,10 @@ sentences of 12-25 common English words, with nugget answers (1-4 words) planted
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import sys
 import time
 import warnings
 from pathlib import Path
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from judge.baselines import BaselineWarning, exam_scores, pa_bleu_scores, pa_meteor_scores, rouge_scores
 from judge.errors import ConfigurationError

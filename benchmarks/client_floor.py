@@ -1,6 +1,6 @@
 """Floors of the client stack: decisions/s and client CPU per call, layer by layer, one zero-latency endpoint.
 
-    python benchmarks/client_floor.py [--reports 200] [--concurrency 32] [--rounds 1] [--modes a,b,...]
+    python -m benchmarks.client_floor [--reports 200] [--concurrency 32] [--rounds 1] [--modes a,b,...]
 
 First records the decisions a real run asks (`judge.run.evaluate.evaluate` on `--reports` generated reports, the
 workload of benchmarks/scale.py: every (messages, response model, validation context, contract) that
@@ -25,25 +25,16 @@ Figures only: nothing here asserts a speed.
 
 from __future__ import annotations
 
-import os
+import argparse
+import asyncio
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before litellm is imported: no price fetch
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-import argparse  # noqa: E402
-import asyncio  # noqa: E402
-import json  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
-
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
-
-from scale import RUNS, EndpointProcess, cpu_seconds  # noqa: E402
+from benchmarks.scale import RUNS, EndpointProcess, cpu_seconds
+from benchmarks.workload import generate_workload
 
 MODES = ("aiohttp", "openai", "litellm", "instructor", "ask", "ask-disk")
 WARM_UP = 64
@@ -52,8 +43,6 @@ WARM_UP = 64
 def record_decisions(api_base: str, reports: int, root: Path) -> list[tuple[Any, ...]]:
     """Every ask of a real evaluation of `reports` generated reports, in the order they were asked."""
     import math
-
-    from cached_rerun import generate_workload
 
     import judge.run.evaluate as evaluate_module
     from judge.llm.client import DecisionClient, ModelSettings

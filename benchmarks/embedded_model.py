@@ -1,7 +1,7 @@
 """How fast is the embedded offline judge, the old judge (runtime and prompt layout) against today's, on real
 support decisions?
 
-    python benchmarks/embedded_model.py [--per-source 6] [--order document|input] [--threads N]
+    python -m benchmarks.embedded_model [--per-source 6] [--order document|input] [--threads N]
                                         [--old-layout legacy|new] [--kernels auto|safe|fast|compare]
                                         [--skip-assembly]
 
@@ -27,14 +27,10 @@ machine's load; compare the ratios printed at the end, which come from the same 
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
 import argparse
 import json
+import os
 import shutil
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -43,22 +39,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import instructor
+import litellm
+from instructor.core import InstructorRetryException
 
-import instructor  # noqa: E402
-import litellm  # noqa: E402
-from instructor.core import InstructorRetryException  # noqa: E402
-
-from benchmarks.legacy_support import SupportLayout, support_question  # noqa: E402
-from judge.formats.reports import read_reports  # noqa: E402
-from judge.formats.requests import read_requests  # noqa: E402
-from judge.judging.passages import PassagePolicy  # noqa: E402
-from judge.llm import llama_provider  # noqa: E402
-from judge.llm.embedded import EMBEDDED_MODEL, embedded_available, ensure_model_file  # noqa: E402
-from judge.llm.kernels import KERNELS, resolve_kernels  # noqa: E402
-from judge.llm.llama_runtime import Completion, LlamaRuntime, choose_threads, usable_cpus  # noqa: E402
-from judge.types import Document, Request  # noqa: E402
+from benchmarks import ROOT
+from judge.formats.reports import read_reports
+from judge.formats.requests import read_requests
+from judge.judging.legacy_support import SupportLayout, support_question
+from judge.judging.passages import PassagePolicy
+from judge.llm import llama_provider
+from judge.llm.embedded import EMBEDDED_MODEL, embedded_available, ensure_model_file
+from judge.llm.kernels import KERNELS, resolve_kernels
+from judge.llm.llama_runtime import Completion, LlamaRuntime, choose_threads, usable_cpus
+from judge.types import Document, Request
 
 SOURCES = {
     "example": ROOT / "examples",

@@ -1,8 +1,8 @@
 """Does a disturbed evaluation write the same bytes as an undisturbed one?
 
-    python benchmarks/faults.py [--rate 0.3] [--seed 7] [--concurrency 4] [--latency 0.02]
-    python benchmarks/faults.py --every 3 --budgets     # issue 25, item 8: the retry budgets a flaky server needs
-    python benchmarks/faults.py --dead [--timeout 2]    # issue 25, item 14: how long a dead server takes to fail
+    python -m benchmarks.faults [--rate 0.3] [--seed 7] [--concurrency 4] [--latency 0.02]
+    python -m benchmarks.faults --every 3 --budgets     # the retry budgets a flaky server needs
+    python -m benchmarks.faults --dead [--timeout 2]    # how long a dead server takes to fail
 
 On the bundled example, against the local FakeEndpoint and its smart responder (never the network):
 
@@ -12,7 +12,7 @@ On the bundled example, against the local FakeEndpoint and its smart responder (
    with no choices, and an answer that is not JSON (re-asked by instructor). It prints the HTTP calls, faults
    injected, transport retries, re-asks, failed decisions, and whether the three outputs equal the reference
    byte for byte; when a decision failed (its retries or re-asks all hit faults), a second run with the same
-   cache, still faulty, shows that failures are asked again rather than replayed (issue 10, item 8);
+   cache, still faulty, shows that failures are asked again rather than replayed;
 3. `argue-judge eval` in a subprocess (PYTHONPATH = this checkout), killed with SIGKILL once half of the
    reference's decisions are in the cache, then run again to completion: calls of the resumed run, decisions
    asked twice, and byte equality.
@@ -33,34 +33,28 @@ others use FakeEndpoint.fail_next.
 
 from __future__ import annotations
 
+import argparse
+import logging
 import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before litellm is imported: no price fetch
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+import diskcache
+import litellm
 
-import argparse  # noqa: E402
-import logging  # noqa: E402
-import random  # noqa: E402
-import signal  # noqa: E402
-import socket  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
-from dataclasses import dataclass, replace  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import diskcache  # noqa: E402
-import litellm  # noqa: E402
-
-from judge.run.evaluate import EvalConfig, Inputs, evaluate, write_outputs  # noqa: E402
-from judge.settings import ModelSettings, RetryPolicy  # noqa: E402
-from judge.testing import FakeEndpoint, smart_responder  # noqa: E402
-from judge.testing.server import ChatHandler  # noqa: E402
+from benchmarks import ROOT
+from judge.run.evaluate import EvalConfig, Inputs, evaluate, write_outputs
+from judge.settings import ModelSettings, RetryPolicy
+from judge.testing import FakeEndpoint, smart_responder
+from judge.testing.server import ChatHandler
 
 litellm.suppress_debug_info = True
 for noisy in ("instructor", "LiteLLM", "litellm", "httpx"):
@@ -260,10 +254,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per answer in the kill -9 test")
-    parser.add_argument("--dead", action="store_true", help="time a dead and a hanging server instead (item 14)")
+    parser.add_argument("--dead", action="store_true", help="time a dead and a hanging server instead")
     parser.add_argument("--timeout", type=float, default=2.0, help="seconds per request attempt with --dead")
     parser.add_argument("--every", type=int, default=None, help="fault every N-th request instead of a share")
-    parser.add_argument("--budgets", action="store_true", help="sweep the retry budgets instead (item 8)")
+    parser.add_argument("--budgets", action="store_true", help="sweep the retry budgets instead")
     parser.add_argument("--seeds", type=int, default=3, help="seeds per budget with random faults")
     parser.add_argument("--attempts", default="1,2,3,4,5,6", help="transport attempts to try with --budgets")
     parser.add_argument("--reasks", default="0,1,2,3,4", help="re-ask budgets to try with --budgets")

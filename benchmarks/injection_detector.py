@@ -1,6 +1,6 @@
 """How often does the injection detector fire on real text, and how often on attacked text?
 
-    python benchmarks/injection_detector.py [--data /work/shared/data] [--show-hits 10]
+    python -m benchmarks.injection_detector [--data /work/shared/data] [--show-hits 10]
                                             [--attacks-file benchmarks/data/heldout-attacks.json]
 
 Clean false-positive rate, on text nobody wrote to fool a judge: AttributionBench dev claims and reference texts,
@@ -29,18 +29,17 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from judge.defence.injection import (  # noqa: E402
+from benchmarks import ROOT
+from judge.defence.injection import (
     detect,
     detect_learned,
     detect_rules,
     detect_uncached,
     load_attacks,
 )
-from judge.defence.learned import load_detector  # noqa: E402
-from judge.defence.quarantine import quarantine_document, quarantine_sentence  # noqa: E402
-from judge.defence.script import foreign_piece  # noqa: E402
+from judge.defence.learned import load_detector
+from judge.defence.quarantine import quarantine_document, quarantine_sentence
+from judge.defence.script import foreign_piece
 
 
 def jsonl(path: Path) -> Iterator[dict]:
@@ -141,7 +140,7 @@ def main() -> None:
             for text, detection in fired:
                 print(f"  rule {detection.rule}: {text!r}")
 
-    redteam = Path(__file__).resolve().parent.parent / "tests" / "data" / "redteam.json"
+    redteam = ROOT / "tests" / "data" / "redteam.json"
     if redteam.exists():
         texts = json.loads(redteam.read_text(encoding="utf-8"))
         positives = sum(detect(t).flagged for t in texts["addresses_judge"])

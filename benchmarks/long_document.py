@@ -1,6 +1,6 @@
 """How long does passage selection take on a 50 MB cited document, and how much memory does it add?
 
-    python benchmarks/long_document.py [--mb 50] [--shape lines|one-line|both] [--old-rev REV]
+    python -m benchmarks.long_document [--mb 50] [--shape lines|one-line|both] [--old-rev REV]
 
 Generates a document of about `--mb` megabytes in memory: `lines` is news-like prose (sentences and paragraphs,
 with the judged claim buried in the middle), `one-line` is the same text with every sentence and line break
@@ -22,11 +22,9 @@ import time
 import tracemalloc
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from judge.errors import InputError  # noqa: E402
-from judge.judging.passages import PassagePolicy, select_passages  # noqa: E402
+from benchmarks import ROOT
+from judge.errors import InputError
+from judge.judging.passages import PassagePolicy, select_passages
 
 CLAIM = "The flood barrier on the Vistula cost 41 million zloty and opened in May 2021."
 FILLER = ("The council met on Tuesday to discuss the budget for the coming year. Members raised concerns about "
@@ -92,13 +90,13 @@ def main() -> None:
 
 def time_old(rev: str, megabytes: float, shape: str, timeout: float) -> str:
     """The old implementation in a child process, so a quadratic case can be abandoned at the timeout."""
-    code = (f"import sys, time; sys.path.insert(0, {str(ROOT)!r}); sys.argv=['x'];"
+    code = ("import sys, time; sys.argv=['x'];"
             f"from benchmarks.long_document import load_old, make_document, CLAIM;"
             f"old = load_old({rev!r}); text = make_document({megabytes}, {shape!r});"
             f"t = time.perf_counter(); old.select_passages(text, CLAIM, old.PassagePolicy(6000, 800));"
             f"print(f'{{time.perf_counter() - t:.2f}} s')")
     try:
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return f"did not finish in {timeout:.0f} s"
     return done.stdout.strip() or done.stderr.strip().splitlines()[-1]

@@ -1,6 +1,6 @@
-"""How much of a long document does the judge see, and did the fix of issue 25 (item 6) change what it sees?
+"""How much of a long document does the judge see, and how does that differ from the selection at another revision?
 
-    python benchmarks/passage_fill.py [--old-rev 23e0006] [--budgets 6000,2000]
+    python -m benchmarks.passage_fill [--old-rev 23e0006] [--budgets 6000,2000]
 
 1. Every cited (sentence, document) pair of the bundled example and of the NeuCLIR example run
    (../shared/data/neuclir24/example-run): `select_passages` as it is and as it was at `--old-rev`, at each
@@ -14,16 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from long_document import load_old  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
-
-from judge.formats import read_reports  # noqa: E402
-from judge.judging.passages import FILL, PassagePolicy, select_passages  # noqa: E402
+from benchmarks import ROOT
+from benchmarks.long_document import load_old
+from judge.formats import read_reports
+from judge.judging.passages import FILL, PassagePolicy, select_passages
 
 COLLECTIONS = {
     "bundled example": (ROOT / "examples" / "reports", ROOT / "examples" / "docs.jsonl"),

@@ -1,11 +1,11 @@
 """TREC-scale throughput: N distinct generated reports judged against K fake endpoints in other processes.
 
-    python benchmarks/scale.py [--reports 1000] [--latency 0.2] [--concurrency 32] [--endpoints 1]
+    python -m benchmarks.scale [--reports 1000] [--latency 0.2] [--concurrency 32] [--endpoints 1]
                                [--sentences 8] [--cache disk|none|DIR|redis://HOST:PORT/DB]
                                [--data DIR] [--out DIR] [--shard I/N] [--resume] [--profile FILE]
                                [--model openai/fake] [--injection-detector rules+learned+script|rules+learned|rules]
 
-Generates N reports (10 runs x N/10 requests, `benchmarks/cached_rerun.py`'s synthetic workload: every report
+Generates N reports (10 runs x N/10 requests, `benchmarks/workload.py`'s synthetic workload: every report
 distinct, so every decision is a model call; `--data DIR` keeps it there so several processes judge one workload),
 starts K `judge.testing.FakeEndpoint`s with the given latency, each in its own process so the server's threads do
 not compete with the client for this process's GIL and its memory is not counted in the client's peak RSS, and
@@ -37,10 +37,6 @@ import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
-
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
 
 RUNS = 10
 
@@ -128,8 +124,8 @@ def main() -> None:
         return
 
     import litellm
-    from cached_rerun import generate_workload
 
+    from benchmarks.workload import generate_workload
     from judge.run.evaluate import EvalConfig, Inputs, evaluate, write_outputs
 
     litellm.suppress_debug_info = True

@@ -1,24 +1,23 @@
 """Three scale scenarios; the first two run `benchmarks/scale.py`, each process judging one generated workload:
 
-    python benchmarks/scale_scenarios.py kill-resume [--reports 500] [--latency 0.05] [--concurrency 32]
-    python benchmarks/scale_scenarios.py shards [--reports 500] [--latency 0.05] [--concurrency 32]
+    python -m benchmarks.scale_scenarios kill-resume [--reports 500] [--latency 0.05] [--concurrency 32]
+    python -m benchmarks.scale_scenarios shards [--reports 500] [--latency 0.05] [--concurrency 32]
         [--redis redis://127.0.0.1:6379/0]  (default: start a redis-server on a free port)
 
 kill-resume: a run is killed with SIGKILL once half of its reports are in its judgments log, then resumed with
 --resume into the same --out and cache; prints the calls the resumed run made against the decisions not yet judged
-plus the concurrency (the issue's bound), and whether the final files equal an uninterrupted run's.
+plus the concurrency (the bound a resume must keep), and whether the final files equal an uninterrupted run's.
 
 shards: one process over all reports vs two `--shard I/2` processes side by side sharing one Redis cache, merged
 with judge.run.merge; prints each wall time and whether the merged files equal the single run's byte for byte.
 
-    python benchmarks/scale_scenarios.py empty-reports [--sizes 10000,50000,100000]
+    python -m benchmarks.scale_scenarios empty-reports [--sizes 10000,50000,100000]
 
 empty-reports: 100 runs x N/100 requests of empty reports (no sentence, so no model call), through the library path
 of `eval` in this process: load the inputs, judge, score, write the outputs, render the diagnostics (one warning
 per empty report, collapsed on the console). Prints each phase's CPU seconds (this process's; the wall time is
 printed too, but on a shared machine it measures the neighbours) and the CPU time per 10,000 reports at each
-size: linear means that figure stays flat (issue 25, item 16: 10,000 took ~90 s and 100,000 did not finish in
-120 s while Diagnostics.add searched a list).
+size: linear means that figure stays flat.
 """
 
 from __future__ import annotations
@@ -34,15 +33,16 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+from benchmarks import ROOT
+from benchmarks.workload import generate_empty_workload
+
 STABLE = ("judgments.jsonl", "scores.tsv", "leaderboard.tsv")
 
 
 def scale(args: argparse.Namespace, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(HERE / "scale.py"), "--reports", str(args.reports), "--latency",
+    return subprocess.Popen([sys.executable, "-m", "benchmarks.scale", "--reports", str(args.reports), "--latency",
                              str(args.latency), "--concurrency", str(args.concurrency), *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
 
 def summary_line(proc: subprocess.Popen) -> dict:
@@ -131,7 +131,7 @@ def empty_reports(args: argparse.Namespace, root: Path) -> None:
           f"{'wall s':>7}")
     for size in (int(n) for n in args.sizes.split(",")):
         data = root / f"empty-{size}"
-        reports = _write_empty_workload(data, runs, size // runs)
+        reports = generate_empty_workload(data, runs, size // runs)
         wall, started = time.perf_counter(), time.process_time()
         inputs = Inputs.load([reports], data / "requests.jsonl", None, [data / "docs.jsonl"], data / "docstore")
         loaded = time.process_time()
@@ -150,22 +150,6 @@ def empty_reports(args: argparse.Namespace, root: Path) -> None:
               f"{rendered - written:>7.2f} {total:>7.2f} {total / size * 10_000:>7.2f}s "
               f"{time.perf_counter() - wall:>7.1f}", flush=True)
         shutil.rmtree(data)
-
-
-def _write_empty_workload(data: Path, runs: int, requests: int) -> Path:
-    """runs x requests empty reports in one folder (a file per run), the requests they answer, one document."""
-    reports = data / "reports"
-    reports.mkdir(parents=True)
-    request_ids = [f"q{i}" for i in range(requests)]
-    with (data / "requests.jsonl").open("w", encoding="utf-8") as out:
-        out.writelines(json.dumps({"request_id": r, "title": r, "problem_statement": "Report on it."}) + "\n"
-                       for r in request_ids)
-    (data / "docs.jsonl").write_text(json.dumps({"doc_id": "d0", "text": "A document."}) + "\n", encoding="utf-8")
-    for run in range(runs):
-        with (reports / f"run-{run}.jsonl").open("w", encoding="utf-8") as out:
-            out.writelines(json.dumps({"metadata": {"run_id": f"run-{run}", "topic_id": r}, "responses": []}) + "\n"
-                           for r in request_ids)
-    return reports
 
 
 def _free_port() -> int:

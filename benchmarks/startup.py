@@ -1,6 +1,6 @@
 """How long does `argue-judge score` take to start, and what does it import?
 
-    python benchmarks/startup.py --judgments OUT/judgments.jsonl --nuggets examples/nuggets \
+    python -m benchmarks.startup --judgments OUT/judgments.jsonl --nuggets examples/nuggets \
         [--code /work/main --code .] [--runs 5]
 
 For each checkout given with --code (e.g. the code before a change and after it), runs from that directory, in a

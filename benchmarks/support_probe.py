@@ -1,6 +1,6 @@
 """Does the embedded model know more than it says? A linear probe on its hidden state, for supports_citation.
 
-    python benchmarks/support_probe.py [--data ../shared/data] [--features DIR] [--train N] [--threads N]
+    python -m benchmarks.support_probe [--data ../shared/data] [--features DIR] [--train N] [--threads N]
                                        [--held-out calibration/embedded-dev/items.jsonl] [--fit-only]
 
 Asked for its verdict first, the 1.5B embedded model says "supported" to nearly every item; the probability it
@@ -25,10 +25,6 @@ row per line) as they are read, so an interrupted run resumes. About 6.5 s per i
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
 import argparse
 import json
 import random
@@ -43,15 +39,14 @@ from scipy.optimize import minimize
 from scipy.special import expit, log_expit, logit
 from scipy.stats import rankdata
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from judge.calibration.importers import read_attributionbench, read_wice  # noqa: E402
-from judge.calibration.items import CalibrationItem  # noqa: E402
-from judge.calibration.runner import prepare_item  # noqa: E402
-from judge.calibration.stats.agreement import decision_agreement  # noqa: E402
-from judge.calibration.stats.confidence_calibration import fit_threshold  # noqa: E402
-from judge.judging.passages import PassagePolicy  # noqa: E402
-from judge.judging.prompts import load_template  # noqa: E402
+from benchmarks import ROOT
+from judge.calibration.importers import read_attributionbench, read_wice
+from judge.calibration.items import CalibrationItem
+from judge.calibration.runner import prepare_item
+from judge.calibration.stats.agreement import decision_agreement
+from judge.calibration.stats.confidence_calibration import fit_threshold
+from judge.judging.passages import PassagePolicy
+from judge.judging.prompts import load_template
 
 VERDICT_PREFIX = '{"verdict": "'
 POLICY = PassagePolicy(max_chars=1500, window_chars=800)
@@ -307,7 +302,7 @@ def _content_words(text: str) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    root = Path(__file__).resolve().parent.parent
+    root = ROOT
     parser.add_argument("--data", type=Path, default=root.parent / "shared" / "data")
     parser.add_argument("--held-out", type=Path, default=root / "calibration" / "embedded-dev" / "items.jsonl")
     parser.add_argument("--exclude", type=Path, action="append",

@@ -1,6 +1,6 @@
 """Decisions per second against the local FakeEndpoint with a fixed latency, by client concurrency.
 
-    python benchmarks/throughput.py [--latency 0.2] [--per-slot 8] [--eval-concurrency 16]
+    python -m benchmarks.throughput [--latency 0.2] [--per-slot 8] [--eval-concurrency 16]
 
 1. `DecisionClient.ask` alone (the full instructor -> litellm -> openai -> httpx stack, no cache), distinct
    messages, a small response model (ClaimsAbsence), at concurrency 1, 2, 4, 8, 16, 32. With latency L the
@@ -12,27 +12,17 @@
 
 from __future__ import annotations
 
-import os
+import argparse
+import asyncio
+import tempfile
+import time
+from pathlib import Path
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before litellm is imported: no price fetch
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-import argparse  # noqa: E402
-import asyncio  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from cached_rerun import generate_workload, load  # noqa: E402
-
-from judge.judging.decisions.claims_absence import ClaimsAbsence  # noqa: E402
-from judge.llm.client import DecisionClient, ModelSettings  # noqa: E402
-from judge.run.evaluate import EvalConfig, evaluate  # noqa: E402
-from judge.testing import FakeEndpoint, smart_responder  # noqa: E402
+from benchmarks.workload import generate_workload, load
+from judge.judging.decisions.claims_absence import ClaimsAbsence
+from judge.llm.client import DecisionClient, ModelSettings
+from judge.run.evaluate import EvalConfig, evaluate
+from judge.testing import FakeEndpoint, smart_responder
 
 LEVELS = (1, 2, 4, 8, 16, 32)
 

@@ -7,7 +7,6 @@ import asyncio
 import pytest
 from pydantic import ValidationError
 
-from benchmarks.legacy_support import LegacySupportsCitation, legacy_messages, support_question
 from judge.errors import ConfigurationError, InputError
 from judge.judging.decisions import REGISTRY, absence_nugget, answers_nugget, supports_citation
 from judge.judging.decisions.answers_nugget import AnswersNugget
@@ -15,6 +14,7 @@ from judge.judging.decisions.asker import question
 from judge.judging.decisions.base import contract_hash, tailored
 from judge.judging.decisions.repeated_claim import RepeatedClaim
 from judge.judging.decisions.supports_citation import SupportsCitation
+from judge.judging.legacy_support import LegacySupportsCitation, legacy_messages, support_question
 from judge.judging.passages import GAP, PassagePolicy, select_passages
 from judge.judging.prompts import fence, load_template
 from judge.judging.signature import JudgeSignature

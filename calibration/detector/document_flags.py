@@ -27,12 +27,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from evaluate import Scored, scored  # noqa: E402
-from injection_detector import corpora  # noqa: E402
 
+from benchmarks.injection_detector import corpora  # noqa: E402
 from judge.defence.injection import MIN_LETTERS, UNSEEN_ATTACKS_FILE, detect_rules, fold  # noqa: E402
 from judge.defence.learned import LearnedDetector, load_detector  # noqa: E402
 from judge.defence.pieces import pieces  # noqa: E402

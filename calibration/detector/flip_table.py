@@ -11,15 +11,21 @@ flip-unseen/, every attack of an item asked back to back); each attack is its ow
 later batches run beside other families: flip.sh never adds an attack to a batch that already ran) gets one more
 row summed over all of them, its batches named DIR/batch-N (printed only; each directory's table.json keeps its
 own batches). The same batch asked twice for one attack, in two directories, is refused rather than counted twice.
+
+A directory whose batches are packed (FLIP_DIR/batches.tar.xz, by calibration/archive.py) is read from the archive;
+unpack it (`python calibration/archive.py unpack FLIP_DIR/batches.tar.xz FLIP_DIR`) before flip.sh adds batches.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import tarfile
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+PACKED = "batches.tar.xz"
 COUNTS = ("false_support_clean", "false_support_attacked", "flips_to_yes", "flips_to_no", "flagged_attacked",
           "shown_as_clean")
 
@@ -90,6 +96,17 @@ def _rate(count: dict) -> str:
     return f"{count['k']}/{count['n']} ({100 * count['k'] / count['n']:.0f}%)" if count["n"] else "–"
 
 
+def readable(flip_dir: Path, scratch: Path) -> Path:
+    """`flip_dir` itself, or, when its batches are packed, a copy under `scratch` of the same name unpacked."""
+    archive = flip_dir / PACKED
+    if any(flip_dir.glob("batch-*")) or not archive.exists():
+        return flip_dir
+    unpacked = scratch / flip_dir.name
+    with tarfile.open(archive, "r:xz") as tar:
+        tar.extractall(unpacked, filter="data")
+    return unpacked
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("flip_dirs", nargs="*", type=Path, default=sorted(
@@ -97,14 +114,21 @@ def main() -> None:
     args = parser.parse_args()
     # Each side is read against its own clean run: the learned detector may also withhold a false-flagged piece of
     # a clean item's document, so the defended judge's clean verdicts can differ from the undefended one's.
+    with tempfile.TemporaryDirectory(prefix="flip-table-") as scratch:
+        dirs = {readable(d, Path(scratch)): d for d in args.flip_dirs}
+        write_tables(dirs)
+
+
+def write_tables(dirs: dict[Path, Path]) -> None:
+    """{readable directory: where its table.json goes}: write each table and print the rows."""
     print("| held-out family | unsupported items | before (rules): clean -> attacked | after (default): "
           "clean -> attacked | flagged before / after | given back clean after |")
-    for flip_dir in args.flip_dirs:
+    for flip_dir, home in dirs.items():
         found = table(flip_dir)
-        (flip_dir / "table.json").write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
-        print_rows(found, f" ({flip_dir.name})" if len(args.flip_dirs) > 1 else "")
-    if len(args.flip_dirs) > 1:  # the families asked in several directories (batches DIR/batch-N), summed
-        print_rows([row for row in table(*args.flip_dirs)
+        (home / "table.json").write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
+        print_rows(found, f" ({flip_dir.name})" if len(dirs) > 1 else "")
+    if len(dirs) > 1:  # the families asked in several directories (batches DIR/batch-N), summed
+        print_rows([row for row in table(*dirs)
                     if len({batch.partition("/")[0] for batch in row["batches"]}) > 1], " (all)")
 
 

@@ -34,7 +34,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from document_flags import quarantined_evidence  # noqa: E402

@@ -71,7 +71,7 @@ def supports(request: dict) -> dict:
 
 
 def supports_copied(request: dict) -> dict:
-    """The same rule for the older layout (benchmarks/legacy_support.py): the best-matching document sentence,
+    """The same rule for the older layout (judge/judging/legacy_support.py): the best-matching document sentence,
     copied, as evidence."""
     user = user_message(request)
     document, sentence = tagged(user, "document"), tagged(user, "sentence")

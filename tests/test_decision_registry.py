@@ -60,9 +60,12 @@ def toy(monkeypatch, tmp_path):
     return module, prompts
 
 
-def test_the_registry_is_the_flowcharts_diamonds_in_its_order():
-    assert REGISTRY.names == DIAMONDS == ("supports_citation", "answers_nugget", "claims_absence", "absence_nugget",
-                                         "needs_citation", "repeated_claim")
+def test_the_registry_is_the_flowcharts_diamonds_in_their_order_of_registration():
+    tree = ast.parse(Path(flowchart.__file__).read_text(encoding="utf-8"))
+    registered = [call.args[0].value for call in ast.walk(tree)
+                  if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "diamond"]
+    assert REGISTRY.names == DIAMONDS == tuple(registered)
+    assert DIAMONDS[0] == "supports_citation"  # the signature's `prompts:sc=...` starts with it
 
 
 def asked_in_flow(source: str, names: dict[str, object]) -> list[str]:

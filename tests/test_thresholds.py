@@ -291,6 +291,9 @@ def test_calibrate_fits_a_threshold_that_eval_applies(tmp_path):
         thresholds = json.loads((out / "thresholds.json").read_text())
         assert thresholds["decisions"]["supports_citation"]["verdict"] == "not_supported"
         assert thresholds["judge"] in report["signature"] and thresholds["fitted_on"]["items"] == 15
+        from judge.judging.thresholds import decision_key
+        rule = thresholds["decisions"]["supports_citation"]
+        assert {k: rule[k] for k in ("prompt_hash", "schema_hash")} == decision_key("supports_citation", None)
 
         eval_args = ["eval", str(EXAMPLES / "reports"), "--requests", str(EXAMPLES / "requests.jsonl"), "--docs",
                      str(EXAMPLES / "docs.jsonl"), "--nuggets", str(EXAMPLES / "nuggets"), "--model", "openai/fake",
@@ -300,6 +303,7 @@ def test_calibrate_fits_a_threshold_that_eval_applies(tmp_path):
         applied = runner.invoke(app, [*eval_args, "--thresholds", str(out / "thresholds.json"),
                                       "--out", str(tmp_path / "applied")])
         assert applied.exit_code == 0, applied.output
+        assert f"thresholds: {out / 'thresholds.json'}" in applied.output and "warning" not in applied.output
         refused = runner.invoke(app, [*eval_args[:-1], "--thresholds", str(out / "thresholds.json"),
                                       "--out", str(tmp_path / "refused")])
         assert refused.exit_code == 2 and "needs log-probabilities" in refused.output

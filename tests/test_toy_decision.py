@@ -117,6 +117,10 @@ def test_the_toy_decision_is_judged_cached_and_answered_by_the_fake_judge(checko
     # the smart fake judge has no rule for the toy: it answers with a minimal valid instance of the toy's schema
     assert toy and all(d["verdict"] is False and d["prompt_hash"] for d in toy)
     assert all("+hc=" in r["signature"] for r in records)
+    # the judgments reader takes the toy's records: scoring the judgments alone gives the scores eval wrote
+    run(checkout, "-m", "judge.cli.app", "score", str(tmp_path / "first" / "judgments.jsonl"), "--nuggets",
+        str(EXAMPLES / "nuggets"), "--out", str(tmp_path / "rescored"))
+    assert (tmp_path / "rescored" / "scores.tsv").read_text() == (tmp_path / "first" / "scores.tsv").read_text()
     # the toy is asked after a new uncited claim is decided and changes no outcome: the scores are the shipped ones
     shipped = tmp_path / "shipped"
     with FakeEndpoint(smart_responder) as ep:

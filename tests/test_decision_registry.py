@@ -60,18 +60,31 @@ def toy(monkeypatch, tmp_path):
     return module, prompts
 
 
-def test_the_registry_is_the_flowcharts_diamonds_in_its_order():
-    assert REGISTRY.names == DIAMONDS == ("supports_citation", "answers_nugget", "claims_absence", "absence_nugget",
-                                         "needs_citation", "repeated_claim")
-
-
-def test_the_flowchart_asks_every_diamond_it_names_and_no_other():
-    """DIAMONDS and the questions `flow` yields are both in flowchart.py: this keeps the two the same."""
+def test_the_registry_is_the_flowcharts_diamonds_in_their_order_of_registration():
     tree = ast.parse(Path(flowchart.__file__).read_text(encoding="utf-8"))
-    asked = [call.args[0].value for call in ast.walk(tree)
-             if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "Question"
-             and call.args and isinstance(call.args[0], ast.Constant)]
-    assert set(asked) == set(DIAMONDS)
+    registered = [call.args[0].value for call in ast.walk(tree)
+                  if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "diamond"]
+    assert REGISTRY.names == DIAMONDS == tuple(registered)
+    assert DIAMONDS[0] == "supports_citation"  # the signature's `prompts:sc=...` starts with it
+
+
+def asked_in_flow(source: str, names: dict[str, object]) -> list[str]:
+    """The decisions the flowchart's source asks: the first argument of every `Question(...)`, a registered
+    diamond's constant (or a literal name), looked up in `names` (the module's globals)."""
+    asked = []
+    for call in ast.walk(ast.parse(source)):
+        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "Question" and call.args:
+            first = call.args[0]
+            asked.append(first.value if isinstance(first, ast.Constant) else names.get(getattr(first, "id", ""), "?"))
+    return asked
+
+
+def test_the_flowchart_asks_every_diamond_it_registers_and_no_other():
+    """The diamonds are registered (`diamond(...)`) and asked (`Question(...)` in `flow`) in flowchart.py: this
+    keeps the two the same."""
+    source = Path(flowchart.__file__).read_text(encoding="utf-8")
+    assert set(asked_in_flow(source, vars(flowchart))) == set(DIAMONDS)
+    assert source.count("diamond(\"") == len(DIAMONDS)  # each name is written once, where it is registered
 
 
 def test_a_diamond_without_a_module_or_a_module_misnamed_is_refused_in_one_line():
@@ -100,11 +113,25 @@ def test_a_judgments_file_naming_an_unknown_decision_is_refused_with_its_line(tm
     assert read.sentences[0].decisions[0].decision == "hedged_claim"
 
 
-def test_the_shipped_declarations_keep_the_signature_and_the_schema_hash():
-    assert prompts_tag(prompt_hashes(None)) == ("sc=4efaea34+an=75de16c5+ca=9e974835+ab=be1c6fd1+nc=47b2941f+"
-                                                "rc=982ac4c5")
-    assert schema_hash() == "fbc716c3"
-    assert REGISTRY.with_threshold() == ("supports_citation", "claims_absence", "needs_citation", "repeated_claim")
+def shown_signatures() -> list[str]:
+    """The judge signatures the README and docs/outputs.md show as `eval` prints them."""
+    root = Path(__file__).parents[1]
+    texts = [(root / name).read_text(encoding="utf-8") for name in ("README.md", "docs/outputs.md")]
+    return [line.split("signature: ")[-1] for text in texts for line in text.splitlines()
+            if line.removeprefix("signature: ").startswith("argue-judge:")]
+
+
+def test_the_shipped_declarations_sign_as_the_readme_shows():
+    """The `prompts:` and `schema:` fields the README and outputs.md show are the shipped registry's (derived from
+    the pages, so a new shipped decision is checked against the pages it must update, with no list here)."""
+    signatures = shown_signatures()
+    assert len(signatures) >= 2
+    for signature in signatures:
+        fields = dict(part.partition(":")[::2] for part in signature.split("|"))
+        assert fields["prompts"] == prompts_tag(prompt_hashes(None))
+        assert fields["schema"] == schema_hash()
+    assert prompts_tag(prompt_hashes(None)) == "+".join(f"{spec.abbreviation}={spec.template().short_hash}"
+                                                        for spec in REGISTRY)
 
 
 def test_every_decision_names_its_own_prompt_file():
@@ -128,9 +155,9 @@ def test_the_signature_prints_a_new_decisions_abbreviation_and_prompt_hash(toy):
     module, prompts = toy
     toy_hash = module.DECISION.template(prompts).short_hash
     signature = JudgeSignature.of(ModelSettings("scripted/judge"), RetryPolicy(), JudgeSettings(prompts_dir=prompts))
-    assert f"+rc=982ac4c5+hc={toy_hash}|" in signature.short()
+    shipped = "+".join(f"{spec.abbreviation}={spec.template().short_hash}" for spec in REGISTRY)
+    assert f"|prompts:{shipped}+hc={toy_hash}|" in signature.short()
     assert signature.as_dict()["prompts"]["hedged_claim"] == toy_hash
-    assert schema_hash() != "fbc716c3"  # its response contract is part of the schema hash
 
 
 def test_a_thresholds_file_may_guard_a_new_decision_with_its_own_labels(toy):
@@ -178,10 +205,57 @@ def test_every_decision_module_of_the_package_is_in_the_registry():
     assert declaring == set(REGISTRY.names)
 
 
-def test_the_documentation_table_is_the_registry():
-    page = (Path(__file__).parents[1] / "docs" / "decisions.md").read_text(encoding="utf-8")
+def load_decision_table() -> ModuleType:
+    """docs/hooks/decision_table.py loaded as MkDocs 1.6 loads a hook: by path, its folder on sys.path meanwhile."""
+    path = Path(__file__).parents[1] / "docs" / "hooks" / "decision_table.py"
+    spec = importlib.util.spec_from_file_location("decision_table", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
+    return module
+
+
+def table_rows(markdown: str) -> list[list[str]]:
     rows = [[cell.strip().strip("`") for cell in line.strip("|").split("|")]
-            for line in page.splitlines() if line.startswith("| `")]
-    table = [row for row in rows if len(row) == 6]
-    assert table == [[spec.name, spec.abbreviation, f"prompts/{spec.prompt}.md", " / ".join(spec.labels),
-                      "yes" if spec.takes_threshold else "no", spec.question] for spec in REGISTRY]
+            for line in markdown.splitlines() if line.startswith("| `")]
+    return [row for row in rows if len(row) == 6]
+
+
+def registry_rows(registry: Registry) -> list[list[str]]:
+    return [[spec.name, spec.abbreviation, f"prompts/{spec.prompt}.md", " / ".join(spec.labels),
+             "yes" if spec.takes_threshold else "no", spec.question] for spec in registry]
+
+
+def test_the_documentation_table_is_generated_from_the_registry_at_its_marker():
+    from mkdocs.exceptions import PluginError
+
+    hook = load_decision_table()
+    page_text = (Path(__file__).parents[1] / "docs" / hook.PAGE).read_text(encoding="utf-8")
+    assert hook.MARKER in page_text and not table_rows(page_text)  # no hand-written copy to go stale
+
+    class Page:
+        class file:  # noqa: N801 (MkDocs' page.file.src_uri)
+            src_uri = hook.PAGE
+
+    built = hook.on_page_markdown(page_text, Page, None, None)
+    assert hook.MARKER not in built and table_rows(built) == registry_rows(REGISTRY)
+    with pytest.raises(PluginError, match="docs/decisions.md lost its marker .*the generated decision table"):
+        hook.on_page_markdown("# Decisions, marker gone\n", Page, None, None)
+
+
+def test_the_smart_fake_judge_has_rules_for_registered_decisions_only_and_answers_a_new_one_validly(toy):
+    """Its rules are keyed by response-model names: each is a shipped decision's (or the benchmarks' legacy
+    layout's), and a decision without a rule, such as the toy, gets a valid minimal instance of its schema."""
+    from judge.testing.responders import SMART, smart_responder
+
+    assert set(SMART) - {"LegacySupportsCitation"} == {spec.response_model.__name__ for spec in REGISTRY}
+    module, _prompts = toy
+    schema = module.HedgedClaim.model_json_schema()
+    request = {"messages": [{"role": "user", "content": "x"}],
+               "response_format": {"type": "json_schema", "json_schema": {"name": "HedgedClaim", "schema": schema}}}
+    answer = smart_responder(request)
+    assert module.HedgedClaim.model_validate(answer).decided() is False

@@ -11,6 +11,7 @@ from pathlib import Path
 import litellm
 import pytest
 from conftest import smart_responder, tagged, user_message
+from pydantic import Field
 from typer.testing import CliRunner
 
 import judge.judging.thresholds
@@ -20,6 +21,7 @@ from judge.calibration.stats.confidence_calibration import Rule, agreement_metri
 from judge.cli.app import app
 from judge.errors import InputError
 from judge.formats.judgments import DecisionRecord
+from judge.judging.decisions import needs_citation, supports_citation
 from judge.judging.decisions.asker import apply_threshold
 from judge.judging.signature import JudgeSignature
 from judge.judging.thresholds import FORMAT, ThresholdRule, ThresholdsFile, read_thresholds, thresholds_json
@@ -289,6 +291,9 @@ def test_calibrate_fits_a_threshold_that_eval_applies(tmp_path):
         thresholds = json.loads((out / "thresholds.json").read_text())
         assert thresholds["decisions"]["supports_citation"]["verdict"] == "not_supported"
         assert thresholds["judge"] in report["signature"] and thresholds["fitted_on"]["items"] == 15
+        from judge.judging.thresholds import decision_key
+        rule = thresholds["decisions"]["supports_citation"]
+        assert {k: rule[k] for k in ("prompt_hash", "schema_hash")} == decision_key("supports_citation", None)
 
         eval_args = ["eval", str(EXAMPLES / "reports"), "--requests", str(EXAMPLES / "requests.jsonl"), "--docs",
                      str(EXAMPLES / "docs.jsonl"), "--nuggets", str(EXAMPLES / "nuggets"), "--model", "openai/fake",
@@ -298,6 +303,7 @@ def test_calibrate_fits_a_threshold_that_eval_applies(tmp_path):
         applied = runner.invoke(app, [*eval_args, "--thresholds", str(out / "thresholds.json"),
                                       "--out", str(tmp_path / "applied")])
         assert applied.exit_code == 0, applied.output
+        assert f"thresholds: {out / 'thresholds.json'}" in applied.output and "warning" not in applied.output
         refused = runner.invoke(app, [*eval_args[:-1], "--thresholds", str(out / "thresholds.json"),
                                       "--out", str(tmp_path / "refused")])
         assert refused.exit_code == 2 and "needs log-probabilities" in refused.output
@@ -334,17 +340,21 @@ def test_eval_thresholds_flip_verdicts_in_the_judgments(tmp_path):
     assert '"model_verdict":true' in text.replace(" ", "") and '"threshold":0.95' in text.replace(" ", "")
 
 
-def test_a_thresholds_file_fits_a_judge_by_model_prompts_and_schemas_only():
-    from judge.judging.thresholds import fitted_for, judge_of
+def test_a_thresholds_file_fits_a_judge_by_model_and_its_decisions_prompt_and_schema_only(tmp_path):
+    from judge.judging.thresholds import decision_key, misfits
 
-    judge = judge_of(ModelSettings("openai/fake", logprobs=True), prompts_dir=None)
-    fitted = judge.replace("doc:passages(max=6000", "doc:passages(max=1500")
-    data = thresholds_data().model_copy(update={"judge": fitted})
-    assert fitted_for(judge, data)  # the passage budget does not change what a confidence means
-    assert not fitted_for(judge.replace("judge:openai/fake", "judge:openai/other"), data)
-    edited = judge.replace("prompts:sc=", "prompts:sc=0")
-    assert edited != judge and not fitted_for(edited, data)
-    assert not fitted_for(judge, thresholds_data())  # a file that names the model only is not enough
+    model = ModelSettings("openai/fake", logprobs=True)
+    rule = thresholds_data().decisions["supports_citation"].model_copy(update=decision_key("supports_citation", None))
+    data = thresholds_data().model_copy(update={"decisions": {"supports_citation": rule}})
+    assert misfits(data, model, None) == []  # the passage budget, the other decisions: not part of the key
+    assert misfits(data, ModelSettings("openai/other"), None) == [
+        "it was fitted for the model openai/fake, not openai/other"]
+    assert misfits(data, model, _edited_prompts(tmp_path, "needs_citation")) == []  # another decision's prompt
+    [differs] = misfits(data, model, _edited_prompts(tmp_path, "supports_citation"))
+    assert differs.startswith("supports_citation's prompt is ") and rule.prompt_hash in differs
+    assert misfits(thresholds_data(), model, None) == [  # a file that names the model only is not enough
+        "supports_citation's prompt is 4efaea34, its rule was fitted for an unrecorded one",
+        f"supports_citation's response schema is {rule.schema_hash}, its rule was fitted for an unrecorded one"]
 
 
 def test_eval_applies_the_shipped_thresholds_to_the_judge_they_were_fitted_for(tmp_path, monkeypatch):
@@ -352,23 +362,26 @@ def test_eval_applies_the_shipped_thresholds_to_the_judge_they_were_fitted_for(t
 
     import judge.judging.thresholds
     from judge.judging.prompts import default_prompts_dir
+    from judge.judging.thresholds import decision_key
 
-    judge_signature = judge.judging.thresholds.judge_of(ModelSettings("openai/fake", logprobs=True), prompts_dir=None)
+    rule = thresholds_data(0.95).decisions["supports_citation"].model_copy(
+        update=decision_key("supports_citation", None))
     shipped = tmp_path / "embedded-thresholds.json"
-    shipped.write_text(thresholds_json(thresholds_data(0.95).model_copy(update={"judge": judge_signature})))
+    shipped.write_text(thresholds_json(thresholds_data(0.95).model_copy(
+        update={"decisions": {"supports_citation": rule}})))
     monkeypatch.setattr(judge.judging.thresholds, "SHIPPED_THRESHOLDS", shipped)
     digest = read_thresholds(shipped)[0].digest
     base = ["eval", str(EXAMPLES / "reports"), "--requests", str(EXAMPLES / "requests.jsonl"), "--docs",
             str(EXAMPLES / "docs.jsonl"), "--nuggets", str(EXAMPLES / "nuggets"), "--model", "openai/fake",
             "--api-key", "x", "--cache-dir", str(tmp_path / "cache")]
+    edited = tmp_path / "prompts"
+    shutil.copytree(default_prompts_dir(), edited)
+    (edited / "supports_citation.md").write_text((edited / "supports_citation.md").read_text() + "\nBe strict.\n")
     with FakeEndpoint(smart_responder, logprobs=unsure_when_marked) as ep:
         args = [*base, "--api-base", ep.api_base]
         default = runner.invoke(app, [*args, "--logprobs", "--out", str(tmp_path / "default")])
         off = runner.invoke(app, [*args, "--logprobs", "--thresholds", "none", "--out", str(tmp_path / "off")])
         no_logprobs = runner.invoke(app, [*args, "--out", str(tmp_path / "no-logprobs")])
-        edited = tmp_path / "prompts"
-        shutil.copytree(default_prompts_dir(), edited)
-        (edited / "supports_citation.md").write_text((edited / "supports_citation.md").read_text() + "\nBe strict.\n")
         other_prompts = runner.invoke(app, [*args, "--logprobs", "--prompts", str(edited),
                                             "--out", str(tmp_path / "edited")])
     for result in (default, off, no_logprobs, other_prompts):
@@ -379,10 +392,85 @@ def test_eval_applies_the_shipped_thresholds_to_the_judge_they_were_fitted_for(t
 
     assert signature("default").endswith(f"|thr:{digest}") and "embedded-thresholds.json" in default.output
     assert "|thr:" not in signature("off") and "|thr:" not in signature("no-logprobs")
-    assert "|thr:" not in signature("edited")  # fitted for other prompts: not applied
+    assert "|thr:" not in signature("edited")  # fitted for another supports_citation prompt: not applied, loudly
+    assert "warning: the shipped thresholds (embedded-thresholds.json) are NOT applied: supports_citation's prompt" \
+        in other_prompts.output and "--thresholds none" in other_prompts.output
+    assert "warning" not in off.output + no_logprobs.output
     flipped = [d for j in read_judgments(tmp_path / "default" / "judgments.jsonl") for s in j.sentences
                for d in s.decisions if d.model_verdict is not None]
     assert flipped and all(d.threshold == 0.95 for d in flipped)
+
+
+def _edited_prompts(tmp_path: Path, decision: str) -> Path:
+    import shutil
+
+    from judge.judging.prompts import default_prompts_dir
+
+    folder = tmp_path / f"prompts-{decision}"
+    shutil.copytree(default_prompts_dir(), folder)
+    (folder / f"{decision}.md").write_text((folder / f"{decision}.md").read_text() + "\nBe strict.\n")
+    return folder
+
+
+class SupportsCitationWithNote(supports_citation.SupportsCitation):
+    """SupportsCitation with one more field: another response schema."""
+
+    note: str = Field("", description="anything else")
+
+
+class NeedsCitationWithNote(needs_citation.NeedsCitation):
+    """NeedsCitation with one more field: another response schema."""
+
+    note: str = Field("", description="anything else")
+
+
+def _with_schema_changed(monkeypatch, decision: str) -> None:
+    """The registry with `decision`'s response model given one more field (its JSON schema changes)."""
+    from dataclasses import replace
+
+    from judge.judging import decisions
+
+    changed = {"supports_citation": SupportsCitationWithNote, "needs_citation": NeedsCitationWithNote}[decision]
+    specs = [replace(s, response_model=changed) if s.name == decision else s for s in decisions.REGISTRY]
+    monkeypatch.setattr(decisions, "REGISTRY", decisions.Registry(specs))
+
+
+def test_the_shipped_threshold_is_refused_only_for_a_change_of_the_decision_it_guards(tmp_path, monkeypatch):
+    import warnings
+
+    from judge.judging.thresholds import ThresholdsWarning, choose_thresholds, resolve_thresholds
+    from judge.llm.embedded import EMBEDDED_MODEL
+    from judge.settings import DEFAULT_THRESHOLDS
+
+    embedded = ModelSettings(EMBEDDED_MODEL)
+    shipped = read_thresholds(judge.judging.thresholds.SHIPPED_THRESHOLDS)[0]
+    assert list(read_thresholds(judge.judging.thresholds.SHIPPED_THRESHOLDS)[1].decisions) == ["supports_citation"]
+    assert choose_thresholds(None, embedded, None).rules == shipped
+    # another decision's prompt: kept
+    assert choose_thresholds(None, embedded, _edited_prompts(tmp_path, "needs_citation")).rules == shipped
+    # its own decision's prompt: refused, with a warning that names the decision and what to do
+    own = _edited_prompts(tmp_path, "supports_citation")
+    refused = choose_thresholds(None, embedded, own)
+    assert refused.rules is None and refused.refused
+    assert refused.notice.startswith("warning: the shipped thresholds (embedded-thresholds.json) are NOT applied: "
+                                     "supports_citation's prompt is ")
+    assert "argue-judge calibrate --fit-threshold" in refused.notice and "--thresholds none" in refused.notice
+    with pytest.warns(ThresholdsWarning, match="supports_citation's prompt is"):
+        assert resolve_thresholds(embedded, JudgeSettings(prompts_dir=own)).thresholds is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a judge the rules fit, or that asked for none, hears nothing
+        assert resolve_thresholds(embedded, JudgeSettings()).thresholds == shipped
+        assert resolve_thresholds(embedded, JudgeSettings(prompts_dir=own, thresholds=None)).thresholds is None
+        assert resolve_thresholds(ModelSettings("openai/gpt-4o-mini", logprobs=True),
+                                  JudgeSettings(thresholds=DEFAULT_THRESHOLDS)).thresholds is None
+    # another decision's response schema: kept; its own decision's: refused
+    with monkeypatch.context() as patched:
+        _with_schema_changed(patched, "needs_citation")
+        assert choose_thresholds(None, embedded, None).rules == shipped
+    with monkeypatch.context() as patched:
+        _with_schema_changed(patched, "supports_citation")
+        refused = choose_thresholds(None, embedded, None)
+        assert refused.rules is None and "supports_citation's response schema is " in refused.notice
 
 
 def test_calibrate_measures_the_judge_with_thresholds_applied(tmp_path):

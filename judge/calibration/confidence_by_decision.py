@@ -18,6 +18,7 @@ from judge.calibration.stats import (
 from judge.calibration.stats.confidence_calibration import DEFAULT_FOLDS, MIN_FIT_ITEMS
 from judge.formats.judgments import DecisionRecord
 from judge.judging.decisions import DECISION_LABELS
+from judge.judging.fingerprints import decision_schema_hash, prompt_hashes_in
 from judge.judging.thresholds import FORMAT, THRESHOLD_DECISIONS, ThresholdRule, ThresholdsFile
 
 
@@ -70,11 +71,14 @@ def fit_thresholds(items: Sequence[CalibrationItem], records: Mapping[str, Decis
 
 def thresholds_file(fits: Mapping[str, ThresholdFit], judge_signature: str, calibration_signature: str,
                     metric: FitMetric, fitted_on: dict[str, Any]) -> ThresholdsFile:
-    """The thresholds file of the fits: each rule with where it came from and its cross-validated effect."""
+    """The thresholds file of the fits: each rule keyed on its decision's prompt hash (as the judge signature
+    prints it) and schema hash, with where it came from and its cross-validated effect."""
     decisions = {}
+    prompts = prompt_hashes_in(judge_signature)
     for decision, fit in sorted(fits.items()):
         decisions[decision] = ThresholdRule(
-            verdict=fit.rule.verdict, threshold=fit.rule.threshold, otherwise=fit.rule.other, items=fit.n_fit,
+            verdict=fit.rule.verdict, threshold=fit.rule.threshold, prompt_hash=prompts.get(decision),
+            schema_hash=decision_schema_hash(decision), otherwise=fit.rule.other, items=fit.n_fit,
             with_confidence=fit.with_confidence, folds=fit.folds, seed=fit.seed,
             cross_validated={metric: {"before": _metric(fit.before, metric), "after": _metric(fit.after, metric)},
                              "flipped": len(fit.flipped_ids), "mcnemar_p": round(fit.mcnemar.p_value, 6)})

@@ -19,9 +19,27 @@ from judge.settings import DEFAULT_INJECTION_DETECTOR, InjectionDetector
 
 def schema_hash() -> str:
     """Response schemas and the validators behind them (their contract hashes), in one short hash."""
-    contracts = {spec.name: [spec.response_model.model_json_schema(), contract_hash(spec.response_model)]
-                 for spec in decisions.REGISTRY}
-    text = json.dumps(contracts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    contracts = {spec.name: _contract(spec) for spec in decisions.REGISTRY}
+    return _short(contracts)
+
+
+def decision_schema_hash(decision: str) -> str:
+    """One decision's response schema and the validators behind it, in one short hash: what a decision threshold
+    fitted for that decision depends on, whatever the other decisions are."""
+    return _short(_contract(decisions.REGISTRY[decision]))
+
+
+def decision_prompt_hash(decision: str, prompts_dir: Path | None) -> str:
+    """The short hash of one decision's prompt template (from `prompts_dir`, or the shipped prompts)."""
+    return decisions.REGISTRY[decision].template(prompts_dir).short_hash
+
+
+def _contract(spec: decisions.DecisionSpec) -> list[object]:
+    return [spec.response_model.model_json_schema(), contract_hash(spec.response_model)]
+
+
+def _short(material: object) -> str:
+    text = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
@@ -40,6 +58,14 @@ def detector_hash(detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> s
 def prompt_hashes(prompts_dir: Path | None) -> tuple[tuple[str, str], ...]:
     """(decision, short hash of its template) for every decision, in the registry's order."""
     return tuple((spec.name, spec.template(prompts_dir).short_hash) for spec in decisions.REGISTRY)
+
+
+def prompt_hashes_in(signature: str) -> dict[str, str]:
+    """The prompt hash of each decision a judge signature's `prompts:` field names (`sc=4efaea34+...`), by name."""
+    names = {spec.abbreviation: spec.name for spec in decisions.REGISTRY}
+    tag = next((v for k, _, v in (p.partition(":") for p in signature.split("|")) if k == "prompts"), "")
+    pairs = (entry.partition("=") for entry in tag.split("+") if entry)
+    return {names.get(key, key): value for key, _, value in pairs}
 
 
 def prompts_tag(hashes: tuple[tuple[str, str], ...], short: bool = True) -> str:

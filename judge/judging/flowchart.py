@@ -29,18 +29,28 @@ from judge.formats.judgments import ADDRESSES_JUDGE, ARGUE_JUDGE, DecisionRecord
 from judge.labels import CitationPolicy, Outcome, SentenceStatus
 from judge.settings import InjectionPolicy
 
-# The diamonds of the chart above, in its order (the cited branch, then the uncited one). Each is a module of
-# judge.judging.decisions named after it, which declares everything else about it; the registry is built from
-# these modules in this order, which is the order of the judge signature's `prompts:` field. A new decision is
-# its module and its place here and in `flow` below; nothing else names it.
-DIAMONDS: tuple[str, ...] = (
-    "supports_citation",   # does a cited document support the sentence?
-    "answers_nugget",      # which candidate nugget questions does the sentence answer (and with which answer)?
-    "claims_absence",      # does an uncited sentence claim that some information is absent / not available?
-    "absence_nugget",      # which absence nugget (if any) confirms that claim?
-    "needs_citation",      # does an uncited sentence state something that needs a citation?
-    "repeated_claim",      # is that claim stated earlier, or a lead-in/summary of cited sentences elsewhere?
-)
+_DIAMONDS: list[str] = []
+
+
+def diamond(name: str) -> str:
+    """Register a diamond of the chart above: `name` is the decision it asks (the module of
+    judge.judging.decisions named after it declares everything else about it). The order of registration is the
+    registry's and the judge signature's `prompts:` field's, so a new decision is registered after the shipped
+    ones; `flow` below says when it is asked."""
+    _DIAMONDS.append(name)
+    return name
+
+
+# A new decision is one line here and its `Question` in `flow`; nothing else in the judge names it.
+SUPPORTS_CITATION = diamond("supports_citation")  # does a cited document support the sentence?
+ANSWERS_NUGGET = diamond("answers_nugget")        # which candidate nugget questions does it answer (and how)?
+CLAIMS_ABSENCE = diamond("claims_absence")        # does an uncited sentence claim some information is absent?
+ABSENCE_NUGGET = diamond("absence_nugget")        # which absence nugget (if any) confirms that claim?
+NEEDS_CITATION = diamond("needs_citation")        # does an uncited sentence state something that needs a citation?
+REPEATED_CLAIM = diamond("repeated_claim")        # is it stated earlier, or a lead-in/summary of cited sentences?
+
+# The decisions the flowchart asks, in registration order: the registry is built from their modules.
+DIAMONDS: tuple[str, ...] = tuple(_DIAMONDS)
 
 
 @dataclass(frozen=True)
@@ -97,7 +107,7 @@ def _penalise(citations: tuple[str, ...], penalty: str, result: Walk) -> None:
         result.outcome = Outcome.UNCITED_NEW_CLAIM
         return
     # Recorded as a refused citation so that citation-level measures count it as unsupported too.
-    result.decisions.append(DecisionRecord(decision="supports_citation", verdict=False,
+    result.decisions.append(DecisionRecord(decision=SUPPORTS_CITATION, verdict=False,
                                            doc_ids=list(dict.fromkeys(citations)), rationale=penalty,
                                            judge=ARGUE_JUDGE))
     result.outcome = Outcome.UNSUPPORTED_CITATION
@@ -111,9 +121,9 @@ def _one(question: Question) -> Generator[tuple[Question, ...], list[DecisionRec
 def _cited(citations: tuple[str, ...], policy: CitationPolicy, result: Walk
            ) -> Generator[tuple[Question, ...], list[DecisionRecord | None], None]:
     if policy == "joint":
-        asked = (Question("supports_citation", citations),)
+        asked = (Question(SUPPORTS_CITATION, citations),)
     else:
-        asked = tuple(Question("supports_citation", (doc,)) for doc in citations)
+        asked = tuple(Question(SUPPORTS_CITATION, (doc,)) for doc in citations)
     records = [_required(r, q) for r, q in zip((yield asked), asked, strict=True)]
     result.decisions.extend(records)
     verdicts = [r.verdict for r in records]
@@ -127,7 +137,7 @@ def _cited(citations: tuple[str, ...], policy: CitationPolicy, result: Walk
         result.outcome = Outcome.UNSUPPORTED_CITATION
         return
     supporting = tuple(doc for r in records if r.verdict for doc in r.doc_ids)
-    nugget = yield from _one(Question("answers_nugget", supporting))
+    nugget = yield from _one(Question(ANSWERS_NUGGET, supporting))
     if nugget is None:
         result.outcome = Outcome.SUPPORTED_NO_NUGGET
         return
@@ -139,11 +149,11 @@ def _cited(citations: tuple[str, ...], policy: CitationPolicy, result: Walk
 
 
 def _uncited(result: Walk) -> Generator[tuple[Question, ...], list[DecisionRecord | None], None]:
-    absence = yield from _verdict(Question("claims_absence"), result)
+    absence = yield from _verdict(Question(CLAIMS_ABSENCE), result)
     if absence is None:
         return _undecided(result)
     if absence:
-        record = yield from _one(Question("absence_nugget"))
+        record = yield from _one(Question(ABSENCE_NUGGET))
         if record is None:  # the request has no absence nugget: nothing could confirm the claim
             result.outcome = Outcome.ABSENCE_NOT_NUGGET
             return
@@ -153,13 +163,13 @@ def _uncited(result: Walk) -> Generator[tuple[Question, ...], list[DecisionRecor
         result.outcome = Outcome.ABSENCE_NUGGET if record.verdict else Outcome.ABSENCE_NOT_NUGGET
         result.earned = list(record.matches) if record.verdict else []
         return
-    needs = yield from _verdict(Question("needs_citation"), result)
+    needs = yield from _verdict(Question(NEEDS_CITATION), result)
     if needs is None:
         return _undecided(result)
     if not needs:
         result.outcome = Outcome.NO_CITATION_NEEDED
         return
-    repeated = yield from _verdict(Question("repeated_claim"), result)
+    repeated = yield from _verdict(Question(REPEATED_CLAIM), result)
     if repeated is None:
         return _undecided(result)
     result.outcome = Outcome.UNCITED_REPEATED_CLAIM if repeated else Outcome.UNCITED_NEW_CLAIM

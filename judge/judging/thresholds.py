@@ -4,20 +4,24 @@ and applied by `argue-judge eval --thresholds FILE`.
 ```json
 {"format": "argue-thresholds/1", "judge": "<judge signature it was fitted for>", "metric": "kappa",
  "fitted_on": {"items": 240, "signature": "<calibration signature>", ...},
- "decisions": {"supports_citation": {"verdict": "supported", "threshold": 0.87, ...}}}
+ "decisions": {"supports_citation": {"verdict": "supported", "threshold": 0.87,
+                                     "prompt_hash": "4efaea34", "schema_hash": "c4f66e92", ...}}}
 ```
 
 A rule reads: keep the verdict `verdict` only when the judge's confidence in it is at least `threshold`;
-below, the decision flips to the other verdict. Everything but `decisions.*.verdict` and `.threshold` is a record
-of where the rule came from (sizes, metric, cross-validated agreement) for people to read. The judge signature
-names the file by `digest`: a hash of the rules alone, so two files with the same rules judge alike and sign
-alike.
+below, the decision flips to the other verdict. A file fits a judge when the model named in its `judge` signature
+is the judge's and each rule's `prompt_hash` and `schema_hash` are those of the judge's version of that decision
+(its prompt template, its response schema and validators): a confidence means what it did at fitting time only
+then, and nothing else (another decision, the passage budget) changes it. The rest is a record of where the rule
+came from (sizes, metric, cross-validated agreement) for people to read. The judge signature names the file by
+`digest`: a hash of the rules alone, so two files with the same rules judge alike and sign alike.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -27,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from judge.errors import InputError
 from judge.formats._jsonl import read_json_document
 from judge.judging import decisions
-from judge.judging.fingerprints import prompt_hashes, prompts_tag, schema_hash
+from judge.judging.fingerprints import decision_prompt_hash, decision_schema_hash
 from judge.llm.logprob import asks_logprobs
 from judge.settings import (
     DecisionThreshold,
@@ -51,6 +55,9 @@ class ThresholdRule(BaseModel):
 
     verdict: str = Field(description="the verdict label the threshold guards, e.g. 'supported'")
     threshold: float = Field(ge=0.0, le=1.0)
+    # What the rule is keyed on (judge.judging.fingerprints): the rule fits a judge whose decision has these.
+    prompt_hash: str | None = Field(None, description="short hash of the decision's prompt template")
+    schema_hash: str | None = Field(None, description="short hash of the decision's response schema and validators")
 
 
 class ThresholdsFile(BaseModel):
@@ -100,29 +107,48 @@ def read_thresholds(path: str | Path) -> tuple[Thresholds, ThresholdsFile]:
     return to_thresholds(data, str(path)), data
 
 
-def judge_of(model: ModelSettings, prompts_dir: Path | None) -> str:
-    """What a thresholds file is compared with (see `fitted_for`): the parts of the judge signature that decide
-    what a confidence means, in the signature's own `key:value|...` form."""
-    return f"judge:{model.model}|prompts:{prompts_tag(prompt_hashes(prompts_dir))}|schema:{schema_hash()}"
+def fitted_model(data: ThresholdsFile) -> str | None:
+    """The model a thresholds file was fitted for: the `judge:` field of its judge signature."""
+    return next((v for k, _, v in (p.partition(":") for p in data.judge.split("|")) if k == "judge"), None)
 
 
-def fitted_for(judge_signature: str, data: ThresholdsFile) -> bool:
-    """Whether `data` was fitted for this judge: same model, same prompts, same response schemas (what the
-    confidence depends on; the passage budget, the citation policy and the rest of the signature may differ)."""
-    def parts(signature: str) -> dict[str, str]:
-        return {k: v for k, _, v in (p.partition(":") for p in signature.split("|")) if k in _FITTED_FOR}
-    return parts(judge_signature) == parts(data.judge) and len(parts(data.judge)) == len(_FITTED_FOR)
+def decision_key(decision: str, prompts_dir: Path | None) -> dict[str, str]:
+    """What a rule for `decision` is keyed on: that decision's prompt hash and response-schema hash (what its
+    confidence depends on; the other decisions, the passage budget and the citation policy do not change it)."""
+    return {"prompt_hash": decision_prompt_hash(decision, prompts_dir), "schema_hash": decision_schema_hash(decision)}
 
 
-_FITTED_FOR = ("judge", "prompts", "schema")
+def misfits(data: ThresholdsFile, model: ModelSettings, prompts_dir: Path | None) -> list[str]:
+    """How this judge differs from the one `data` was fitted for, one phrase each (empty: fitted for it). A rule
+    is matched on its own decision's prompt and schema hashes only, so adding a decision or editing another
+    decision's prompt keeps it."""
+    found = []
+    if fitted_model(data) != model.model:
+        found.append(f"it was fitted for the model {fitted_model(data) or '(unnamed)'}, not {model.model}")
+    for decision, rule in sorted(data.decisions.items()):
+        if decision not in decisions.REGISTRY:
+            continue  # to_thresholds refuses it
+        now = decision_key(decision, prompts_dir)
+        for key, what in (("prompt_hash", "prompt"), ("schema_hash", "response schema")):
+            was = getattr(rule, key)
+            if was != now[key]:
+                found.append(f"{decision}'s {what} is {now[key]}, its rule was fitted for "
+                             f"{was or 'an unrecorded one'}")
+    return found
+
+
+class ThresholdsWarning(UserWarning):
+    """The shipped thresholds fit this model but not this judge's version of the decision they guard."""
 
 
 @dataclass(frozen=True)
 class ThresholdChoice:
-    """The decision thresholds a judge applies, and the one line that tells the user which (None: nothing to say)."""
+    """The decision thresholds a judge applies, and the one line that tells the user which (None: nothing to say);
+    `refused`: the shipped rules were meant for this model but not applied (the notice says why and what to do)."""
 
     rules: Thresholds | None
     notice: str | None = None
+    refused: bool = False
 
 
 def choose_thresholds(option: str | Path | None, model: ModelSettings, prompts_dir: Path | None) -> ThresholdChoice:
@@ -133,33 +159,50 @@ def choose_thresholds(option: str | Path | None, model: ModelSettings, prompts_d
     if option is not None and str(option).strip().lower() == "none":
         return ThresholdChoice(None)
     if option is None:
-        shipped = shipped_thresholds(model, prompts_dir)
-        if shipped is None:
-            return ThresholdChoice(None)
-        return ThresholdChoice(shipped[0], f"thresholds: {shipped[1].name}, fitted for this judge on dev data "
-                                           "(--thresholds none: the model's own verdicts)")
+        return shipped_choice(model, prompts_dir)
     rules, data = read_thresholds(Path(option))
-    if fitted_for(judge_of(model, prompts_dir), data):
+    differs = misfits(data, model, prompts_dir)
+    if not differs:
         return ThresholdChoice(rules, f"thresholds: {option}")
-    return ThresholdChoice(rules, f"warning: {option} was fitted for another judge (model, prompts or response "
-                                  f"schemas differ): {data.judge}")
+    return ThresholdChoice(rules, f"warning: {option} was fitted for another judge ({'; '.join(differs)}); "
+                                  "applied as asked")
+
+
+def shipped_choice(model: ModelSettings, prompts_dir: Path | None) -> ThresholdChoice:
+    """The shipped rules (fitted for the embedded judge on dev data, see the file's `fitted_on`) when this judge is
+    the one they were fitted for. Another model, or a judge asked for no log-probabilities (its decisions carry no
+    confidence to compare), gets none without a word; the embedded model whose guarded decision has another
+    prompt or response schema gets none with a warning naming the decision and what to do."""
+    if not asks_logprobs(model) or not SHIPPED_THRESHOLDS.is_file():
+        return ThresholdChoice(None)
+    rules, data = read_thresholds(SHIPPED_THRESHOLDS)
+    if fitted_model(data) != model.model:
+        return ThresholdChoice(None)
+    differs = misfits(data, model, prompts_dir)
+    if not differs:
+        return ThresholdChoice(rules, f"thresholds: {SHIPPED_THRESHOLDS.name}, fitted for this judge on dev data "
+                                      "(--thresholds none: the model's own verdicts)")
+    return ThresholdChoice(None, f"warning: the shipped thresholds ({SHIPPED_THRESHOLDS.name}) are NOT applied: "
+                                 f"{'; '.join(differs)}. Fit thresholds for this judge (argue-judge calibrate "
+                                 "--fit-threshold) and pass them with --thresholds FILE, or pass --thresholds none "
+                                 "to judge with the model's own verdicts", refused=True)
 
 
 def resolve_thresholds(model: ModelSettings, judge: JudgeSettings) -> JudgeSettings:
-    """`judge` with DEFAULT_THRESHOLDS replaced by this judge's default rules (explicit rules, or None, kept)."""
+    """`judge` with DEFAULT_THRESHOLDS replaced by this judge's default rules (explicit rules, or None, kept). The
+    shipped rules refused for an edited decision raise a ThresholdsWarning (the CLI prints the same notice)."""
     if not isinstance(judge.thresholds, DefaultThresholds):
         return judge
-    return replace(judge, thresholds=choose_thresholds(None, model, judge.prompts_dir).rules)
+    choice = shipped_choice(model, judge.prompts_dir)
+    if choice.refused:
+        warnings.warn(ThresholdsWarning(choice.notice), stacklevel=2)
+    return replace(judge, thresholds=choice.rules)
 
 
 def shipped_thresholds(model: ModelSettings, prompts_dir: Path | None) -> tuple[Thresholds, Path] | None:
-    """The rules shipped for the embedded judge (fitted on the dev data, see the file's `fitted_on`), when the
-    judge is the one they were fitted for; None otherwise (another model, edited prompts or schemas, or a judge
-    asked for no log-probabilities, whose decisions carry no confidence to compare)."""
-    if not asks_logprobs(model) or not SHIPPED_THRESHOLDS.is_file():
-        return None
-    rules, data = read_thresholds(SHIPPED_THRESHOLDS)
-    return (rules, SHIPPED_THRESHOLDS) if fitted_for(judge_of(model, prompts_dir), data) else None
+    """The shipped rules and their file when this judge is the one they were fitted for (see `shipped_choice`)."""
+    rules = shipped_choice(model, prompts_dir).rules
+    return None if rules is None else (rules, SHIPPED_THRESHOLDS)
 
 
 def thresholds_json(data: ThresholdsFile) -> str:

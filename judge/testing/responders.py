@@ -6,7 +6,9 @@
   a citation is supported when the document contains >= 80% of the sentence's content words and every number
   (evidence: the number of the best-matching numbered passage),
   a nugget is answered when its answer text occurs in the sentence, absence is claimed on keywords.
-  `SMART` maps each decision's schema name to its rule, so a test can replace one rule and keep the others.
+  `SMART` maps each decision's schema name to its rule, so a test can replace one rule and keep the others; a
+  decision without a rule (a new one) gets `default_responder`'s minimal valid instance of the schema its
+  request carries, which is its DecisionSpec's response model, so a new decision needs no edit here.
 - `tagged`, `user_message`: read the prompt templates' fences from a request.
 
 Standard library and `judge.testing.schema_instance` only: responders know the decisions by schema name, never
@@ -127,9 +129,8 @@ SMART = {"SupportsCitation": supports, "LegacySupportsCitation": supports_copied
          "RepeatedClaim": repeated_claim}
 
 
-def smart_responder(request: dict) -> dict:
-    """Answer any of the six decisions like a competent judge would on the bundled example (see `SMART`)."""
-    name = schema_name(request)
-    if name not in SMART:
-        raise ValueError(f"smart responder: unexpected schema {name!r}")
-    return SMART[name](request)
+def smart_responder(request: dict) -> Any:
+    """Answer the shipped decisions like a competent judge would on the bundled example (see `SMART`), and any
+    other with a minimal valid instance of its schema (`default_responder`)."""
+    rule = SMART.get(schema_name(request) or "")
+    return rule(request) if rule is not None else default_responder(request)

@@ -19,7 +19,18 @@ from judge.formats.judgments import ReportJudgment, SentenceJudgment
 from judge.judging.signature import ScoreSignature
 from judge.metrics import score_judgments
 from judge.metrics.corrected import correct_scores
-from judge.metrics.ppi import NO_INTERVAL, NOT_ESTIMABLE, OK, ppi_mean, tuned_lambda, variance_ratio
+from judge.metrics.ppi import (
+    FEW_LABELS,
+    NO_DISAGREEMENT,
+    NO_INTERVAL,
+    NOT_ESTIMABLE,
+    OK,
+    ppi_difference,
+    ppi_mean,
+    tuned_lambda,
+    variance_ratio,
+    wilson,
+)
 from judge.metrics.sampling import Inclusion, check_subset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,19 +43,39 @@ def test_tiny_case_matches_the_hand_computed_mean_and_variance():
     # N = 4 reports, the judge's values of all; humans judged the first three (a simple random sample, pi = 3/4).
     judge = [1.0, 0.0, 1.0, 1.0]
     human = [1.0, 1.0, 0.0, math.nan]
-    e = ppi_mean(judge, human, lam=1.0)   # original PPI, lambda fixed
+    e = ppi_mean(judge, human, lam=1.0, prior_weight=0)   # original PPI, lambda fixed, no prior
     # theta = mean_N(f) + mean_n(y - f) = 3/4 + (0 + 1 - 1)/3 = 0.75
     assert e.ppi.value == pytest.approx(0.75)
     # Var = (1 - n/N) s_e^2 / n; e = (0, 1, -1), s_e^2 = 2/2 = 1 -> (1/4)(1)/3 = 1/12
     assert e.ppi.se ** 2 == pytest.approx(1 / 12)
     half = stats.t.ppf(0.975, df=2) * math.sqrt(1 / 12)
-    assert (e.ppi.low, e.ppi.high) == pytest.approx((0.75 - half, 0.75 + half))
-    # human only: mean 2/3, s_y^2 = 1/3 -> Var = (1/4)(1/3)/3 = 1/36
+    assert e.ppi.high - e.ppi.value == pytest.approx(half) or e.ppi.high == pytest.approx(0.75)
+    # the t interval 0.75 -/+ half reaches past what the units can hold; it is clipped to
+    # (labelled sum + [0, 1] for the one unlabelled unit) / N = [0.5, 0.75]
+    assert (e.ppi.low, e.ppi.high) == pytest.approx((0.5, 0.75))
+    # human only: mean 2/3, s_y^2 = 1/3 -> Var = (1/4)(1/3)/3 = 1/36 (a binary sample: the interval is Wilson's)
     assert e.human_only.value == pytest.approx(2 / 3)
     assert e.human_only.se ** 2 == pytest.approx(1 / 36)
     assert e.judge_only == pytest.approx(0.75)
     assert e.effective_labels == pytest.approx(3 * (1 / 36) / (1 / 12))
-    assert (e.units, e.labelled, e.status) == (4, 3, OK)
+    assert (e.units, e.labelled) == (4, 3) and e.status.startswith(FEW_LABELS)
+
+
+def test_the_prior_pseudo_observations_enter_mean_and_variance_as_written():
+    # the tiny case again with a = 0.75 at each corner (y, f) of [0, 1]^2; lambda = 1: corners' rectifiers
+    # 0, -1, 1, 0 (sum 0, so the centre stays the sample's mean rectifier, 0)
+    e = ppi_mean([1.0, 0.0, 1.0, 1.0], [1.0, 1.0, 0.0, math.nan], lam=1.0, prior_weight=0.75)
+    assert e.ppi.value == pytest.approx(0.75)
+    # S^2 = (sum e^2 + a sum c^2) / (n + 4a - 1) = (2 + 1.5) / 5; Var = (1 - 3/4) S^2 / (n + 4a) = 0.25 * 0.7 / 6
+    assert e.ppi.se ** 2 == pytest.approx(0.25 * 0.7 / 6)
+    # clipped to what the unlabelled unit can add: (1 + 1 + 0 + [0, 1]) / 4
+    assert (e.ppi.low, e.ppi.high) == pytest.approx((0.5, 0.75))
+    # human only (lambda 0): corners' values 0, 0, 1, 1, so the interval's centre is (2 + 1.5) / (3 + 3), as
+    # Agresti-Coull's; the point estimate stays the sample mean
+    assert e.human_only.value == pytest.approx(2 / 3)
+    se = math.sqrt(0.25 * (1 / 3 * ((1 - 3.5 / 6) ** 2 * 2 + (3.5 / 6) ** 2) * 3 / 0.25 * 0.25
+                           + 0.75 * 2 * ((3.5 / 6) ** 2 + (1 - 3.5 / 6) ** 2)) / 5 / 6)
+    assert e.human_only.se == pytest.approx(se)
 
 
 def test_unequal_inclusion_uses_the_weighted_formula():
@@ -53,7 +84,7 @@ def test_unequal_inclusion_uses_the_weighted_formula():
     judge = np.array([0.2, 0.4, 0.6, 0.8, 0.5, 0.1])
     human = np.array([0.3, np.nan, 0.5, np.nan, 0.7, 0.0])
     pi = np.array([0.5, 0.5, 0.5, 0.5, 1.0, 1.0])
-    e = ppi_mean(judge, human, pi, lam=0.5)
+    e = ppi_mean(judge, human, pi, lam=0.5, prior_weight=0)
     s = ~np.isnan(human)
     w = 1 / pi[s]
     resid = human[s] - 0.5 * judge[s]
@@ -77,7 +108,7 @@ def test_fitted_lambda_costs_a_degree_of_freedom():
     rng = np.random.default_rng(2)
     judge = rng.random(30)
     human = np.where(np.arange(30) < 10, judge + 0.1 * rng.standard_normal(30), np.nan)
-    e = ppi_mean(judge, human)
+    e = ppi_mean(judge, human, prior_weight=0)
     lam = tuned_lambda(human[:10], judge[:10], np.ones(10))
     resid = human[:10] - lam * judge[:10]
     se = math.sqrt((1 - 10 / 30) * resid.var(ddof=2) / 10)
@@ -86,15 +117,35 @@ def test_fitted_lambda_costs_a_degree_of_freedom():
     assert e.ppi.high - e.ppi.value == pytest.approx(stats.t.ppf(0.975, df=8) * se)
 
 
-def test_perfect_judge_shrinks_the_interval_to_the_judges_number():
-    judge = [0.2, 0.9, 0.4, 0.7, 0.1, 0.5, 0.3, 0.8]
-    human = [0.2, 0.9, 0.4, 0.7, math.nan, math.nan, math.nan, math.nan]
-    e = ppi_mean(judge, human)
-    assert e.lam == pytest.approx(1.0)
-    assert e.ppi.value == pytest.approx(np.mean(judge))
-    assert e.ppi.width == pytest.approx(0.0)
-    assert e.human_only.width > 0.3
-    assert e.effective_labels == math.inf
+def test_a_judge_that_agrees_on_every_sampled_unit_still_gives_a_real_interval():
+    # the judge matches the humans on all 12 labelled units but not everywhere: the old interval (no prior) was
+    # the judge's number with width 0 and missed the truth; the prior keeps a width that covers it
+    rng = np.random.default_rng(4)
+    human = (rng.random(200) < 0.4).astype(float)
+    judge = human.copy()
+    judge[150:160] = 1 - judge[150:160]          # 5% of units wrong, none of them sampled
+    sample = np.full(200, np.nan)
+    sample[:12] = human[:12]
+    collapsed = ppi_mean(judge, sample, prior_weight=0)
+    assert collapsed.ppi.width == pytest.approx(0.0)
+    e = ppi_mean(judge, sample)
+    assert e.ppi.width > 0.1
+    assert e.ppi.low <= human.mean() <= e.ppi.high
+    assert e.status.startswith(NO_DISAGREEMENT)
+    assert math.isfinite(e.effective_labels)
+
+
+def test_few_labels_are_flagged():
+    e = ppi_mean([0.2, 0.9, 0.4, 0.7, 0.1, 0.5], [0.3, 0.8, 0.4, math.nan, math.nan, math.nan])
+    assert e.status.startswith(FEW_LABELS) and not e.trusted and e.estimable
+    assert e.ppi.width > 0
+
+
+def test_wilson_matches_scipys_binomtest():
+    for successes, n in ((0, 10), (1, 20), (7, 20), (50, 100), (99, 100)):
+        low, high = wilson(np.array(successes / n), np.array(n), 0.95)
+        ci = stats.binomtest(successes, n).proportion_ci(confidence_level=0.95, method="wilson")
+        assert (float(low), float(high)) == pytest.approx((ci.low, ci.high), abs=1e-12)
 
 
 def test_no_labelled_unit_is_not_estimable_never_the_judges_number():

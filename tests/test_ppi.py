@@ -107,7 +107,7 @@ def test_tuned_lambda_is_the_regression_slope_clipped_to_the_unit_interval():
 def test_fitted_lambda_costs_a_degree_of_freedom():
     rng = np.random.default_rng(2)
     judge = rng.random(30)
-    human = np.where(np.arange(30) < 10, judge + 0.1 * rng.standard_normal(30), np.nan)
+    human = np.where(np.arange(30) < 10, 0.1 + 0.7 * judge + 0.1 * rng.standard_normal(30), np.nan)
     e = ppi_mean(judge, human, prior_weight=0)
     lam = tuned_lambda(human[:10], judge[:10], np.ones(10))
     resid = human[:10] - lam * judge[:10]
@@ -390,3 +390,29 @@ def test_calibrate_section_reads_the_savings_off_the_confusion_matrix():
                              ci_level=0.95, n_boot=0, seed=None, boot_undefined=0, per_class=[],
                              confusion=[[40, 10], [10, 40]])
     assert savings_row("sc", result) == ["sc", 100, "0.600", "0.600", "0.60", "0.640", "1.56", "64"]
+
+
+def test_a_pair_uses_every_label_not_only_the_requests_labelled_for_both():
+    # 3 runs x 60 requests, 70 of the 180 reports labelled at random (issue 35's case): two runs 0.36 apart
+    # share only ~9 labelled requests, but each has ~23 labels of its own; compared from all of them they are
+    # told apart
+    rng = np.random.default_rng(35)
+    difficulty = rng.normal(0, 0.1, 60)
+    human = np.clip(np.array([0.21, 0.39, 0.57])[:, None] + difficulty + rng.normal(0, 0.25, (3, 60)), 0, 1)
+    judge = np.where(rng.random((3, 60)) < 0.7, human, np.clip(human + rng.normal(0, 0.3, (3, 60)), 0, 1))
+    mask = np.zeros(180, dtype=bool)
+    mask[rng.choice(180, 70, replace=False)] = True
+    sample = np.where(mask.reshape(3, 60), human, np.nan)
+    every = np.arange(60)
+    both = int((mask.reshape(3, 60)[0] & mask.reshape(3, 60)[2]).sum())
+    assert both < 15
+    pair = ppi_difference(judge[0], sample[0], judge[2], sample[2], every, every, confidence=0.95)
+    assert pair.labelled == int(mask.reshape(3, 60)[[0, 2]].sum())
+    assert pair.ppi.high < 0 and pair.ppi.excludes_zero()
+    assert pair.ppi.low <= human[0].mean() - human[2].mean() <= pair.ppi.high
+    # whole requests labelled: every run on the same requests, the paired variance
+    paired = np.where(np.isin(every, rng.choice(60, 20, replace=False)), human, np.nan)
+    pair = ppi_difference(judge[0], paired[0], judge[2], paired[2], every, every, confidence=0.95)
+    a = ppi_mean(judge[0], paired[0])
+    c = ppi_mean(judge[2], paired[2])
+    assert pair.ppi.se < math.hypot(a.ppi.se, c.ppi.se)     # positively correlated rectifiers: paired is tighter

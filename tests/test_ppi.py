@@ -190,15 +190,14 @@ def test_a_human_file_outside_the_judged_reports_is_refused_naming_the_file():
 
 def test_report_design_is_stratified_by_request_when_every_request_was_sampled():
     inclusion = Inclusion("reports", JUDGED, {("a", "q1"), ("b", "q1"), ("c", "q2")})
-    assert inclusion.stratified_reports and not inclusion.stratified_pairs
+    assert inclusion.stratified_reports
     assert inclusion.of_report("q1") == pytest.approx(2 / 3)
     assert inclusion.of_report("q2") == pytest.approx(1 / 3)
-    assert inclusion.of_pair("q1") == pytest.approx(3 * 2 / (6 * 5))   # pairs: not stratified, all 6 reports
 
 
 def test_request_design_refuses_a_partly_judged_request():
     inclusion = Inclusion("requests", JUDGED, {("a", "q1"), ("b", "q1"), ("c", "q1")})
-    assert inclusion.of_report("q1") == inclusion.of_pair("q2") == 0.5
+    assert inclusion.of_report("q1") == inclusion.of_report("q2") == 0.5
     with pytest.raises(InputError, match="request q1 has 2 of its 3 reports judged.*use --sample reports"):
         Inclusion("requests", JUDGED, {("a", "q1"), ("b", "q1")}, "h.jsonl")
 

@@ -11,14 +11,14 @@ variance has the finite-population factor (1 - pi) and whose variance-minimising
 coefficient Cov(Y, f) / Var(f) (PPI++'s Cov / ((1 + n/N) Var) is the same optimum for an independent unlabelled
 set). docs/ppi.md writes every formula out.
 
-The interval's variance is regularised so that it cannot collapse when the sample shows no disagreement between
-judge and humans: pseudo-observations at the two discordant corners of the value range, (Y, f) = (1, 0) and
-(0, 1), with weight PRIOR_WEIGHT each, join the labelled units in the rectifier's sum of squares (not in its
-mean). For binary values this is a Dirichlet prior on the rectifier's values {-1, 0, 1} (Hofer, Kirchhof & Pohl
-2024, Bayesian PPI) and for lambda = 1 the adjusted-Wald interval for matched proportions of Agresti & Min (2005)
-with 0.5 added to the discordant cells; it fades as 1/n. The human-only interval of a binary rate is Wilson's
-score interval (finite-population corrected); of other values in [0, 1] the same pseudo-observation t interval
-with lambda = 0. Every interval is clipped to the values the unlabelled units can still take.
+The interval cannot collapse when the sample shows no disagreement between judge and humans: a pseudo-observation
+of weight PRIOR_WEIGHT at each corner (y, f) of [0, 1]^2 joins the labelled units in the interval's centre and
+variance (not in the point estimate). For binary values this is a Dirichlet prior on the cells of the judge-human
+2x2 table, as in Bayesian PPI (Hofer, Kirchhof & Pohl 2024); with lambda = 1 it is of the kind of Agresti &
+Min's (2005) adjusted interval for matched proportions (they add 0.5 per cell), with lambda = 0 (human only) an Agresti-Coull-type interval (Agresti
+& Coull 1998 add z^2/2 ~ 2 successes and failures; here 2 * PRIOR_WEIGHT). It fades as 1/n. Every interval is
+clipped to what the human mean can still be given the labelled values (each unlabelled unit in [0, 1]).
+benchmarks/ppi_coverage.py measures the coverage over a grid of judges, prevalences and sample sizes.
 
 Pure numpy/scipy: no model client, no judge types; units arrive as arrays.
 """
@@ -38,8 +38,9 @@ OK = "ok"
 FEW_LABELS = "few labels"              # n below MIN_LABELS: coverage not checked there
 NO_DISAGREEMENT = "no disagreement"    # the width comes from the prior pseudo-observations alone
 
-# Weight of each of the two discordant pseudo-observations (1, 0) and (0, 1) in the rectifier's variance:
-# 0.5 is Agresti & Min's (2005) addition to each discordant cell; benchmarks/ppi_coverage.py measures it.
+# Weight of the pseudo-observation at each corner (y, f) of [0, 1]^2. Agresti & Min (2005) add 0.5 per cell; on
+# the coverage grid (benchmarks/ppi_coverage.py, one seed, 1,000 draws) 0.5 left PPI at 0.88-0.92 for rare
+# labels (prevalence 0.05-0.1) with good judges, 1.0 at 0.90 in two rare-label cells (N = 100, n = 50).
 PRIOR_WEIGHT = 0.75
 # Below this many labelled units the interval is flagged: the coverage grid starts at n = 10.
 MIN_LABELS = 10

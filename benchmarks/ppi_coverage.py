@@ -203,9 +203,9 @@ def pairwise(draws: int, seeds: list[int], labelled: int = 70, requests_sampled:
                   flush=True)
 
 
-def grid(quick: bool) -> Iterator[tuple[str, float, float, int, int]]:
-    for kind in ("binary", "F1-like"):
-        for units in POPULATIONS:
+def grid(quick: bool, kinds: list[str], populations: list[int]) -> Iterator[tuple[str, float, float, int, int]]:
+    for kind in kinds:
+        for units in populations:
             for accuracy in ACCURACIES:
                 for prevalence in PREVALENCES:
                     for n in SIZES:
@@ -220,6 +220,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--quick", action="store_true", help="only N = 1000, n = 20")
     parser.add_argument("--pairs", action="store_true", help="only the pairwise collection")
+    parser.add_argument("--kinds", nargs="*", default=["binary", "F1-like"], help="grid parts to run")
+    parser.add_argument("--units", type=int, nargs="+", default=list(POPULATIONS), help="population sizes N")
+    parser.add_argument("--no-dev", action="store_true", help="leave out the 350 dev items")
     parser.add_argument("--prior", type=float, default=PRIOR_WEIGHT, help="pseudo-observation weight per corner")
     args = parser.parse_args()
     PRIOR[0] = args.prior
@@ -256,11 +259,11 @@ def main() -> None:
         if accuracy is not None and accuracy >= 0.8 and result["PPI"][2] > result["human-only"][2] + 1e-9:
             misses.append(f"{label}: PPI width {result['PPI'][2]:.4f} > human-only {result['human-only'][2]:.4f}")
 
-    for kind, accuracy, prevalence, units, n in grid(args.quick):
+    for kind, accuracy, prevalence, units, n in grid(args.quick, args.kinds, args.units):
         make = binary_population if kind == "binary" else f1_like_population
         populations = [make(accuracy, prevalence, units, np.random.default_rng([seed, 1])) for seed in args.seeds]
         run_cell(f"{kind} | {units} | {accuracy} | {prevalence} | {n}", populations, n, accuracy)
-    for run, (human, judge) in load_runs().items():
+    for run, (human, judge) in ({} if args.no_dev else load_runs()).items():
         for n in DEV_SIZES:
             if n < len(human):
                 run_cell(f"dev {run} | {len(human)} | (κ 0.34) | {human.mean():.3f} | {n}",

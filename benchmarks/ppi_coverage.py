@@ -93,6 +93,47 @@ def f1_like_population(accuracy: float, prevalence: float, units: int, rng: np.r
     return human, judge
 
 
+def rates_population(sensitivity: float, specificity: float, prevalence: float, units: int,
+                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Binary labels with a judge of given sensitivity and specificity (exact shares of each class)."""
+    human = np.zeros(units)
+    positive = rng.choice(units, max(1, round(prevalence * units)), replace=False)
+    human[positive] = 1
+    negative = np.flatnonzero(human == 0)
+    judge = human.copy()
+    judge[rng.choice(positive, round((1 - sensitivity) * len(positive)), replace=False)] = 0
+    judge[rng.choice(negative, round((1 - specificity) * len(negative)), replace=False)] = 1
+    return human, judge
+
+
+# The cases issue 35 reported (old method's coverage there: 0.843, 0.330, 0.672, 0.815, 0.685, 0.526, 0.776,
+# 0.597), as (label, population maker, n).
+ISSUE_CELLS = (
+    ("binary N=300, prevalence 0.4, judge right on 90%", lambda r: binary_population(0.9, 0.4, 300, r), 20),
+    ("binary N=300, prevalence 0.4, judge right on 95%", lambda r: binary_population(0.95, 0.4, 300, r), 20),
+    ("binary N=300, prevalence 0.4, judge right on 95%", lambda r: binary_population(0.95, 0.4, 300, r), 50),
+    ("binary N=300, prevalence 0.4, judge right on 95%", lambda r: binary_population(0.95, 0.4, 300, r), 100),
+    ("binary N=200, prevalence 0.1, sensitivity 0.8, specificity 0.95",
+     lambda r: rates_population(0.8, 0.95, 0.1, 200, r), 20),
+    ("binary N=300, prevalence 0.05, judge right on 95%", lambda r: binary_population(0.95, 0.05, 300, r), 20),
+    ("F1-like N=300, judge exact on 90%", lambda r: f1_like_population(0.9, 0.5, 300, r), 20),
+    ("F1-like N=300, judge exact on 95%", lambda r: f1_like_population(0.95, 0.5, 300, r), 20),
+)
+
+
+def issue_cells(draws: int, seeds: list[int]) -> None:
+    print("\n| case | n | method | coverage | lowest seed | mean width |")
+    print("|---|---|---|---|---|---|")
+    for label, make, n in ISSUE_CELLS:
+        per_seed = [cell(*make(np.random.default_rng([seed, 5])), n, draws, np.random.default_rng([seed, 9]))
+                    for seed in seeds]
+        for m in METHODS:
+            hits = [s[m][0] for s in per_seed]
+            width = sum(s[m][1] for s in per_seed) / (draws * len(seeds))
+            print(f"| {label} | {n} | {m} | {sum(hits) / (draws * len(seeds)):.3f} | {min(hits) / draws:.3f} | "
+                  f"{width:.4f} |", flush=True)
+
+
 def samples(units: int, n: int, draws: int, rng: np.random.Generator) -> np.ndarray:
     """`draws` simple random samples of n of `units` units, as a boolean mask (draws, units)."""
     keys = rng.random((draws, units))
@@ -222,11 +263,17 @@ def main() -> None:
     parser.add_argument("--pairs", action="store_true", help="only the pairwise collection")
     parser.add_argument("--kinds", nargs="*", default=["binary", "F1-like"], help="grid parts to run")
     parser.add_argument("--units", type=int, nargs="+", default=list(POPULATIONS), help="population sizes N")
+    parser.add_argument("--issue", action="store_true", help="only the cases issue 35 reported")
     parser.add_argument("--no-dev", action="store_true", help="leave out the 350 dev items")
     parser.add_argument("--prior", type=float, default=PRIOR_WEIGHT, help="pseudo-observation weight per corner")
     args = parser.parse_args()
     PRIOR[0] = args.prior
     started = time.perf_counter()
+    if args.issue:
+        print(f"# issue 35's cells: {args.draws} draws per seed; seeds {args.seeds}; nominal {CONFIDENCE:.2f}")
+        issue_cells(args.draws, args.seeds)
+        print(f"\n# {time.perf_counter() - started:.0f} s")
+        return
     if args.pairs:
         print(f"# pairwise: {args.draws} draws per seed; seeds {args.seeds}; nominal {CONFIDENCE:.2f}")
         pairwise(args.draws, args.seeds)

@@ -244,10 +244,11 @@ def pairwise(draws: int, seeds: list[int], labelled: int = 70, requests_sampled:
                   flush=True)
 
 
-def grid(quick: bool, kinds: list[str], populations: list[int]) -> Iterator[tuple[str, float, float, int, int]]:
+def grid(quick: bool, kinds: list[str], populations: list[int], accuracies: list[float]
+         ) -> Iterator[tuple[str, float, float, int, int]]:
     for kind in kinds:
         for units in populations:
-            for accuracy in ACCURACIES:
+            for accuracy in accuracies:
                 for prevalence in PREVALENCES:
                     for n in SIZES:
                         if quick and (units, n) != (1000, 20):
@@ -264,6 +265,7 @@ def main() -> None:
     parser.add_argument("--kinds", nargs="*", default=["binary", "F1-like"], help="grid parts to run")
     parser.add_argument("--units", type=int, nargs="+", default=list(POPULATIONS), help="population sizes N")
     parser.add_argument("--issue", action="store_true", help="only the cases issue 35 reported")
+    parser.add_argument("--accuracies", type=float, nargs="+", default=list(ACCURACIES))
     parser.add_argument("--no-dev", action="store_true", help="leave out the 350 dev items")
     parser.add_argument("--prior", type=float, default=PRIOR_WEIGHT, help="pseudo-observation weight per corner")
     args = parser.parse_args()
@@ -306,7 +308,7 @@ def main() -> None:
         if accuracy is not None and accuracy >= 0.8 and result["PPI"][2] > result["human-only"][2] + 1e-9:
             misses.append(f"{label}: PPI width {result['PPI'][2]:.4f} > human-only {result['human-only'][2]:.4f}")
 
-    for kind, accuracy, prevalence, units, n in grid(args.quick, args.kinds, args.units):
+    for kind, accuracy, prevalence, units, n in grid(args.quick, args.kinds, args.units, args.accuracies):
         make = binary_population if kind == "binary" else f1_like_population
         populations = [make(accuracy, prevalence, units, np.random.default_rng([seed, 1])) for seed in args.seeds]
         run_cell(f"{kind} | {units} | {accuracy} | {prevalence} | {n}", populations, n, accuracy)

@@ -24,7 +24,6 @@ from judge.metrics.ppi import (
     NO_DISAGREEMENT,
     NO_INTERVAL,
     NOT_ESTIMABLE,
-    OK,
     ppi_difference,
     ppi_mean,
     tuned_lambda,

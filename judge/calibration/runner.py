@@ -29,8 +29,8 @@ from judge.calibration.stats import (
     correlate_by_key,
     decision_agreement,
     leaderboard_correlation,
-    ranking_agreement,
     pairwise_significance_agreement,
+    ranking_agreement,
     run_summaries,
 )
 from judge.defence.injection import Attack

@@ -303,8 +303,11 @@ def ranking_agreement(judge: Mapping[str, Mapping[str, float]], human: Mapping[s
     """kendall, spearman, pearson, tauap_b and kendall@k between the runs' mean scores on the two sides
     ({run_id: {request_id: value}}, NaN left out), each with a percentile bootstrap interval: `bootstrap` times,
     draw the requests with replacement and recompute both leaderboards (a run's mean over the drawn requests it
-    has a value for) and the coefficients. Runs on both sides only."""
-    runs = sorted(set(judge) & set(human))
+    has a value for) and the coefficients. Runs with a value on both sides only."""
+    def scored(side: Mapping[str, Mapping[str, float]]) -> set[str]:
+        return {r for r, values in side.items() if any(math.isfinite(v) for v in values.values())}
+
+    runs = sorted(scored(judge) & scored(human))
     requests = sorted({q for r in runs for q in (*judge[r], *human[r])})
 
     def matrix(side: Mapping[str, Mapping[str, float]]) -> np.ndarray:

@@ -222,6 +222,9 @@ def test_runs_pairs_and_a_ranking_with_ties():
     assert by_run["good"].estimate.ppi.value == pytest.approx(0.75)
     assert by_run["lost"].estimate.status == NOT_ESTIMABLE and by_run["lost"].rank is None
     assert any("not estimable for run(s) lost" in note for note in corrected.notes)
+    # six labels per run: below what the coverage grid checked, said once for all measures
+    warning = [note for note in corrected.notes if note.startswith("interval not to be trusted for ")]
+    assert len(warning) == 1 and "good (few labels: 6 < 10" in warning[0] and "SentencePrecision" in warning[0]
     # every difference is known exactly: good and close (equal) tie, bad is told apart from both
     apart = {(p.run_a, p.run_b) for p in corrected.distinguishable("SentencePrecision")}
     assert ("bad", "good") in apart and ("bad", "close") in apart

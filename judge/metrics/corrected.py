@@ -79,6 +79,7 @@ def correct_scores(judge: Scores, human: Scores, inclusion: Inclusion, confidenc
     notes: list[str] = []
     runs: list[RunEstimate] = []
     pairs: list[PairEstimate] = []
+    doubtful: dict[tuple[str, str], list[str]] = {}     # (run, status) -> measures: one warning line in all
     for measure in measures:
         name = measure.name
         values = {run.run_id: _values(run, human.runs.get(run.run_id), name, notes) for run in judge}
@@ -108,10 +109,12 @@ def correct_scores(judge: Scores, human: Scores, inclusion: Inclusion, confidenc
         if missing:
             notes.append(f"{name}: not estimable for run(s) {', '.join(missing)} (no human-judged report with a "
                          "value); the judge's number alone says nothing of its error")
-        doubtful = [f"{run_id} ({e.status})" for run_id, e in sorted(estimates.items())
-                    if e.estimable and e.status != OK]
-        if doubtful:
-            notes.append(f"{name}: interval not to be trusted for {', '.join(doubtful)}")
+        for run_id, e in sorted(estimates.items()):
+            if e.estimable and e.status != OK:
+                doubtful.setdefault((run_id, e.status), []).append(name)
+    if doubtful:
+        notes.append("interval not to be trusted for " + "; ".join(
+            f"{run_id} ({status}; {', '.join(names)})" for (run_id, status), names in doubtful.items()))
     return CorrectedScores(tuple(runs), tuple(pairs), inclusion.describe(), confidence, tuple(dict.fromkeys(notes)))
 
 

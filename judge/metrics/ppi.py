@@ -14,7 +14,7 @@ set). docs/ppi.md writes every formula out.
 The interval cannot collapse when the sample shows no disagreement between judge and humans: a pseudo-observation
 of weight PRIOR_WEIGHT at each corner (y, f) of [0, 1]^2 joins the labelled units in the interval's centre and
 variance (not in the point estimate). For binary values this is a Dirichlet prior on the cells of the judge-human
-2x2 table, as in Bayesian PPI (Hofer, Kirchhof & Pohl 2024); with lambda = 1 it is of the kind of Agresti &
+2x2 table, as in Bayesian PPI (Hofer et al. 2024); with lambda = 1 it is of the kind of Agresti &
 Min's (2005) adjusted interval for matched proportions (they add 0.5 per cell), with lambda = 0 (human only) an
 Agresti-Coull-type interval (Agresti & Coull 1998 add z^2/2 ~ 2 successes and failures; here 2 * PRIOR_WEIGHT).
 It fades as 1/n. Every interval is clipped to what the human mean can still be given the labelled values (each

@@ -332,8 +332,8 @@ def ppi_difference(judge_a: Sequence[float] | np.ndarray, human_a: Sequence[floa
     """The difference of two runs' means, each estimated from ALL its labelled units (as ppi_mean), with the
     covariance their shared units induce: Var = Var_A + Var_B - 2 Cov, Cov = S_AB (n_AB / (n_A n_B) - 1/N), the
     covariance of two simple-random-sample means with n_AB units in common (the overlapping-samples formula of
-    sampling theory, e.g. Cochran 1977 sec. 12.11), S_AB the covariance of the two rectifiers over the units
-    labelled in both (`common_a[i]` of run A and `common_b[i]` of run B are the same request). Paired where both
+    sampling on successive occasions, Cochran 1977 ch. 12), S_AB the covariance of the two rectifiers over the
+    units labelled in both (`common_a[i]` of run A and `common_b[i]` of run B are the same request). Paired where both
     are labelled, independent otherwise; with whole requests sampled (every run labelled on the same requests)
     it is the paired-difference variance. Interval: t with the smaller of the two runs' degrees of freedom."""
     a = ppi_mean(judge_a, human_a, inclusion_a, confidence)

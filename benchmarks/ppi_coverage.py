@@ -15,14 +15,17 @@ Each cell draws `--draws` simple random samples of n units per seed and computes
 (judge.metrics.ppi.ppi_batch and human_only_batch, the formulas behind `--human`):
 
 * PPI: power-tuned PPI with the prior-regularised variance (the method of docs/ppi.md);
-* human-only: Wilson for a binary sample, the pseudo-observation t interval otherwise;
+* human-only: the same interval with lambda = 0 (Agresti-Coull-type for a binary rate);
 * old PPI / old human-only: the t intervals before (no prior; lambda 0 for a judge constant on the sample).
 
 Printed: one row per cell and method (coverage pooled over seeds, the lowest seed's coverage, mean width), then a
 summary of the targets: coverage >= 0.93 for PPI and human-only in every cell; PPI mean width <= human-only's
 where the judge's accuracy is >= 0.8.
 
-    nice python -m benchmarks.ppi_coverage [--draws 2000] [--seeds 0 1 2] [--quick]
+    nice python -m benchmarks.ppi_coverage [--draws 2000] [--seeds 0 1 2] [--quick] [--kinds ...] [--units ...]
+        [--accuracies ...] [--no-dev] [--prior 0.75]
+    nice python -m benchmarks.ppi_coverage --issue --draws 4000     # the cases issue 35 reported
+    nice python -m benchmarks.ppi_coverage --pairs --draws 1000     # pair differences, 3 runs x 60 requests
 """
 
 from __future__ import annotations

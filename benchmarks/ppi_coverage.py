@@ -1,22 +1,31 @@
-"""Coverage of prediction-powered intervals, simulated on the embedded judge's 350 dev calibration items.
+"""Coverage and width of the prediction-powered and human-only intervals over a grid of judges, prevalences and
+sample sizes, and on the embedded judge's 350 dev calibration items; the method before issue 35 beside them.
 
-Each item of calibration/embedded-dev/items.jsonl has a human label and the embedded judge's verdict with its
-confidence; the judge's label is its verdict under the thresholds fitted for it (thresholds.json beside the
-items: `supported` only at confidence >= threshold, as `eval` applies them by default; kappa 0.34). Each group
-(AttributionBench's sources, WiCE) is a "run", and all 350 items a run of their own; the measure is the support
-rate (the share of items labelled `supported`). The target is a run's all-human rate. For each labelled size n
-smaller than the run, `--draws` simple random samples of n items get their human labels, and three 95%
-intervals are computed (judge.metrics.ppi, the code behind `--human`):
+Populations (one per cell and seed, fixed while its samples are drawn; the target is its all-human mean):
 
-* human-only: the sample's human labels alone (the classical interval, finite-population corrected);
-* judge-only: the judge's labels of every item taken as if they were human labels (t interval over N items):
-  what a leaderboard without a human sample reports; its bias is the judge's error and does not shrink;
-* PPI: the judge's labels of every item, corrected by the sample (PPI++ power-tuned lambda).
+* binary: N units, round(prevalence * N) of them (at least 1) labelled 1 by humans; the judge gives the human
+  label on round(accuracy * N) units chosen at random and the other label elsewhere;
+* F1-like (per-report values in [0, 1] with mass at 0 and 1): a share `prevalence` of units has a non-zero
+  human value, half of those 1 and half uniform on (0, 1); the judge reproduces the human value exactly on
+  round(accuracy * N) units and elsewhere draws a value independently from the same distribution;
+* dev: the 350 items of calibration/embedded-dev/items.jsonl, by group and all together (human label vs the
+  embedded judge's verdict under its fitted thresholds, kappa 0.34).
 
-Printed: per n and run, the empirical coverage of the true rate, the mean width and the mean error of the point
-estimate; then per n pooled over runs. Target: PPI coverage in [0.93, 0.97] at every n, PPI width <= human-only.
+Each cell draws `--draws` simple random samples of n units per seed and computes, with the library's batch code
+(judge.metrics.ppi.ppi_batch and human_only_batch, the formulas behind `--human`):
 
-    python -m benchmarks.ppi_coverage [--draws 1000] [--seed 0]
+* PPI: power-tuned PPI with the prior-regularised variance (the method of docs/ppi.md);
+* human-only: the same interval with lambda = 0 (Agresti-Coull-type for a binary rate);
+* old PPI / old human-only: the t intervals before (no prior; lambda 0 for a judge constant on the sample).
+
+Printed: one row per cell and method (coverage pooled over seeds, the lowest seed's coverage, mean width), then a
+summary of the targets: coverage >= 0.93 for PPI and human-only in every cell; PPI mean width <= human-only's
+where the judge's accuracy is >= 0.8.
+
+    nice python -m benchmarks.ppi_coverage [--draws 2000] [--seeds 0 1 2] [--quick] [--kinds ...] [--units ...]
+        [--accuracies ...] [--no-dev] [--prior 0.75]
+    nice python -m benchmarks.ppi_coverage --issue --draws 4000     # the cases issue 35 reported
+    nice python -m benchmarks.ppi_coverage --pairs --draws 1000     # pair differences, 3 runs x 60 requests
 """
 
 from __future__ import annotations
@@ -25,18 +34,25 @@ import argparse
 import json
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 from scipy import stats
 
-from judge.metrics.ppi import ppi_mean
+from judge.metrics.ppi import PRIOR_WEIGHT, human_only_batch, ppi_batch, ppi_difference
 
 ROOT = Path(__file__).resolve().parents[1]
 ITEMS = ROOT / "calibration" / "embedded-dev" / "items.jsonl"
 THRESHOLDS = ROOT / "calibration" / "embedded-dev" / "thresholds.json"
-SIZES = (20, 50, 100)
-METHODS = ("human-only", "judge-only", "PPI")
+ACCURACIES = (0.6, 0.8, 0.9, 0.95, 0.99, 1.0)
+PREVALENCES = (0.05, 0.1, 0.3, 0.5)
+SIZES = (10, 20, 50, 100)
+POPULATIONS = (100, 1000)
+DEV_SIZES = (10, 20, 50, 100)
+METHODS = ("PPI", "human-only", "old PPI", "old human-only")
+CONFIDENCE = 0.95
+PRIOR = [PRIOR_WEIGHT]
 
 
 def load_runs(items: Path = ITEMS, thresholds: Path = THRESHOLDS) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -51,67 +67,263 @@ def load_runs(items: Path = ITEMS, thresholds: Path = THRESHOLDS) -> dict[str, t
         pair = (int(item["human"] == "supported"), int(judge))
         groups[item["group"]].append(pair)
         groups["all items"].append(pair)
-    return {g: (np.array([h for h, _ in v]), np.array([j for _, j in v])) for g, v in sorted(groups.items())}
+    return {g: (np.array([h for h, _ in v], dtype=float), np.array([j for _, j in v], dtype=float))
+            for g, v in sorted(groups.items())}
 
 
-def judge_only_interval(judge: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    mean = float(judge.mean())
-    half = float(stats.t.ppf((1 + confidence) / 2, len(judge) - 1)) * float(judge.std(ddof=1)) / np.sqrt(len(judge))
-    return mean, mean - half, mean + half
+def binary_population(accuracy: float, prevalence: float, units: int, rng: np.random.Generator
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    human = np.zeros(units)
+    human[rng.choice(units, max(1, round(prevalence * units)), replace=False)] = 1
+    judge = 1 - human
+    right = rng.choice(units, round(accuracy * units), replace=False)
+    judge[right] = human[right]
+    return human, judge
 
 
-def simulate(human: np.ndarray, judge: np.ndarray, n: int, draws: int, rng: np.random.Generator,
-             confidence: float = 0.95) -> dict[str, dict[str, float]]:
-    truth = float(human.mean())
-    hits = {m: 0 for m in METHODS}
-    width = {m: 0.0 for m in METHODS}
-    error = {m: 0.0 for m in METHODS}
-    j_mean, j_low, j_high = judge_only_interval(judge, confidence)
-    for _ in range(draws):
-        sample = np.full(len(human), np.nan)
-        chosen = rng.choice(len(human), size=n, replace=False)
-        sample[chosen] = human[chosen]
-        e = ppi_mean(judge, sample, confidence=confidence)
-        for method, (value, low, high) in (("human-only", (e.human_only.value, e.human_only.low, e.human_only.high)),
-                                           ("judge-only", (j_mean, j_low, j_high)),
-                                           ("PPI", (e.ppi.value, e.ppi.low, e.ppi.high))):
-            hits[method] += low <= truth <= high
-            width[method] += high - low
-            error[method] += value - truth
-    return {m: {"coverage": hits[m] / draws, "width": width[m] / draws, "bias": error[m] / draws} for m in METHODS}
+def f1_like_population(accuracy: float, prevalence: float, units: int, rng: np.random.Generator
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    def draw(size: int) -> np.ndarray:
+        nonzero = rng.random(size) < prevalence
+        one = rng.random(size) < 0.5
+        return np.where(nonzero, np.where(one, 1.0, rng.random(size)), 0.0)
+
+    human = draw(units)
+    human[rng.integers(units)] = max(human.max(), 1.0)     # never an all-zero population
+    judge = draw(units)
+    right = rng.choice(units, round(accuracy * units), replace=False)
+    judge[right] = human[right]
+    return human, judge
+
+
+def rates_population(sensitivity: float, specificity: float, prevalence: float, units: int,
+                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Binary labels with a judge of given sensitivity and specificity (exact shares of each class)."""
+    human = np.zeros(units)
+    positive = rng.choice(units, max(1, round(prevalence * units)), replace=False)
+    human[positive] = 1
+    negative = np.flatnonzero(human == 0)
+    judge = human.copy()
+    judge[rng.choice(positive, round((1 - sensitivity) * len(positive)), replace=False)] = 0
+    judge[rng.choice(negative, round((1 - specificity) * len(negative)), replace=False)] = 1
+    return human, judge
+
+
+# The cases issue 35 reported (old method's coverage there: 0.843, 0.330, 0.672, 0.815, 0.685, 0.526, 0.776,
+# 0.597), as (label, population maker, n).
+ISSUE_CELLS = (
+    ("binary N=300, prevalence 0.4, judge right on 90%", lambda r: binary_population(0.9, 0.4, 300, r), 20),
+    ("binary N=300, prevalence 0.4, judge right on 95%", lambda r: binary_population(0.95, 0.4, 300, r), 20),
+    ("binary N=300, prevalence 0.4, judge right on 95%", lambda r: binary_population(0.95, 0.4, 300, r), 50),
+    ("binary N=300, prevalence 0.4, judge right on 95%", lambda r: binary_population(0.95, 0.4, 300, r), 100),
+    ("binary N=200, prevalence 0.1, sensitivity 0.8, specificity 0.95",
+     lambda r: rates_population(0.8, 0.95, 0.1, 200, r), 20),
+    ("binary N=300, prevalence 0.05, judge right on 95%", lambda r: binary_population(0.95, 0.05, 300, r), 20),
+    ("F1-like N=300, judge exact on 90%", lambda r: f1_like_population(0.9, 0.5, 300, r), 20),
+    ("F1-like N=300, judge exact on 95%", lambda r: f1_like_population(0.95, 0.5, 300, r), 20),
+)
+
+
+def issue_cells(draws: int, seeds: list[int]) -> None:
+    print("\n| case | n | method | coverage | lowest seed | mean width |")
+    print("|---|---|---|---|---|---|")
+    for label, make, n in ISSUE_CELLS:
+        per_seed = [cell(*make(np.random.default_rng([seed, 5])), n, draws, np.random.default_rng([seed, 9]))
+                    for seed in seeds]
+        for m in METHODS:
+            hits = [s[m][0] for s in per_seed]
+            width = sum(s[m][1] for s in per_seed) / (draws * len(seeds))
+            print(f"| {label} | {n} | {m} | {sum(hits) / (draws * len(seeds)):.3f} | {min(hits) / draws:.3f} | "
+                  f"{width:.4f} |", flush=True)
+
+
+def samples(units: int, n: int, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """`draws` simple random samples of n of `units` units, as a boolean mask (draws, units)."""
+    keys = rng.random((draws, units))
+    chosen = np.argpartition(keys, n - 1, axis=1)[:, :n]
+    mask = np.zeros((draws, units), dtype=bool)
+    np.put_along_axis(mask, chosen, True, axis=1)
+    return mask
+
+
+def old_intervals(human: np.ndarray, judge: np.ndarray, mask: np.ndarray, confidence: float
+                  ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The intervals before issue 35: t intervals on the sample variance, lambda 0 for a judge constant on the
+    sample, no prior, no clipping (simple random sample)."""
+    units = len(human)
+    n = mask.sum(axis=1).astype(float)
+    fpc = 1 - n / units
+    y = np.where(mask, human, 0.0)
+    f = np.where(mask, judge, 0.0)
+    y_bar, f_bar = y.sum(1) / n, f.sum(1) / n
+    fc = np.where(mask, judge - f_bar[:, None], 0.0)
+    yc = np.where(mask, human - y_bar[:, None], 0.0)
+    var_f = (fc ** 2).sum(1) / n
+    cov = (fc * yc).sum(1) / n
+    fitted = n >= 3
+    lam = np.where(fitted, np.where(var_f > 1e-15, np.clip(cov / np.where(var_f > 1e-15, var_f, 1), 0, 1), 0), 1)
+    out = {}
+    for name, lam_m, k in (("old PPI", lam, fitted.astype(float)), ("old human-only", np.zeros_like(n), 0.0)):
+        e = np.where(mask, human - lam_m[:, None] * judge, 0.0)
+        e_bar = e.sum(1) / n
+        ss = (np.where(mask, e - e_bar[:, None], 0.0) ** 2).sum(1)
+        df = n - 1 - k
+        se = np.sqrt(fpc * ss / df / n)
+        half = stats.t.ppf((1 + confidence) / 2, df) * se
+        value = lam_m * judge.mean() + e_bar
+        out[name] = (value - half, value + half)
+    return out
+
+
+def cell(human: np.ndarray, judge: np.ndarray, n: int, draws: int, rng: np.random.Generator
+         ) -> dict[str, tuple[int, float]]:
+    """method -> (intervals covering the truth, sum of widths) over `draws` samples."""
+    mask = samples(len(human), n, draws, rng)
+    truth = human.mean()
+    ppi = ppi_batch(judge, human, mask, n / len(human), CONFIDENCE, prior_weight=PRIOR[0])
+    alone = human_only_batch(judge, human, mask, n / len(human), CONFIDENCE, prior_weight=PRIOR[0])
+    bounds = {"PPI": (ppi.low, ppi.high), "human-only": (alone.low, alone.high),
+              **old_intervals(human, judge, mask, CONFIDENCE)}
+    tol = 1e-12
+    return {m: (int(np.sum((low <= truth + tol) & (truth - tol <= high))), float(np.sum(high - low)))
+            for m, (low, high) in bounds.items()}
+
+
+def pair_collection(rng: np.random.Generator, requests: int = 60, accuracy: float = 0.8
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(human, judge) values of 3 runs x `requests` requests, shape (3, requests): F1-like per-report values
+    whose run means are about 0.2, 0.4 and 0.57, correlated across runs through each request's difficulty; the
+    judge exact on a share `accuracy` of reports and an independent draw elsewhere."""
+    difficulty = rng.normal(0, 1, requests)
+    def draw(shift: np.ndarray) -> np.ndarray:
+        latent = shift[:, None] + difficulty[None, :] + rng.normal(0, 1, (3, requests))
+        value = 1 / (1 + np.exp(-1.5 * latent))
+        return np.where(latent < -1.2, 0.0, np.where(latent > 1.6, 1.0, value))
+    human = draw(np.array([-1.2, -0.35, 0.3]))
+    judge = draw(np.array([-1.2, -0.35, 0.3]))
+    right = rng.random(human.shape) < accuracy
+    return human, np.where(right, human, judge)
+
+
+def pairwise(draws: int, seeds: list[int], labelled: int = 70, requests_sampled: int = 20) -> None:
+    """Coverage of the pair-difference interval (judge.metrics.ppi.ppi_difference) on 3 runs x 60 requests:
+    `reports`: `labelled` of the 180 reports at random (unstratified, pi = 70/180); `requests`: `requests_sampled`
+    of the 60 requests with all their reports."""
+    print("\n| design | labelled | pair | true difference | coverage | mean width | told apart |")
+    print("|---|---|---|---|---|---|---|")
+    for design in ("reports", "requests"):
+        hits: dict[tuple[int, int], list[int]] = defaultdict(list)
+        width: dict[tuple[int, int], list[float]] = defaultdict(list)
+        apart: dict[tuple[int, int], list[int]] = defaultdict(list)
+        truth: dict[tuple[int, int], list[float]] = defaultdict(list)
+        for seed in seeds:
+            rng = np.random.default_rng([seed, 3])
+            human, judge = pair_collection(rng)
+            runs, requests = human.shape
+            for _ in range(draws):
+                if design == "reports":
+                    mask = np.zeros(runs * requests, dtype=bool)
+                    mask[rng.choice(runs * requests, labelled, replace=False)] = True
+                    mask = mask.reshape(runs, requests)
+                    pi = labelled / (runs * requests)
+                else:
+                    mask = np.zeros((runs, requests), dtype=bool)
+                    mask[:, rng.choice(requests, requests_sampled, replace=False)] = True
+                    pi = requests_sampled / requests
+                sampled = np.where(mask, human, np.nan)
+                every = np.arange(requests)
+                for a, b in ((0, 1), (0, 2), (1, 2)):
+                    e = ppi_difference(judge[a], sampled[a], judge[b], sampled[b], every, every,
+                                       np.full(requests, pi), np.full(requests, pi), CONFIDENCE)
+                    true = human[a].mean() - human[b].mean()
+                    hits[(a, b)].append(e.ppi.low <= true <= e.ppi.high)
+                    width[(a, b)].append(e.ppi.width)
+                    apart[(a, b)].append(e.ppi.excludes_zero())
+                    truth[(a, b)].append(true)
+        size = f"{labelled} of 180 reports" if design == "reports" else f"{requests_sampled} of 60 requests"
+        for pair in hits:
+            print(f"| {design} | {size} | run {pair[0]} - run {pair[1]} | {np.mean(truth[pair]):+.3f} | "
+                  f"{np.mean(hits[pair]):.3f} | {np.mean(width[pair]):.3f} | {np.mean(apart[pair]):.3f} |",
+                  flush=True)
+
+
+def grid(quick: bool, kinds: list[str], populations: list[int], accuracies: list[float]
+         ) -> Iterator[tuple[str, float, float, int, int]]:
+    for kind in kinds:
+        for units in populations:
+            for accuracy in accuracies:
+                for prevalence in PREVALENCES:
+                    for n in SIZES:
+                        if quick and (units, n) != (1000, 20):
+                            continue
+                        yield kind, accuracy, prevalence, units, n
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--draws", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--draws", type=int, default=2000)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--quick", action="store_true", help="only N = 1000, n = 20")
+    parser.add_argument("--pairs", action="store_true", help="only the pairwise collection")
+    parser.add_argument("--kinds", nargs="*", default=["binary", "F1-like"], help="grid parts to run")
+    parser.add_argument("--units", type=int, nargs="+", default=list(POPULATIONS), help="population sizes N")
+    parser.add_argument("--issue", action="store_true", help="only the cases issue 35 reported")
+    parser.add_argument("--accuracies", type=float, nargs="+", default=list(ACCURACIES))
+    parser.add_argument("--no-dev", action="store_true", help="leave out the 350 dev items")
+    parser.add_argument("--prior", type=float, default=PRIOR_WEIGHT, help="pseudo-observation weight per corner")
     args = parser.parse_args()
-    rng = np.random.default_rng(args.seed)
-    runs = load_runs()
+    PRIOR[0] = args.prior
     started = time.perf_counter()
-    print(f"# {ITEMS.relative_to(ROOT)}: {sum(len(h) for g, (h, _) in runs.items() if g != 'all items')} items; "
-          f"{args.draws} draws per n and run; seed {args.seed}; nominal 95%")
-    print("| n | run (N) | human rate | judge rate | method | coverage | mean width | mean error |")
-    print("|---|---|---|---|---|---|---|---|")
-    pooled: dict[int, dict[str, list[dict[str, float]]]] = defaultdict(lambda: defaultdict(list))
-    for n in SIZES:
-        for run, (human, judge) in runs.items():
-            if n >= len(human):
-                continue  # fully labelled: no estimate needed
-            result = simulate(human, judge, n, args.draws, rng)
-            for method in METHODS:
-                r = result[method]
-                pooled[n][method].append(r)
-                print(f"| {n} | {run} ({len(human)}) | {human.mean():.3f} | {judge.mean():.3f} | {method} | "
-                      f"{r['coverage']:.3f} | {r['width']:.4f} | {r['bias']:+.3f} |")
-    print("\n| n | runs | method | mean coverage | min coverage | mean width |")
-    print("|---|---|---|---|---|---|")
-    for n, by_method in pooled.items():
-        for method, results in by_method.items():
-            cov = [r["coverage"] for r in results]
-            print(f"| {n} | {len(results)} | {method} | {np.mean(cov):.3f} | {min(cov):.3f} | "
-                  f"{np.mean([r['width'] for r in results]):.4f} |")
-    print(f"\n# {time.perf_counter() - started:.1f} s")
+    if args.issue:
+        print(f"# issue 35's cells: {args.draws} draws per seed; seeds {args.seeds}; nominal {CONFIDENCE:.2f}")
+        issue_cells(args.draws, args.seeds)
+        print(f"\n# {time.perf_counter() - started:.0f} s")
+        return
+    if args.pairs:
+        print(f"# pairwise: {args.draws} draws per seed; seeds {args.seeds}; nominal {CONFIDENCE:.2f}")
+        pairwise(args.draws, args.seeds)
+        print(f"\n# {time.perf_counter() - started:.0f} s")
+        return
+    print(f"# {args.draws} draws per cell and seed; seeds {args.seeds}; nominal {CONFIDENCE:.2f}")
+    print("| values | N | judge accuracy | prevalence | n | method | coverage | lowest seed | mean width |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    misses: list[str] = []
+    cells = 0
+    rows: list[tuple[str, dict[str, tuple[float, float, float]]]] = []
+
+    def run_cell(label: str, populations: list[tuple[np.ndarray, np.ndarray]], n: int, accuracy: float | None
+                 ) -> None:
+        nonlocal cells
+        per_seed = [cell(h, j, n, args.draws, np.random.default_rng([seed, 7]))
+                    for seed, (h, j) in zip(args.seeds, populations)]
+        result = {}
+        for m in METHODS:
+            hits = [s[m][0] for s in per_seed]
+            widths = [s[m][1] for s in per_seed]
+            result[m] = (sum(hits) / (args.draws * len(per_seed)), min(hits) / args.draws,
+                         sum(widths) / (args.draws * len(per_seed)))
+            print(f"| {label} | {m} | {result[m][0]:.3f} | {result[m][1]:.3f} | {result[m][2]:.4f} |", flush=True)
+        cells += 1
+        rows.append((label, result))
+        for m in ("PPI", "human-only"):
+            if result[m][0] < 0.93:
+                misses.append(f"{label}: {m} coverage {result[m][0]:.3f}")
+        if accuracy is not None and accuracy >= 0.8 and result["PPI"][2] > result["human-only"][2] + 1e-9:
+            misses.append(f"{label}: PPI width {result['PPI'][2]:.4f} > human-only {result['human-only'][2]:.4f}")
+
+    for kind, accuracy, prevalence, units, n in grid(args.quick, args.kinds, args.units, args.accuracies):
+        make = binary_population if kind == "binary" else f1_like_population
+        populations = [make(accuracy, prevalence, units, np.random.default_rng([seed, 1])) for seed in args.seeds]
+        run_cell(f"{kind} | {units} | {accuracy} | {prevalence} | {n}", populations, n, accuracy)
+    for run, (human, judge) in ({} if args.no_dev else load_runs()).items():
+        for n in DEV_SIZES:
+            if n < len(human):
+                run_cell(f"dev {run} | {len(human)} | (κ 0.34) | {human.mean():.3f} | {n}",
+                         [(human, judge)] * len(args.seeds), n, None)
+    print(f"\n# {cells} cells; {time.perf_counter() - started:.0f} s")
+    print(f"# targets missed: {len(misses)}")
+    for miss in misses:
+        print(f"#   {miss}")
 
 
 if __name__ == "__main__":

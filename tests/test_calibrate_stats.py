@@ -607,3 +607,42 @@ def test_failures_counted_as_disagreements_by_hand():
     clean = decision_agreement(human, ["yes", "no", "no", "no", "yes", "no"], labels=["yes", "no"], n_boot=0)
     assert clean.kappa_failed_wrong == pytest.approx(clean.kappa)
     assert clean.accuracy_failed_wrong == pytest.approx(clean.accuracy)
+
+
+# -- AutoJudge-style agreement: tau_AP,b and Kendall@k -------------------------------------------------------
+
+def test_tau_ap_b_by_hand_on_a_ranking_with_a_tie():
+    from judge.calibration.stats import tau_ap_b
+    # judge a > b = c > d (b, c tied), humans a > b > c > d.
+    # humans as reference: b has 1 run above (a), the judge puts a above b: 1/1; c has a, b above, the judge
+    # puts only a strictly above (b tied): 1/2; d: 3/3. tau = 2 * (1 + 1/2 + 1) / 3 - 1 = 2/3.
+    # judge as reference: above b are {a}, above c {a} (b is tied with c, not above), above d {a, b, c}; the
+    # humans agree on all: tau = 1. tau_AP,b is the mean of the two directions: 5/6.
+    assert tau_ap_b([3, 2, 2, 1], [4, 3, 2, 1]) == pytest.approx(5 / 6)
+    assert tau_ap_b([1, 2, 3, 4], [1, 2, 3, 4]) == pytest.approx(1.0)
+    assert tau_ap_b([4, 3, 2, 1], [1, 2, 3, 4]) == pytest.approx(-1.0)
+    # top-weighted: a swap at the top costs more than the same swap at the bottom
+    assert tau_ap_b([3, 4, 2, 1], [4, 3, 2, 1]) < tau_ap_b([4, 3, 1, 2], [4, 3, 2, 1])
+
+
+def test_kendall_at_k_uses_the_humans_top_k_runs():
+    from judge.calibration.stats import kendall_at_k
+    human = [10, 9, 8, 7, 1]
+    judge = [5, 4, 3, 2, 9]           # agrees on the top four, puts the humans' last run first
+    assert kendall_at_k(judge, human, 4) == pytest.approx(1.0)
+    assert kendall_at_k(judge, human, 5) < 0.5
+
+
+def test_ranking_agreement_has_every_measure_with_a_bootstrap_interval():
+    from judge.calibration.stats import ranking_agreement
+    rng = np.random.default_rng(0)
+    quality = np.linspace(0.2, 0.8, 6)
+    human = {f"r{i}": {f"q{j}": float(q + rng.normal(0, 0.1)) for j in range(20)} for i, q in enumerate(quality)}
+    judge = {r: {q: v + float(rng.normal(0, 0.05)) for q, v in vs.items()} for r, vs in human.items()}
+    a = ranking_agreement(judge, human, k=3, bootstrap=200, seed=1)
+    assert (a.n_runs, a.n_requests, a.k) == (6, 20, 3)
+    assert set(a.coefficients) == {"kendall", "spearman", "pearson", "tauap_b", "kendall@k"}
+    for c in a.coefficients.values():
+        assert c.value is not None and c.low <= c.value + 1e-9 and c.value - 1e-9 <= c.high <= 1
+    assert a.coefficients["kendall"].value > 0.7
+    assert ranking_agreement(judge, human, k=3, bootstrap=200, seed=1) == a

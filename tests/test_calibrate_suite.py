@@ -155,6 +155,12 @@ def test_human_and_judge_judgments_are_compared_decision_outcome_report_and_run(
     assert board.kendall_tau_std == pytest.approx(2 / 3 * math.sqrt(q * (1 - q)))
     # Spearman per repetition: 1 or 1 - 6*2/(3*8) = 1/2, with the same draws
     assert board.spearman_rho_mean == pytest.approx(1 / 2 + 1 / 2 * q)
+    # the AutoJudge-style measures on the same means: tau-b as above, tau_AP,b by its definition
+    agreement = board.agreement.coefficients
+    assert agreement["kendall"].value == pytest.approx(2 / math.sqrt(6))
+    # humans' reference (b = c tied below a): only a is above b and c, judge agrees: 1; judge's reference
+    # (a > c > b): c has a above (humans agree: 1), b has a, c above (humans tie b, c: 1/2): 2 * 3/4 - 1
+    assert agreement["tauap_b"].value == pytest.approx((1 + 0.5) / 2)
 
     pairwise = comparison.pairwise["SentencePrecision"]
     # one request per pair of runs: no test can find a difference, so every verdict is a tie on both sides

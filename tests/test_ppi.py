@@ -19,7 +19,17 @@ from judge.formats.judgments import ReportJudgment, SentenceJudgment
 from judge.judging.signature import ScoreSignature
 from judge.metrics import score_judgments
 from judge.metrics.corrected import correct_scores
-from judge.metrics.ppi import NO_INTERVAL, NOT_ESTIMABLE, OK, ppi_mean, tuned_lambda, variance_ratio
+from judge.metrics.ppi import (
+    FEW_LABELS,
+    NO_DISAGREEMENT,
+    NO_INTERVAL,
+    NOT_ESTIMABLE,
+    ppi_difference,
+    ppi_mean,
+    tuned_lambda,
+    variance_ratio,
+    wilson,
+)
 from judge.metrics.sampling import Inclusion, check_subset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,19 +42,39 @@ def test_tiny_case_matches_the_hand_computed_mean_and_variance():
     # N = 4 reports, the judge's values of all; humans judged the first three (a simple random sample, pi = 3/4).
     judge = [1.0, 0.0, 1.0, 1.0]
     human = [1.0, 1.0, 0.0, math.nan]
-    e = ppi_mean(judge, human, lam=1.0)   # original PPI, lambda fixed
+    e = ppi_mean(judge, human, lam=1.0, prior_weight=0)   # original PPI, lambda fixed, no prior
     # theta = mean_N(f) + mean_n(y - f) = 3/4 + (0 + 1 - 1)/3 = 0.75
     assert e.ppi.value == pytest.approx(0.75)
     # Var = (1 - n/N) s_e^2 / n; e = (0, 1, -1), s_e^2 = 2/2 = 1 -> (1/4)(1)/3 = 1/12
     assert e.ppi.se ** 2 == pytest.approx(1 / 12)
     half = stats.t.ppf(0.975, df=2) * math.sqrt(1 / 12)
-    assert (e.ppi.low, e.ppi.high) == pytest.approx((0.75 - half, 0.75 + half))
-    # human only: mean 2/3, s_y^2 = 1/3 -> Var = (1/4)(1/3)/3 = 1/36
+    assert e.ppi.high - e.ppi.value == pytest.approx(half) or e.ppi.high == pytest.approx(0.75)
+    # the t interval 0.75 -/+ half reaches past what the units can hold; it is clipped to
+    # (labelled sum + [0, 1] for the one unlabelled unit) / N = [0.5, 0.75]
+    assert (e.ppi.low, e.ppi.high) == pytest.approx((0.5, 0.75))
+    # human only: mean 2/3, s_y^2 = 1/3 -> Var = (1/4)(1/3)/3 = 1/36 (a binary sample: the interval is Wilson's)
     assert e.human_only.value == pytest.approx(2 / 3)
     assert e.human_only.se ** 2 == pytest.approx(1 / 36)
     assert e.judge_only == pytest.approx(0.75)
     assert e.effective_labels == pytest.approx(3 * (1 / 36) / (1 / 12))
-    assert (e.units, e.labelled, e.status) == (4, 3, OK)
+    assert (e.units, e.labelled) == (4, 3) and e.status.startswith(FEW_LABELS)
+
+
+def test_the_prior_pseudo_observations_enter_mean_and_variance_as_written():
+    # the tiny case again with a = 0.75 at each corner (y, f) of [0, 1]^2; lambda = 1: corners' rectifiers
+    # 0, -1, 1, 0 (sum 0, so the centre stays the sample's mean rectifier, 0)
+    e = ppi_mean([1.0, 0.0, 1.0, 1.0], [1.0, 1.0, 0.0, math.nan], lam=1.0, prior_weight=0.75)
+    assert e.ppi.value == pytest.approx(0.75)
+    # S^2 = (sum e^2 + a sum c^2) / (n + 4a - 1) = (2 + 1.5) / 5; Var = (1 - 3/4) S^2 / (n + 4a) = 0.25 * 0.7 / 6
+    assert e.ppi.se ** 2 == pytest.approx(0.25 * 0.7 / 6)
+    # clipped to what the unlabelled unit can add: (1 + 1 + 0 + [0, 1]) / 4
+    assert (e.ppi.low, e.ppi.high) == pytest.approx((0.5, 0.75))
+    # human only (lambda 0): corners' values 0, 0, 1, 1, so the interval's centre is (2 + 1.5) / (3 + 3), as
+    # Agresti-Coull's; the point estimate stays the sample mean
+    assert e.human_only.value == pytest.approx(2 / 3)
+    se = math.sqrt(0.25 * (1 / 3 * ((1 - 3.5 / 6) ** 2 * 2 + (3.5 / 6) ** 2) * 3 / 0.25 * 0.25
+                           + 0.75 * 2 * ((3.5 / 6) ** 2 + (1 - 3.5 / 6) ** 2)) / 5 / 6)
+    assert e.human_only.se == pytest.approx(se)
 
 
 def test_unequal_inclusion_uses_the_weighted_formula():
@@ -53,7 +83,7 @@ def test_unequal_inclusion_uses_the_weighted_formula():
     judge = np.array([0.2, 0.4, 0.6, 0.8, 0.5, 0.1])
     human = np.array([0.3, np.nan, 0.5, np.nan, 0.7, 0.0])
     pi = np.array([0.5, 0.5, 0.5, 0.5, 1.0, 1.0])
-    e = ppi_mean(judge, human, pi, lam=0.5)
+    e = ppi_mean(judge, human, pi, lam=0.5, prior_weight=0)
     s = ~np.isnan(human)
     w = 1 / pi[s]
     resid = human[s] - 0.5 * judge[s]
@@ -76,8 +106,8 @@ def test_tuned_lambda_is_the_regression_slope_clipped_to_the_unit_interval():
 def test_fitted_lambda_costs_a_degree_of_freedom():
     rng = np.random.default_rng(2)
     judge = rng.random(30)
-    human = np.where(np.arange(30) < 10, judge + 0.1 * rng.standard_normal(30), np.nan)
-    e = ppi_mean(judge, human)
+    human = np.where(np.arange(30) < 10, 0.1 + 0.7 * judge + 0.1 * rng.standard_normal(30), np.nan)
+    e = ppi_mean(judge, human, prior_weight=0)
     lam = tuned_lambda(human[:10], judge[:10], np.ones(10))
     resid = human[:10] - lam * judge[:10]
     se = math.sqrt((1 - 10 / 30) * resid.var(ddof=2) / 10)
@@ -86,15 +116,35 @@ def test_fitted_lambda_costs_a_degree_of_freedom():
     assert e.ppi.high - e.ppi.value == pytest.approx(stats.t.ppf(0.975, df=8) * se)
 
 
-def test_perfect_judge_shrinks_the_interval_to_the_judges_number():
-    judge = [0.2, 0.9, 0.4, 0.7, 0.1, 0.5, 0.3, 0.8]
-    human = [0.2, 0.9, 0.4, 0.7, math.nan, math.nan, math.nan, math.nan]
-    e = ppi_mean(judge, human)
-    assert e.lam == pytest.approx(1.0)
-    assert e.ppi.value == pytest.approx(np.mean(judge))
-    assert e.ppi.width == pytest.approx(0.0)
-    assert e.human_only.width > 0.3
-    assert e.effective_labels == math.inf
+def test_a_judge_that_agrees_on_every_sampled_unit_still_gives_a_real_interval():
+    # the judge matches the humans on all 12 labelled units but not everywhere: the old interval (no prior) was
+    # the judge's number with width 0 and missed the truth; the prior keeps a width that covers it
+    rng = np.random.default_rng(4)
+    human = (rng.random(200) < 0.4).astype(float)
+    judge = human.copy()
+    judge[150:160] = 1 - judge[150:160]          # 5% of units wrong, none of them sampled
+    sample = np.full(200, np.nan)
+    sample[:12] = human[:12]
+    collapsed = ppi_mean(judge, sample, prior_weight=0)
+    assert collapsed.ppi.width == pytest.approx(0.0)
+    e = ppi_mean(judge, sample)
+    assert e.ppi.width > 0.1
+    assert e.ppi.low <= human.mean() <= e.ppi.high
+    assert e.status.startswith(NO_DISAGREEMENT)
+    assert math.isfinite(e.effective_labels)
+
+
+def test_few_labels_are_flagged():
+    e = ppi_mean([0.2, 0.9, 0.4, 0.7, 0.1, 0.5], [0.3, 0.8, 0.4, math.nan, math.nan, math.nan])
+    assert e.status.startswith(FEW_LABELS) and not e.trusted and e.estimable
+    assert e.ppi.width > 0
+
+
+def test_wilson_matches_scipys_binomtest():
+    for successes, n in ((0, 10), (1, 20), (7, 20), (50, 100), (99, 100)):
+        low, high = wilson(np.array(successes / n), np.array(n), 0.95)
+        ci = stats.binomtest(successes, n).proportion_ci(confidence_level=0.95, method="wilson")
+        assert (float(low), float(high)) == pytest.approx((ci.low, ci.high), abs=1e-12)
 
 
 def test_no_labelled_unit_is_not_estimable_never_the_judges_number():
@@ -139,15 +189,14 @@ def test_a_human_file_outside_the_judged_reports_is_refused_naming_the_file():
 
 def test_report_design_is_stratified_by_request_when_every_request_was_sampled():
     inclusion = Inclusion("reports", JUDGED, {("a", "q1"), ("b", "q1"), ("c", "q2")})
-    assert inclusion.stratified_reports and not inclusion.stratified_pairs
+    assert inclusion.stratified_reports
     assert inclusion.of_report("q1") == pytest.approx(2 / 3)
     assert inclusion.of_report("q2") == pytest.approx(1 / 3)
-    assert inclusion.of_pair("q1") == pytest.approx(3 * 2 / (6 * 5))   # pairs: not stratified, all 6 reports
 
 
 def test_request_design_refuses_a_partly_judged_request():
     inclusion = Inclusion("requests", JUDGED, {("a", "q1"), ("b", "q1"), ("c", "q1")})
-    assert inclusion.of_report("q1") == inclusion.of_pair("q2") == 0.5
+    assert inclusion.of_report("q1") == inclusion.of_report("q2") == 0.5
     with pytest.raises(InputError, match="request q1 has 2 of its 3 reports judged.*use --sample reports"):
         Inclusion("requests", JUDGED, {("a", "q1"), ("b", "q1")}, "h.jsonl")
 
@@ -173,6 +222,9 @@ def test_runs_pairs_and_a_ranking_with_ties():
     assert by_run["good"].estimate.ppi.value == pytest.approx(0.75)
     assert by_run["lost"].estimate.status == NOT_ESTIMABLE and by_run["lost"].rank is None
     assert any("not estimable for run(s) lost" in note for note in corrected.notes)
+    # six labels per run: below what the coverage grid checked, said once for all measures
+    warning = [note for note in corrected.notes if note.startswith("interval not to be trusted for ")]
+    assert len(warning) == 1 and "good (few labels: 6 < 10" in warning[0] and "SentencePrecision" in warning[0]
     # every difference is known exactly: good and close (equal) tie, bad is told apart from both
     apart = {(p.run_a, p.run_b) for p in corrected.distinguishable("SentencePrecision")}
     assert ("bad", "good") in apart and ("bad", "close") in apart
@@ -339,3 +391,29 @@ def test_calibrate_section_reads_the_savings_off_the_confusion_matrix():
                              ci_level=0.95, n_boot=0, seed=None, boot_undefined=0, per_class=[],
                              confusion=[[40, 10], [10, 40]])
     assert savings_row("sc", result) == ["sc", 100, "0.600", "0.600", "0.60", "0.640", "1.56", "64"]
+
+
+def test_a_pair_uses_every_label_not_only_the_requests_labelled_for_both():
+    # 3 runs x 60 requests, 70 of the 180 reports labelled at random (issue 35's case): two runs 0.36 apart
+    # share only ~9 labelled requests, but each has ~23 labels of its own; compared from all of them they are
+    # told apart
+    rng = np.random.default_rng(35)
+    difficulty = rng.normal(0, 0.1, 60)
+    human = np.clip(np.array([0.21, 0.39, 0.57])[:, None] + difficulty + rng.normal(0, 0.25, (3, 60)), 0, 1)
+    judge = np.where(rng.random((3, 60)) < 0.7, human, np.clip(human + rng.normal(0, 0.3, (3, 60)), 0, 1))
+    mask = np.zeros(180, dtype=bool)
+    mask[rng.choice(180, 70, replace=False)] = True
+    sample = np.where(mask.reshape(3, 60), human, np.nan)
+    every = np.arange(60)
+    both = int((mask.reshape(3, 60)[0] & mask.reshape(3, 60)[2]).sum())
+    assert both < 15
+    pair = ppi_difference(judge[0], sample[0], judge[2], sample[2], every, every, confidence=0.95)
+    assert pair.labelled == int(mask.reshape(3, 60)[[0, 2]].sum())
+    assert pair.ppi.high < 0 and pair.ppi.excludes_zero()
+    assert pair.ppi.low <= human[0].mean() - human[2].mean() <= pair.ppi.high
+    # whole requests labelled: every run on the same requests, the paired variance
+    paired = np.where(np.isin(every, rng.choice(60, 20, replace=False)), human, np.nan)
+    pair = ppi_difference(judge[0], paired[0], judge[2], paired[2], every, every, confidence=0.95)
+    a = ppi_mean(judge[0], paired[0])
+    c = ppi_mean(judge[2], paired[2])
+    assert pair.ppi.se < math.hypot(a.ppi.se, c.ppi.se)     # positively correlated rectifiers: paired is tighter

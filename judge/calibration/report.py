@@ -150,6 +150,24 @@ def _run_level_blocks(results: CalibrationResults) -> list[Block]:
                        _f(lc.spearman_rho_raw), lc.tie_mode, f"{lc.judge_tied_pairs} / {lc.human_tied_pairs}",
                        lc.repetitions, lc.seed]
                       for m, lc in sorted(results.run_level.items())], "leaderboard correlation per metric"))
+    agreements = [(m, lc.agreement) for m, lc in sorted(results.run_level.items()) if lc.agreement is not None]
+    if agreements:
+        first = agreements[0][1]
+        out.append(para(
+            "Agreement as TREC's AutoJudge evaluation reports it (autojudge-evaluate's names): Kendall τ-b, "
+            "Spearman ρ, Pearson r, τ_AP,b (Yilmaz, Aslam & Robertson 2008's AP correlation with ties, Urbano & "
+            f"Marrero 2017) and Kendall@{first.k} (τ-b over the humans' top {first.k} runs), on the runs' means; "
+            f"[{first.confidence:.0%} percentile bootstrap over requests, {first.bootstrap} draws, seed "
+            f"{first.seed}]."))
+        names = (("kendall", "Kendall τ-b"), ("spearman", "Spearman ρ"), ("pearson", "Pearson r"),
+                 ("tauap_b", "τ_AP,b"), ("kendall@k", f"Kendall@{first.k}"))
+
+        def cell(c) -> str:
+            return "–" if c.value is None else f"{_f(c.value)} [{_f(c.low)}, {_f(c.high)}]"
+
+        out.append(table(["metric", "runs", "requests", *(label for _, label in names)],
+                         [[m, a.n_runs, a.n_requests, *(cell(a.coefficients[key]) for key, _ in names)]
+                          for m, a in agreements], "leaderboard agreement with bootstrap intervals"))
     for metric, lc in sorted(results.run_level.items()):
         out.append(Heading(3, metric))
         if lc.missing_runs:

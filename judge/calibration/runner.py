@@ -30,6 +30,7 @@ from judge.calibration.stats import (
     decision_agreement,
     leaderboard_correlation,
     pairwise_significance_agreement,
+    ranking_agreement,
     run_summaries,
 )
 from judge.defence.injection import Attack
@@ -152,7 +153,8 @@ def compare_judgments(human: Iterable[ReportJudgment], judged: Iterable[ReportJu
             {(r, q): v for r, vs in h.items() for q, v in vs.items()})
         if len(set(h) & set(j)) >= 2:
             run_level[measure] = leaderboard_correlation(run_summaries(j), run_summaries(h),
-                                                         repetitions=repetitions, seed=seed)
+                                                         repetitions=repetitions, seed=seed).model_copy(
+                update={"agreement": ranking_agreement(j, h, bootstrap=n_boot, seed=seed)})
             pairwise[measure] = pairwise_significance_agreement(j, h)
     if not run_level:
         notes.append("run-level comparison needs at least two runs judged by both humans and the judge")

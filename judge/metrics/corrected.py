@@ -4,8 +4,9 @@ a ranking with ties.
 The unit is a report: a run's leaderboard value of a ratio measure is the MACRO mean of its per-report values
 (judge.metrics.scoring), so PPI for a mean applies to it exactly. That includes F1: the leaderboard's F1 is the
 mean of per-report F1, so each report's F1 is the unit and no delta method is needed (micro aggregates, ratios
-of pooled totals, are not estimated here). A pair of runs is compared per request: the unit is the request, its
-value run A's report minus run B's. The ranking gives a run rank 1 + the number of runs whose difference from
+of pooled totals, are not estimated here). A pair of runs is compared by the difference of their estimates, each
+from all its labelled reports, with the covariance the requests labelled for both induce
+(judge.metrics.ppi.ppi_difference). The ranking gives a run rank 1 + the number of runs whose difference from
 it is distinguishable in their favour (the rule of LMSYS Chatbot Arena's leaderboard), so indistinguishable runs
 share a rank.
 """
@@ -19,7 +20,7 @@ from itertools import combinations
 
 from judge.metrics.argue import F1, NuggetRecall, SentencePrecision
 from judge.metrics.measure import Measure
-from judge.metrics.ppi import Estimate, ppi_mean
+from judge.metrics.ppi import OK, Estimate, ppi_difference, ppi_mean
 from judge.metrics.sampling import Inclusion
 from judge.metrics.scoring import RunScores, Scores
 
@@ -38,7 +39,8 @@ class RunEstimate:
 
 @dataclass(frozen=True)
 class PairEstimate:
-    """The mean over common requests of run_a's value minus run_b's."""
+    """run_a's score minus run_b's, each estimated from all its labelled reports; `units` counts the requests
+    both runs answered, `labelled` the labelled reports of the two runs together."""
 
     measure: str
     run_a: str
@@ -77,6 +79,7 @@ def correct_scores(judge: Scores, human: Scores, inclusion: Inclusion, confidenc
     notes: list[str] = []
     runs: list[RunEstimate] = []
     pairs: list[PairEstimate] = []
+    doubtful: dict[tuple[str, str], list[str]] = {}     # (run, status) -> measures: one warning line in all
     for measure in measures:
         name = measure.name
         values = {run.run_id: _values(run, human.runs.get(run.run_id), name, notes) for run in judge}
@@ -92,9 +95,13 @@ def correct_scores(judge: Scores, human: Scores, inclusion: Inclusion, confidenc
             common = sorted(set(fa) & set(fb))
             if not common:
                 continue
-            diff_y = [ya[r] - yb[r] if r in ya and r in yb else math.nan for r in common]
-            measure_pairs.append(PairEstimate(name, a, b, ppi_mean(
-                [fa[r] - fb[r] for r in common], diff_y, [inclusion.of_pair(r) for r in common], confidence)))
+            ra, rb = sorted(fa), sorted(fb)
+            index_a, index_b = {r: i for i, r in enumerate(ra)}, {r: i for i, r in enumerate(rb)}
+            measure_pairs.append(PairEstimate(name, a, b, ppi_difference(
+                [fa[r] for r in ra], [ya.get(r, math.nan) for r in ra],
+                [fb[r] for r in rb], [yb.get(r, math.nan) for r in rb],
+                [index_a[r] for r in common], [index_b[r] for r in common],
+                [inclusion.of_report(r) for r in ra], [inclusion.of_report(r) for r in rb], confidence)))
         ranks = _ranks(estimates, measure_pairs)
         runs += [RunEstimate(run_id, name, estimates[run_id], ranks.get(run_id)) for run_id in sorted(estimates)]
         pairs += measure_pairs
@@ -102,6 +109,12 @@ def correct_scores(judge: Scores, human: Scores, inclusion: Inclusion, confidenc
         if missing:
             notes.append(f"{name}: not estimable for run(s) {', '.join(missing)} (no human-judged report with a "
                          "value); the judge's number alone says nothing of its error")
+        for run_id, e in sorted(estimates.items()):
+            if e.estimable and e.status != OK:
+                doubtful.setdefault((run_id, e.status), []).append(name)
+    if doubtful:
+        notes.append("interval not to be trusted for " + "; ".join(
+            f"{run_id} ({status}; {', '.join(names)})" for (run_id, status), names in doubtful.items()))
     return CorrectedScores(tuple(runs), tuple(pairs), inclusion.describe(), confidence, tuple(dict.fromkeys(notes)))
 
 

@@ -11,6 +11,16 @@ variance has the finite-population factor (1 - pi) and whose variance-minimising
 coefficient Cov(Y, f) / Var(f) (PPI++'s Cov / ((1 + n/N) Var) is the same optimum for an independent unlabelled
 set). docs/ppi.md writes every formula out.
 
+The interval cannot collapse when the sample shows no disagreement between judge and humans: a pseudo-observation
+of weight PRIOR_WEIGHT at each corner (y, f) of [0, 1]^2 joins the labelled units in the interval's centre and
+variance (not in the point estimate). For binary values this is a Dirichlet prior on the cells of the judge-human
+2x2 table, as in Bayesian PPI (Hofer et al. 2024); with lambda = 1 it is of the kind of Agresti &
+Min's (2005) adjusted interval for matched proportions (they add 0.5 per cell), with lambda = 0 (human only) an
+Agresti-Coull-type interval (Agresti & Coull 1998 add z^2/2 ~ 2 successes and failures; here 2 * PRIOR_WEIGHT).
+It fades as 1/n. Every interval is clipped to what the human mean can still be given the labelled values (each
+unlabelled unit in [0, 1]).
+benchmarks/ppi_coverage.py measures the coverage over a grid of judges, prevalences and sample sizes.
+
 Pure numpy/scipy: no model client, no judge types; units arrive as arrays.
 """
 
@@ -26,6 +36,15 @@ from scipy import stats
 NOT_ESTIMABLE = "not estimable: no labelled report"
 NO_INTERVAL = "no interval: one labelled report"
 OK = "ok"
+FEW_LABELS = "few labels"              # n below MIN_LABELS: coverage not checked there
+NO_DISAGREEMENT = "no disagreement"    # the width comes from the prior pseudo-observations alone
+
+# Weight of the pseudo-observation at each corner (y, f) of [0, 1]^2. Agresti & Min (2005) add 0.5 per cell; on
+# the coverage grid (benchmarks/ppi_coverage.py, one seed, 1,000 draws) 0.5 left PPI at 0.88-0.92 for rare
+# labels (prevalence 0.05-0.1) with good judges, 1.0 at 0.90 in two rare-label cells (N = 100, n = 50).
+PRIOR_WEIGHT = 0.75
+# Below this many labelled units the interval is flagged: the coverage grid starts at n = 10.
+MIN_LABELS = 10
 
 
 @dataclass(frozen=True)
@@ -55,9 +74,10 @@ class Estimate:
 
     `judge_only` is the judge's mean over every unit (no interval: it is biased by the judge's errors, which only
     the human sample can measure); `human_only` uses the labelled units alone; `ppi` both. `effective_labels` is
-    n * Var(human-only) / Var(PPI): how many human labels the human-only estimate would need for PPI's precision
-    (inf when the judge reproduces the human values on the sample exactly). `status` says why an estimate is
-    missing: a unit set with no labelled unit is NOT ESTIMABLE (never silently the judge's number)."""
+    n * Var(human-only) / Var(PPI): how many human labels the human-only estimate would need for PPI's precision.
+    `status` says why an estimate is missing or cannot be fully trusted: a unit set with no labelled unit is NOT
+    ESTIMABLE (never silently the judge's number); FEW_LABELS below MIN_LABELS labelled units; NO_DISAGREEMENT
+    when the judge matched the humans on every labelled unit, so the width rests on the prior alone."""
 
     units: int
     labelled: int
@@ -73,16 +93,39 @@ class Estimate:
     def estimable(self) -> bool:
         return self.status != NOT_ESTIMABLE
 
+    @property
+    def trusted(self) -> bool:
+        return self.status == OK
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Intervals of many samples of the same units at once (one row per sample): what ppi_mean computes for one
+    sample and benchmarks/ppi_coverage.py for thousands. Arrays of shape (samples,)."""
+
+    n: np.ndarray
+    lam: np.ndarray
+    fitted: np.ndarray
+    value: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    se: np.ndarray
+    disagreement: np.ndarray    # some labelled unit has e != e_bar (the data carry variance of their own)
+    rectifier: np.ndarray       # e = y - lam f per unit, shape (samples, N) (0 where unlabelled)
+    rectifier_mean: np.ndarray
+
 
 def ppi_mean(judge: Sequence[float] | np.ndarray, human: Sequence[float] | np.ndarray,
              inclusion: Sequence[float] | np.ndarray | None = None, confidence: float = 0.95,
-             lam: float | None = None) -> Estimate:
+             lam: float | None = None, prior_weight: float = PRIOR_WEIGHT) -> Estimate:
     """Estimate the mean of the human values over all units.
 
-    `judge`: the judge's value of every unit (finite). `human`: the human value per unit, NaN where the unit is
-    not labelled. `inclusion`: per unit, the probability pi_i that the design labelled it (used for labelled
-    units only); None = a simple random sample, pi = n / N. `lam`: a fixed lambda (1: original PPI, 0: human
-    only); None = power-tuned and clipped to [0, 1] (PPI++).
+    `judge`: the judge's value of every unit (finite, in [0, 1]). `human`: the human value per unit (in [0, 1]),
+    NaN where the unit is not labelled. `inclusion`: per unit, the probability pi_i that the design labelled it
+    (used for labelled units only); None = a simple random sample, pi = n / N. `lam`: a fixed lambda (1:
+    original PPI, 0: human only); None = power-tuned and clipped to [0, 1] (PPI++). `prior_weight`: the weight
+    of each corner pseudo-observation (0: the classical interval, which collapses when the sample shows no
+    disagreement).
     """
     f = np.asarray(judge, dtype=float)
     y = np.asarray(human, dtype=float)
@@ -92,8 +135,10 @@ def ppi_mean(judge: Sequence[float] | np.ndarray, human: Sequence[float] | np.nd
         raise ValueError("every unit needs a finite judge value")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), not {confidence}")
-    units = len(f)
     labelled = np.isfinite(y)
+    if np.any((f < 0) | (f > 1)) or np.any((y[labelled] < 0) | (y[labelled] > 1)):
+        raise ValueError("judge and human values must lie in [0, 1] (the ARGUE measures do)")
+    units = len(f)
     n = int(labelled.sum())
     judge_only = float(f.mean()) if units else math.nan
     if n == 0:
@@ -102,18 +147,26 @@ def ppi_mean(judge: Sequence[float] | np.ndarray, human: Sequence[float] | np.nd
     pi = np.full(units, n / units) if inclusion is None else np.asarray(inclusion, dtype=float)
     if pi.shape != f.shape or np.any((pi[labelled] <= 0) | (pi[labelled] > 1)):
         raise ValueError("inclusion probabilities must be in (0, 1], one per unit")
-    f_s, y_s, pi_s = f[labelled], y[labelled], pi[labelled]
-    # A lambda fitted to the sample costs one degree of freedom, as the slope of Cochran's regression estimator
-    # does (s_e^2 over n - 2): without it the interval is too short at small n. It is fitted from 3 labels up.
-    fitted = lam is None and n >= 3
-    if lam is None:
-        lam = tuned_lambda(y_s, f_s, 1 / pi_s) if fitted else 1.0
-    human_only = _difference_estimate(0.0, f.mean(), f_s, y_s, pi_s, confidence, fitted=False)
-    ppi = _difference_estimate(lam, f.mean(), f_s, y_s, pi_s, confidence, fitted=fitted)
-    if n < 2 and not np.all(pi_s == 1):
-        return Estimate(units, n, judge_only, human_only, ppi, lam, math.nan, NO_INTERVAL, confidence)
-    effective = _effective_labels(n, human_only.se, ppi.se)
-    return Estimate(units, n, judge_only, human_only, ppi, lam, effective, OK, confidence)
+    mask = labelled[None, :]
+    ppi = ppi_batch(f, y, mask, pi, confidence, lam, prior_weight)
+    human_only = human_only_batch(f, y, mask, pi, confidence, prior_weight)
+    ppi_i = _row(ppi.value, ppi.low, ppi.high, ppi.se)
+    human_i = _row(human_only.value, human_only.low, human_only.high, human_only.se)
+    lam_used = float(ppi.lam[0])
+    if n < 2 and not np.all(pi[labelled] == 1):
+        return Estimate(units, n, judge_only, human_i, ppi_i, lam_used, math.nan, NO_INTERVAL, confidence)
+    effective = _effective_labels(n, human_i.se, ppi_i.se)
+    status = OK
+    if n < units:
+        if n < MIN_LABELS:
+            status = f"{FEW_LABELS}: {n} < {MIN_LABELS}, the interval may undercover"
+        elif not ppi.disagreement[0]:
+            status = f"{NO_DISAGREEMENT}: the judge matched all {n} labels; width from the prior"
+    return Estimate(units, n, judge_only, human_i, ppi_i, lam_used, effective, status, confidence)
+
+
+def _row(value: np.ndarray, low: np.ndarray, high: np.ndarray, se: np.ndarray) -> Interval:
+    return Interval(float(value[0]), float(low[0]), float(high[0]), float(se[0]))
 
 
 def tuned_lambda(y: np.ndarray, f: np.ndarray, weights: np.ndarray) -> float:
@@ -131,26 +184,122 @@ def tuned_lambda(y: np.ndarray, f: np.ndarray, weights: np.ndarray) -> float:
     return min(1.0, max(0.0, cov / var_f))
 
 
-def _difference_estimate(lam: float, judge_mean: float, f: np.ndarray, y: np.ndarray, pi: np.ndarray,
-                         confidence: float, fitted: bool) -> Interval:
-    """theta = lam * mean_N(f) + sum_S w e / sum_S w, e = y - lam f, w = 1/pi (the Hajek form of the rectifier);
-    Var = n/(n-1-k) * sum_S (1 - pi) w^2 (e - e_bar)^2 / (sum_S w)^2 with k = 1 when lambda was fitted to this
-    sample (else 0), which is (1 - n/N) s_e^2 / n under a simple random sample; interval
-    theta -/+ t_{n-1-k} sqrt(Var)."""
-    n = len(y)
-    w = 1 / pi
-    e = y - lam * f
-    e_bar = float(np.dot(w, e) / w.sum())
-    value = lam * float(judge_mean) + e_bar
-    if np.all(pi == 1):   # every unit labelled: the human mean itself, known exactly
-        return Interval(value, value, value, 0.0)
-    df = n - 1 - int(fitted)
-    if df < 1:
-        return Interval(value, math.nan, math.nan, math.nan)
-    variance = n / df * float(np.sum((1 - pi) * w ** 2 * (e - e_bar) ** 2)) / float(w.sum()) ** 2
-    se = math.sqrt(max(variance, 0.0))
-    half = float(stats.t.ppf((1 + confidence) / 2, df=df)) * se
-    return Interval(value, value - half, value + half, se)
+def ppi_batch(f: np.ndarray, y: np.ndarray, labelled: np.ndarray, pi: np.ndarray | float, confidence: float,
+              lam: float | None = None, prior_weight: float = PRIOR_WEIGHT) -> Batch:
+    """The prediction-powered estimate and interval of each sample (row of the boolean `labelled`, shape
+    (samples, N)) of the same N units. lambda: fixed, or (None) the weighted regression slope clipped to [0, 1]
+    per sample, fitted from 3 labelled units up (1 below, and 1 when the judge is constant on the sample: the
+    sample then says nothing about lambda and original PPI loses nothing on it)."""
+    f = np.asarray(f, dtype=float)
+    mask = np.asarray(labelled, dtype=bool)
+    y0 = np.where(mask, np.nan_to_num(np.asarray(y, dtype=float)), 0.0)
+    pi_u = np.broadcast_to(np.asarray(pi, dtype=float), f.shape)
+    w = np.where(mask, 1 / np.where(mask, pi_u, 1.0), 0.0)
+    n = mask.sum(axis=1)
+    weight = w.sum(axis=1)
+    if lam is None:
+        fitted = n >= 3
+        f_bar = (w * f).sum(axis=1) / weight
+        y_bar = (w * y0).sum(axis=1) / weight
+        fc = np.where(mask, f - f_bar[:, None], 0.0)
+        var_f = (w * fc ** 2).sum(axis=1) / weight
+        cov = (w * fc * (y0 - y_bar[:, None])).sum(axis=1) / weight
+        raw = cov / np.where(var_f > 1e-15, var_f, 1.0)
+        lam_s = np.where(fitted & (var_f > 1e-15), np.clip(raw, 0.0, 1.0), 1.0)
+        # a slope clipped to 0 or 1 is the fixed-lambda estimator (human only, original PPI): it costs no degree
+        # of freedom, so a judge that tells nothing leaves exactly the human-only interval
+        fitted = fitted & (var_f > 1e-15) & (raw > 0) & (raw < 1)
+    else:
+        fitted = np.zeros(len(n), dtype=bool)
+        lam_s = np.full(len(n), float(lam))
+    e = np.where(mask, y0 - lam_s[:, None] * f, 0.0)
+    corners = _corners(lam_s)
+    e_bar, _, low, high, se, spread = _interval(e, w, mask, pi_u, n, weight, fitted, corners, confidence,
+                                                 prior_weight)
+    value = lam_s * f.mean() + e_bar
+    low, high = _clip_to_feasible(value, low + lam_s * f.mean(), high + lam_s * f.mean(), y0, mask)
+    return Batch(n, lam_s, fitted, value, low, high, se, spread, e, e_bar)
+
+
+def human_only_batch(f: np.ndarray, y: np.ndarray, labelled: np.ndarray, pi: np.ndarray | float,
+                     confidence: float, prior_weight: float = PRIOR_WEIGHT) -> Batch:
+    """The human sample alone. A binary rate (every labelled value 0 or 1) gets Wilson's score interval with the
+    finite-population factor (n / (1 - pi) effective draws); other values the pseudo-observation t interval
+    (lambda = 0: pseudo-observations at 0 and 1)."""
+    f = np.asarray(f, dtype=float)
+    mask = np.asarray(labelled, dtype=bool)
+    y0 = np.where(mask, np.nan_to_num(np.asarray(y, dtype=float)), 0.0)
+    pi_u = np.broadcast_to(np.asarray(pi, dtype=float), f.shape)
+    w = np.where(mask, 1 / np.where(mask, pi_u, 1.0), 0.0)
+    n = mask.sum(axis=1)
+    weight = w.sum(axis=1)
+    none = np.zeros(len(n), dtype=bool)
+    y_bar, _, low, high, se, spread = _interval(y0, w, mask, pi_u, n, weight, none, _corners(np.zeros(len(n))),
+                                                     confidence, prior_weight)
+    low, high = _clip_to_feasible(y_bar, low, high, y0, mask)
+    return Batch(n, np.zeros(len(n)), none, y_bar, low, high, se, spread, y0, y_bar)
+
+
+def wilson(rate: np.ndarray, n: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson's score interval for a binomial rate observed on n draws (E. B. Wilson, JASA 1927)."""
+    z = float(stats.norm.ppf((1 + confidence) / 2))
+    n = np.asarray(n, dtype=float)
+    p = np.asarray(rate, dtype=float)
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * np.sqrt(np.maximum(p * (1 - p) / n + z * z / (4 * n * n), 0))
+    return centre - half, centre + half
+
+
+def _corners(lam: np.ndarray) -> np.ndarray:
+    """The rectifier y - lambda f at the four corners (y, f) of [0, 1]^2, shape (samples, 4)."""
+    y = np.array([0.0, 0.0, 1.0, 1.0])
+    f = np.array([0.0, 1.0, 0.0, 1.0])
+    return y[None, :] - lam[:, None] * f[None, :]
+
+
+def _interval(e: np.ndarray, w: np.ndarray, mask: np.ndarray, pi: np.ndarray, n: np.ndarray, weight: np.ndarray,
+              fitted: np.ndarray, corners: np.ndarray, confidence: float, prior_weight: float
+              ) -> tuple[np.ndarray, ...]:
+    """(e_bar, centre, low, high, se, spread) of the rectifier's mean with the prior: PRIOR_WEIGHT a pseudo-
+    observation at each corner joins the labelled units (weights v = w n / sum_S w, summing to n):
+    centre = (sum_S v e + a sum_c c) / (n + 4a), Var = (1 - mean_S pi) S^2 / (n + 4a) with
+    S^2 = (sum_S (1 - pi) v^2 (e - centre)^2 / (1 - mean_S pi) + a sum_c (c - centre)^2) / (n + 4a - 1 - k)
+    (k = 1 for a fitted lambda); interval centre -/+ t_{n-1-k} sqrt(Var). Without the prior (a = 0) and under a
+    simple random sample this is the classical (1 - n/N) s_e^2 / n."""
+    a = prior_weight
+    nf = n.astype(float)
+    v = w * (nf / np.where(weight > 0, weight, 1.0))[:, None]
+    e_bar = (v * e).sum(axis=1) / np.maximum(nf, 1)
+    centre = ((v * e).sum(axis=1) + a * corners.sum(axis=1)) / (nf + 4 * a)
+    keep = np.where(mask, 1 - pi, 0.0).sum(axis=1) / np.maximum(nf, 1)
+    resid = np.where(mask, e - centre[:, None], 0.0)
+    spread = (np.where(mask, e - e_bar[:, None], 0.0) ** 2).sum(axis=1) > 1e-12
+    df = nf - 1 - fitted
+    with np.errstate(divide="ignore", invalid="ignore"):
+        data = ((1 - pi) * v ** 2 * resid ** 2).sum(axis=1) / np.where(keep > 0, keep, 1.0)
+        s2 = (data + a * ((corners - centre[:, None]) ** 2).sum(axis=1)) / (nf + 4 * a - 1 - fitted)
+        se = np.sqrt(np.maximum(keep * s2 / (nf + 4 * a), 0.0))
+        half = stats.t.ppf((1 + confidence) / 2, np.where(df >= 1, df, 1)) * se
+    full = keep <= 0     # every unit labelled: the human mean itself, known exactly
+    centre = np.where(full, e_bar, centre)
+    se = np.where(full, 0.0, np.where(df >= 1, se, np.nan))
+    half = np.where(full, 0.0, np.where(df >= 1, half, np.nan))
+    return e_bar, centre, centre - half, centre + half, se, spread
+
+
+def _clip_to_feasible(value: np.ndarray, low: np.ndarray, high: np.ndarray, y0: np.ndarray, mask: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """The interval around the prior-adjusted centre, widened to hold the point estimate `value` (rarely needed:
+    the centre moves by O(1/n)) and clipped to what the human mean over the N units can be: between (labelled sum
+    + 0 per unlabelled unit) / N and (labelled sum + 1 per unlabelled unit) / N (values in [0, 1], the labelled
+    ones known)."""
+    units = mask.shape[1]
+    known = y0.sum(axis=1) / units
+    unknown = (~mask).sum(axis=1) / units
+    low, high = np.minimum(low, value), np.maximum(high, value)
+    low, high = np.maximum(low, known), np.minimum(high, known + unknown)
+    every = unknown == 0     # every unit labelled: width 0 on the human mean itself
+    return np.where(every, value, low), np.where(every, value, high)
 
 
 def _effective_labels(n: int, se_human: float, se_ppi: float) -> float:
@@ -172,3 +321,67 @@ def variance_ratio(human: Sequence[float], judge: Sequence[float]) -> tuple[floa
         return math.nan, math.nan
     lam = tuned_lambda(y, f, np.ones(len(y)))
     return lam, float((y - lam * f).var()) / var_y
+
+
+def ppi_difference(judge_a: Sequence[float] | np.ndarray, human_a: Sequence[float] | np.ndarray,
+                   judge_b: Sequence[float] | np.ndarray, human_b: Sequence[float] | np.ndarray,
+                   common_a: Sequence[int] | np.ndarray, common_b: Sequence[int] | np.ndarray,
+                   inclusion_a: Sequence[float] | np.ndarray | None = None,
+                   inclusion_b: Sequence[float] | np.ndarray | None = None,
+                   confidence: float = 0.95) -> Estimate:
+    """The difference of two runs' means, each estimated from ALL its labelled units (as ppi_mean), with the
+    covariance their shared units induce: Var = Var_A + Var_B - 2 Cov, Cov = S_AB (n_AB / (n_A n_B) - 1/N), the
+    covariance of two simple-random-sample means with n_AB units in common (the overlapping-samples formula of
+    sampling on successive occasions, Cochran 1977 ch. 12), S_AB the covariance of the two rectifiers over the
+    units labelled in both (`common_a[i]` of run A and `common_b[i]` of run B are the same request). Paired where both
+    are labelled, independent otherwise; with whole requests sampled (every run labelled on the same requests)
+    it is the paired-difference variance. Interval: t with the smaller of the two runs' degrees of freedom."""
+    a = ppi_mean(judge_a, human_a, inclusion_a, confidence)
+    b = ppi_mean(judge_b, human_b, inclusion_b, confidence)
+    units = len(common_a)
+    labelled = a.labelled + b.labelled
+    judge_only = a.judge_only - b.judge_only
+    if not (a.estimable and b.estimable):
+        return Estimate(units, labelled, judge_only, Interval.undefined(), Interval.undefined(), math.nan, math.nan,
+                        NOT_ESTIMABLE, confidence)
+    intervals = []
+    for lam in (0.0, None):
+        parts = []
+        for f, y, pi, est in ((judge_a, human_a, inclusion_a, a), (judge_b, human_b, inclusion_b, b)):
+            f, y = np.asarray(f, dtype=float), np.asarray(y, dtype=float)
+            mask = np.isfinite(y)[None, :]
+            p = np.full(len(f), mask.sum() / len(f)) if pi is None else np.asarray(pi, dtype=float)
+            batch = human_only_batch(f, y, mask, p, confidence) if lam == 0.0 else \
+                ppi_batch(f, y, mask, p, confidence)
+            parts.append((batch, mask[0], est))
+        intervals.append(_difference(parts, np.asarray(common_a, dtype=int), np.asarray(common_b, dtype=int),
+                                     confidence))
+    human_only, ppi = intervals
+    status = next((e.status for e in (a, b) if e.status == NO_INTERVAL), None) or \
+        next((e.status for e in (a, b) if e.status != OK), OK)
+    effective = _effective_labels(labelled, human_only.se, ppi.se)
+    return Estimate(units, labelled, judge_only, human_only, ppi, math.nan, effective, status, confidence)
+
+
+def _difference(parts: list[tuple[Batch, np.ndarray, Estimate]], common_a: np.ndarray, common_b: np.ndarray,
+                 confidence: float) -> Interval:
+    (batch_a, mask_a, _), (batch_b, mask_b, _) = parts
+    value = float(batch_a.value[0] - batch_b.value[0])
+    se_a, se_b = float(batch_a.se[0]), float(batch_b.se[0])
+    df = min(int(batch_a.n[0]) - 1 - int(batch_a.fitted[0]), int(batch_b.n[0]) - 1 - int(batch_b.fitted[0]))
+    if not (math.isfinite(se_a) and math.isfinite(se_b)) or df < 1:
+        return Interval(value, math.nan, math.nan, math.nan)
+    both = mask_a[common_a] & mask_b[common_b]
+    n_ab = int(both.sum())
+    covariance = 0.0
+    if n_ab >= 2:
+        ea = batch_a.rectifier[0, common_a[both]] - batch_a.rectifier_mean[0]
+        eb = batch_b.rectifier[0, common_b[both]] - batch_b.rectifier_mean[0]
+        s_ab = float(np.dot(ea, eb)) / (n_ab - 1)
+        units = max(len(mask_a), len(mask_b))
+        covariance = s_ab * (n_ab / (int(batch_a.n[0]) * int(batch_b.n[0])) - 1 / units)
+    # Cauchy-Schwarz: the difference's variance is at least (se_a - se_b)^2
+    variance = max(se_a ** 2 + se_b ** 2 - 2 * covariance, (se_a - se_b) ** 2)
+    se = math.sqrt(variance)
+    half = float(stats.t.ppf((1 + confidence) / 2, df)) * se
+    return Interval(value, value - half, value + half, se)

@@ -5,14 +5,13 @@ Two designs (`--sample`):
 * `reports`: a simple random sample of reports was judged, stratified by request where possible: when every
   request has a judged report, the sample is taken as a simple random sample within each request (a sample over
   all reports, conditioned on how many fell in each request, is the same design) and a run's report for request
-  r is labelled with probability pi_r = m_r / R_r (m_r of the request's R_r reports judged); a pair of runs is
-  labelled together at r with probability m_r (m_r - 1) / (R_r (R_r - 1)) (stratified when every request has two
-  judged reports). Otherwise a request with no judged report would have pi = 0 and be left out of the target,
-  so the sample is taken as unstratified: pi = m / R and m (m - 1) / (R (R - 1)) over all reports.
+  r is labelled with probability pi_r = m_r / R_r (m_r of the request's R_r reports judged). Otherwise a request
+  with no judged report would have pi = 0 and be left out of the target, so the sample is taken as
+  unstratified: pi = m / R over all reports.
 * `requests`: whole requests were sampled at random and every report of a sampled request judged (how TREC
   assessors work: some topics judged fully). This is a cluster design with requests as clusters; a run's unit
   is its report of a request, so the variance is computed at the request level, pi = sampled / all requests for
-  every unit of a run and of a pair. A human file that judged part of a request's reports is refused.
+  every unit of a run. A human file that judged part of a request's reports is refused.
 
 Keys are (run_id, request_id), as judge.formats.judgments.ReportJudgment.key.
 """
@@ -41,7 +40,8 @@ def check_subset(judged: Set[Key], labelled: Collection[Key], human_file: str) -
 
 
 class Inclusion:
-    """Inclusion probabilities of one design, for units of one run and of a pair of runs."""
+    """Inclusion probabilities of one design, for the units of a run (a pair of runs is compared from its two runs'
+    estimates: judge.metrics.ppi.ppi_difference)."""
 
     def __init__(self, design: Design, judged: Set[Key], labelled: Set[Key], human_file: str = "--human"):
         if design not in DESIGNS:
@@ -62,7 +62,6 @@ class Inclusion:
             self._request_share = len(self._judged) / len(self._reports) if self._reports else 0.0
         # Stratify by request only where every stratum was sampled (see the module docstring).
         self.stratified_reports = all(self._judged[r] >= 1 for r in self._reports)
-        self.stratified_pairs = all(self._judged[r] >= 2 for r in self._reports)
 
     def of_report(self, request_id: str) -> float:
         """Probability that a run's report of `request_id` is labelled."""
@@ -71,14 +70,6 @@ class Inclusion:
         if self.stratified_reports:
             return self._judged[request_id] / self._reports[request_id]
         return _pick_one(sum(self._judged.values()), sum(self._reports.values()))
-
-    def of_pair(self, request_id: str) -> float:
-        """Probability that two runs' reports of `request_id` are both labelled."""
-        if self.design == "requests":
-            return self._request_share
-        if self.stratified_pairs:
-            return _pick_two(self._judged[request_id], self._reports[request_id])
-        return _pick_two(sum(self._judged.values()), sum(self._reports.values()))
 
     def describe(self) -> str:
         """The design as applied, for the output files and the console."""
@@ -92,7 +83,3 @@ class Inclusion:
 def _pick_one(m: int, total: int) -> float:
     return m / total if total else 0.0
 
-
-def _pick_two(m: int, total: int) -> float:
-    """Probability that two given units are both in a simple random sample of m of `total`."""
-    return m * (m - 1) / (total * (total - 1)) if total > 1 else 0.0

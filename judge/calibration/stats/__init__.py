@@ -5,7 +5,8 @@ One module per level; each function returns a pydantic model (JSON-serialisable;
 - `agreement`: decision level, `decision_agreement` (accuracy, balanced accuracy, per-class P/R/F1, confusion
   matrix, Cohen's kappa with a percentile bootstrap CI, breakdown by group) and `agreement_by_decision` for items;
 - `correlation`: report level, `correlate` / `correlate_by_key` (Pearson, Spearman, Kendall tau-b with p-values);
-- `leaderboard`: run level, `leaderboard_correlation` (Kendall tau and Spearman rho with EXAM-style tie handling);
+- `leaderboard`: run level, `leaderboard_correlation` (Kendall tau and Spearman rho with EXAM-style tie handling)
+  and `ranking_agreement` (tau-b, Spearman, Pearson, tau_AP,b, Kendall@k with bootstrap intervals over requests);
 - `significance`: run level, `pairwise_significance_agreement` (paired t-test and Wilcoxon win/loss/tie agreement);
 - `mcnemar`: prompt A/B, `mcnemar_exact`, `mcnemar_power_warning`, `compare_prompts`;
 - `redteam`: clean against attacked labels of the same items, `attack_comparison` (flip rates, McNemar);
@@ -40,12 +41,17 @@ from judge.calibration.stats.confidence_calibration import (
 )
 from judge.calibration.stats.correlation import CorrelationResult, correlate, correlate_by_key, finite_or_none
 from judge.calibration.stats.leaderboard import (
+    Coefficient,
     LeaderboardCorrelation,
+    RankingAgreement,
     RunPoint,
     RunScore,
     TieMode,
+    kendall_at_k,
     leaderboard_correlation,
+    ranking_agreement,
     run_summaries,
+    tau_ap_b,
     tie_groups,
     within_one_se,
 )
@@ -78,6 +84,7 @@ __all__ = [
     "PromptComparison", "Rate", "RunPoint", "RunScore", "SignificanceAgreement", "TieMode", "Verdict",
     "agreement_by_decision", "attack_comparison", "cohen_kappa", "compare_prompts", "compare_prompts_on_items",
     "confusion_matrix", "correlate", "correlate_by_key", "decision_agreement", "finite_or_none",
-    "leaderboard_correlation", "mcnemar_exact", "mcnemar_p", "mcnemar_power_warning", "min_detectable_difference",
+    "leaderboard_correlation", "ranking_agreement", "tau_ap_b", "kendall_at_k", "Coefficient",
+    "RankingAgreement", "mcnemar_exact", "mcnemar_p", "mcnemar_power_warning", "min_detectable_difference",
     "pairwise_significance_agreement", "run_summaries", "tie_groups", "within_one_se",
 ]

@@ -1,13 +1,17 @@
-"""Run level: leaderboard correlation with EXAM-style ties (runs within one standard error count as tied)."""
+"""Run level: leaderboard correlation with EXAM-style ties (runs within one standard error count as tied), and the
+agreement measures TREC's AutoJudge meta-evaluation reports (tau-b, Spearman, Pearson, tau_AP,b, Kendall@k) with
+bootstrap intervals over requests."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import warnings
+from collections.abc import Mapping, Sequence
 from typing import Literal, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, Field
+from scipy.stats import kendalltau, pearsonr, rankdata, spearmanr
 
 from judge.calibration.stats.correlation import correlate
 
@@ -94,6 +98,7 @@ class LeaderboardCorrelation(BaseModel):
     judge_tie_groups: list[list[str]] = Field(description="connected components of the tie relation, best first")
     human_tie_groups: list[list[str]]
     runs: list[RunPoint]
+    agreement: RankingAgreement | None = Field(default=None, description="AutoJudge-style agreement measures")
 
 
 def _clearly_above(board: Mapping[str, RunScore], runs: list[str]) -> np.ndarray:
@@ -218,3 +223,126 @@ def _spearman_strict(x: np.ndarray, y: np.ndarray) -> float:
     n = len(x)
     d = x - y
     return float(1.0 - 6.0 * (d * d).sum() / (n * (n * n - 1)))
+
+
+# -- agreement in the measures TREC's AutoJudge meta-evaluation reports ------------------------------------------
+
+AGREEMENT_MEASURES = ("kendall", "spearman", "pearson", "tauap_b", "kendall@k")
+
+
+class Coefficient(BaseModel):
+    """A rank or value correlation with its bootstrap interval over requests (None where undefined)."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+
+
+class RankingAgreement(BaseModel):
+    """Judge vs human leaderboard agreement as the TREC AutoJudge evaluation (autojudge-evaluate 1.1.0,
+    `meta-evaluate`) names it: kendall (tau-b), spearman, pearson, tauap_b (Urbano & Marrero 2017's tie-aware
+    tau_AP) and kendall@k (tau-b over the human leaderboard's top k runs), each with a percentile bootstrap
+    interval over requests."""
+
+    n_runs: int
+    n_requests: int
+    k: int
+    bootstrap: int
+    confidence: float
+    seed: int | None
+    coefficients: dict[str, Coefficient]
+
+
+def tau_ap_b(judge: Sequence[float], human: Sequence[float]) -> float:
+    """tau_AP,b: the AP correlation of Yilmaz, Aslam & Robertson (SIGIR 2008) with ties, as Urbano & Marrero
+    ("The treatment of ties in AP correlation", ICTIR 2017) define it and autojudge-evaluate computes it (its
+    pyircore.tauap_b): the mean of the two directions, each taking one ranking as reference. Higher is better."""
+    x, y = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
+    return (_tau_ap_b_one(x, y) + _tau_ap_b_one(y, x)) / 2
+
+
+def _tau_ap_b_one(x: np.ndarray, y: np.ndarray) -> float:
+    """With y the reference: for every item i below y's first tie group, the share of the p_i items strictly
+    above i in y (p_i = their number) that x also ranks strictly above i; tau = 2 * mean share - 1. Ties in x
+    count as disagreement; an all-tied reference gives 0."""
+    rank_x = rankdata(-x)                    # average ranks, 1 = best
+    above = rankdata(-y, "min") - 1          # p_i: items strictly above i in y
+    shares = [np.sum(rank_x[i] > rank_x[above < above[i]]) / above[i] for i in range(len(y)) if above[i] > 0]
+    return 2 * float(np.mean(shares)) - 1 if shares else 0.0
+
+
+def kendall_at_k(judge: Sequence[float], human: Sequence[float], k: int) -> float | None:
+    """Kendall tau-b over the k runs the humans rank highest (all runs when there are k or fewer), as
+    autojudge-evaluate's `kendall@k` (top k by the truth leaderboard, then tau-b)."""
+    x, y = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
+    top = np.argsort(-y, kind="stable")[:k]
+    return _coefficient("kendall", x[top], y[top])
+
+
+def _coefficient(name: str, x: np.ndarray, y: np.ndarray, k: int = 10) -> float | None:
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if name == "kendall":
+            value = kendalltau(x, y, variant="b").statistic
+        elif name == "spearman":
+            value = spearmanr(x, y).statistic
+        elif name == "pearson":
+            value = pearsonr(x, y).statistic
+        elif name == "tauap_b":
+            value = tau_ap_b(x, y)
+        else:
+            return kendall_at_k(x, y, k)
+    return float(value) if math.isfinite(value) else None
+
+
+def ranking_agreement(judge: Mapping[str, Mapping[str, float]], human: Mapping[str, Mapping[str, float]],
+                      *, k: int = 10, bootstrap: int = 1000, confidence: float = 0.95, seed: int | None = 0
+                      ) -> RankingAgreement:
+    """kendall, spearman, pearson, tauap_b and kendall@k between the runs' mean scores on the two sides
+    ({run_id: {request_id: value}}, NaN left out), each with a percentile bootstrap interval: `bootstrap` times,
+    draw the requests with replacement and recompute both leaderboards (a run's mean over the drawn requests it
+    has a value for) and the coefficients. Runs with a value on both sides only."""
+    def scored(side: Mapping[str, Mapping[str, float]]) -> set[str]:
+        return {r for r, values in side.items() if any(math.isfinite(v) for v in values.values())}
+
+    runs = sorted(scored(judge) & scored(human))
+    requests = sorted({q for r in runs for q in (*judge[r], *human[r])})
+
+    def matrix(side: Mapping[str, Mapping[str, float]]) -> np.ndarray:
+        return np.array([[side[r].get(q, math.nan) for q in requests] for r in runs], dtype=float).reshape(
+            len(runs), len(requests))
+
+    jm, hm = matrix(judge), matrix(human)
+
+    def boards(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        out = []
+        for m in (jm, hm):
+            present = np.isfinite(m)
+            weight = (present * counts[None, :]).sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out.append(np.where(present, m, 0.0) @ counts / weight)
+        return out[0], out[1]
+
+    def all_coefficients(x: np.ndarray, y: np.ndarray) -> dict[str, float | None]:
+        keep = np.isfinite(x) & np.isfinite(y)
+        return {name: _coefficient(name, x[keep], y[keep], k) for name in AGREEMENT_MEASURES}
+
+    point = all_coefficients(*boards(np.ones(len(requests))))
+    rng = np.random.default_rng(seed)
+    draws: dict[str, list[float]] = {name: [] for name in AGREEMENT_MEASURES}
+    for _ in range(bootstrap if requests and len(runs) >= 2 else 0):
+        counts = np.bincount(rng.integers(len(requests), size=len(requests)), minlength=len(requests))
+        for name, value in all_coefficients(*boards(counts.astype(float))).items():
+            if value is not None:
+                draws[name].append(value)
+    tail = (1 - confidence) / 2 * 100
+    coefficients = {}
+    for name in AGREEMENT_MEASURES:
+        values = draws[name]
+        low, high = (float(np.percentile(values, tail)), float(np.percentile(values, 100 - tail))) if values \
+            else (None, None)
+        coefficients[name] = Coefficient(value=point[name], low=low, high=high)
+    return RankingAgreement(n_runs=len(runs), n_requests=len(requests), k=k, bootstrap=bootstrap,
+                            confidence=confidence, seed=seed, coefficients=coefficients)

@@ -88,7 +88,7 @@ class Layers:
         import litellm
         from openai import AsyncOpenAI
 
-        from judge.llm.cache import open_decision_cache
+        from judge.llm.cache.store import open_decision_cache
         from judge.llm.client import DecisionClient, ModelSettings, Untemplated, as_templated, instructor_model
 
         litellm.suppress_debug_info = True

@@ -54,7 +54,7 @@ class ModelSettings:
     # llama.cpp threads of the embedded judge (--threads). None: as many as the cores free when the model loads.
     # Not keyed: each thread computes its own rows of every product, so the count changes speed, not answers.
     threads: int | None = None
-    # llama.cpp CPU kernels of the embedded judge (--kernels auto|safe|fast, judge.llm.kernels). Not keyed: the
+    # llama.cpp CPU kernels of the embedded judge (--kernels auto|safe|fast, judge.llm.embedded.kernels). Not keyed: the
     # paths round differently, but a rerun replays cached answers whichever path made them; run-summary.json
     # records the path a run used.
     kernels: str = "auto"

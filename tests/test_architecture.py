@@ -251,7 +251,7 @@ print(json.dumps(problems))
 """
 
 # Modules that need an optional extra to import at all (they say so in a ConfigurationError when used).
-OPTIONAL = {"judge.llm.llama_provider"}
+OPTIONAL = {"judge.llm.embedded.provider"}
 
 
 # Libraries imported only through judge.llm, whose import-time behaviour judge.llm is responsible for (litellm

@@ -24,9 +24,9 @@ from typer.testing import CliRunner
 from judge.cli.app import app
 from judge.errors import ConfigurationError, InputError
 from judge.judging.decisions.claims_absence import ClaimsAbsence
-from judge.llm.cache import CachedAnswer, DecisionCache, canonical_json, open_decision_cache, seal
-from judge.llm.cache_backends import REDIS_PREFIX, CacheBackend, DiskBackend, RedisBackend, open_backend
-from judge.llm.cache_transfer import export_entries, import_entries
+from judge.llm.cache.backends import REDIS_PREFIX, CacheBackend, DiskBackend, RedisBackend, open_backend
+from judge.llm.cache.store import CachedAnswer, DecisionCache, canonical_json, open_decision_cache, seal
+from judge.llm.cache.transfer import export_entries, import_entries
 from judge.llm.client import DecisionClient, ModelSettings
 from judge.testing import FakeEndpoint
 

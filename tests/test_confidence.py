@@ -21,7 +21,7 @@ from judge.cli.app import app
 from judge.formats.judgments import DecisionRecord
 from judge.judging.decisions import REGISTRY, supports_citation
 from judge.judging.decisions.asker import Decider, confidence_of, verdict_values
-from judge.llm.cache import (
+from judge.llm.cache.store import (
     CachedAnswer,
     DecisionCache,
     UnreadableEntry,

@@ -29,7 +29,7 @@ from conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.cli.app import app
-from judge.llm.embedded import embedded_available
+from judge.llm.embedded.weights import embedded_available
 from judge.testing import FakeEndpoint
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,7 +18,7 @@ from judge.judging.decisions.supports_citation import SupportsCitation
 from judge.judging.passages import GAP, PassagePolicy, select_passages
 from judge.judging.prompts import fence, load_template
 from judge.judging.signature import JudgeSignature
-from judge.llm.cache import cache_key
+from judge.llm.cache.store import cache_key
 from judge.llm.client import json_schema
 from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
 from judge.types import Answer, Document, Nugget, Request

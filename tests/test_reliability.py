@@ -28,7 +28,7 @@ from judge.errors import OutputError
 from judge.formats.atomic import staged, write_text_atomic
 from judge.formats.documents import DocumentStore, remove_stale_builds
 from judge.judging.decisions.claims_absence import ClaimsAbsence
-from judge.llm.cache import CachedAnswer, UnreadableEntry, open_decision_cache, seal, unseal
+from judge.llm.cache.store import CachedAnswer, UnreadableEntry, open_decision_cache, seal, unseal
 from judge.llm.client import DecisionClient
 from judge.run.evaluate import EvalConfig, Inputs, evaluate
 from judge.settings import ModelSettings, RetryPolicy

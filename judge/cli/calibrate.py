@@ -22,7 +22,7 @@ from judge.defence.injection import UNSEEN_ATTACKS_FILE, Attack, load_attacks
 from judge.diagnostics import Diagnostics
 from judge.errors import InputError
 from judge.judging.judgments_reader import iter_judgments
-from judge.llm.embedded import EMBEDDED_MODEL
+from judge.llm.embedded.weights import EMBEDDED_MODEL
 from judge.run.score import score
 from judge.settings import DEFAULT_INJECTION_DETECTOR, JudgeSettings, ModelSettings, PassagePolicy
 

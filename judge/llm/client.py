@@ -23,8 +23,8 @@ from pydantic import BaseModel, ValidationError
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
 from judge.errors import BudgetExceeded, ConfigurationError
-from judge.llm.cache import CachedAnswer, DecisionCache, cache_key
-from judge.llm.embedded import EMBEDDED_PROVIDER
+from judge.llm.cache.store import CachedAnswer, DecisionCache, cache_key
+from judge.llm.embedded.weights import EMBEDDED_PROVIDER
 from judge.llm.logprob import TOP_LOGPROBS, asks_logprobs, compact_logprobs
 from judge.llm.router import GROUP, build_router, registered_by_router, servers
 from judge.settings import ModelSettings, RetryPolicy
@@ -517,7 +517,7 @@ def _estimate_cost(settings: ModelSettings, messages: list[dict[str, str]], pric
 
 
 def _embedded_state() -> tuple[dict[str, Any] | None, list[str]]:
-    from judge.llm.llama_provider import embedded_events, embedded_kernels
+    from judge.llm.embedded.provider import embedded_events, embedded_kernels
 
     choice = embedded_kernels()
     return (choice.as_dict() if choice is not None else None), embedded_events()
@@ -525,7 +525,7 @@ def _embedded_state() -> tuple[dict[str, Any] | None, list[str]]:
 
 def _register_embedded(threads: int | None = None, kernels: str | None = None) -> None:
     try:
-        from judge.llm.llama_provider import register_embedded_provider
+        from judge.llm.embedded.provider import register_embedded_provider
     except ImportError as exc:
         raise ConfigurationError(
             "the embedded judge needs the [local] extra: run  pip install -e '.[local]'  "

@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from judge.llm.embedded import EMBEDDED_PROVIDER
+from judge.llm.embedded.weights import EMBEDDED_PROVIDER
 from judge.settings import ModelSettings
 
 TOP_LOGPROBS = 5  # alternatives per token when log-probabilities are asked for

@@ -1,4 +1,4 @@
-"""The decision cache: one `DecisionCache` over a backend (judge.llm.cache_backends: a directory, or Redis).
+"""The decision cache: one `DecisionCache` over a backend (judge.llm.cache.backends: a directory, or Redis).
 
 The key is a hash of everything that can change an answer: model id, rendered messages, response schema,
 the caller's contract hash (for decisions: the response class and its validators) and sampling parameters. It
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.errors import ConfigurationError, InputError, OutputError
-from judge.llm.cache_backends import (
+from judge.llm.cache.backends import (
     DECISIONS_SUBDIR,
     DEFAULT_CACHE_DIR,
     CacheBackend,
@@ -144,7 +144,7 @@ def _token_entry(entry: Any, alternatives: bool = True) -> bool:
 
 
 class DecisionCache:
-    """THE decision cache: sealed answers over a backend (judge.llm.cache_backends: a local directory or Redis),
+    """THE decision cache: sealed answers over a backend (judge.llm.cache.backends: a local directory or Redis),
     with one error handling whichever it is. An entry that cannot be used (unreadable, damaged, a read that
     failed) is counted, dropped and asked again, never scored; a legacy unsealed entry is sealed on first use; a
     write that fails is an OutputError. Open one with `open_decision_cache(directory or URL)`."""

@@ -168,7 +168,7 @@ class WorkerRuntime:
     def _start(self) -> None:
         parent_end, child_end = socket.socketpair()
         fd, log_path = tempfile.mkstemp(prefix="argue-local-worker-", suffix=".log")
-        package_root = str(Path(__file__).resolve().parents[2])  # this checkout's judge, not another installed one
+        package_root = str(Path(__file__).resolve().parents[3])  # this checkout's judge, not another installed one
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root,
                                                                           os.environ.get("PYTHONPATH")]))}
         try:

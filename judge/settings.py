@@ -84,11 +84,11 @@ class RetryPolicy:
 
     So every call passes `num_retries=0` (exactly one HTTP request), transport faults are retried here by
     tenacity (`transport_attempts`, exponential backoff with jitter, each retry counted in the usage), and
-    invalid output is re-asked by instructor (`reasks`, in the judge signature; the cache key keeps the value
-    every cache was written with, judge.llm.client.CACHE_KEY_REASKS).
+    invalid output is re-asked by instructor (`reasks`, in the judge signature, not in the cache key: the budget
+    decides whether a decision fails, never what a cached answer is).
 
-    The two budgets are set so that a server failing a third of its requests costs nothing (issue 25, item 8;
-    docs/robustness.md): on the bundled example, against the fake endpoint failing every 3rd request or a random
+    The two budgets are set so that a server failing a third of its requests costs nothing
+    (docs/robustness.md): on the bundled example, against the fake endpoint failing every 3rd request or a random
     third, runs with 8 transport attempts (500s, dropped connections) or 2 re-asks (malformed answers) still
     lost a decision now and then; every run with 10 attempts (24 runs) and with 3 re-asks (7 runs) equalled the
     undisturbed run byte for byte; the re-asks keep one more. At an independent 1/3 fault rate a decision then

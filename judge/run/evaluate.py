@@ -104,9 +104,6 @@ async def evaluate_async(inputs: Inputs, config: EvalConfig, progress: Progress 
     diagnostics = Diagnostics(inputs.diagnostics)
     if cache:
         diagnostics.extend(cache.problems(), "cache")
-        if cache.resealed:
-            diagnostics.note(f"{cache.resealed} cache entries written before checksums were added were used and "
-                             "sealed with one", "cache")
     diagnostics.extend(notes, "scores")
     diagnostics.extend(worker_events, "embedded judge")
     run = {"timeout_seconds": config.model.timeout, "servers": len(servers(config.model)),

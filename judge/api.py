@@ -170,7 +170,7 @@ def score(judgments: PathLike | Sequence[PathLike] | Iterable[ReportJudgment], *
     """
     from judge.adapters.autoargue import read_any_judgments
     from judge.formats import read_nugget_banks
-    from judge.run.score import judge_of
+    from judge.run.score import judge_label_of
     from judge.run.score import score as score_records
 
     banks = read_nugget_banks(_paths(nuggets)) if nuggets is not None else {}
@@ -179,7 +179,7 @@ def score(judgments: PathLike | Sequence[PathLike] | Iterable[ReportJudgment], *
         records: Iterable[ReportJudgment] = read_any_judgments(_paths(judgments), banks)  # type: ignore[arg-type]
     else:
         records = list(judgments)  # type: ignore[arg-type]
-    scores, signature, warnings = score_records(records, judge_of(records), policy, banks or None)
+    scores, signature, warnings = score_records(records, judge_label_of(records), policy, banks or None)
     return ScoredJudgments(scores, signature, warnings)
 
 

@@ -23,7 +23,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 import diskcache
 
-from judge.errors import ConfigurationError
+from judge.errors import ConfigurationError, missing_extra
 
 DEFAULT_CACHE_DIR = Path("caches")
 DECISIONS_SUBDIR = "decisions"
@@ -135,7 +135,10 @@ class RedisBackend:
     blocking = True
 
     def __init__(self, url: str):
-        import redis  # a core dependency, imported here so local runs never pay for it
+        try:
+            import redis  # imported here so local runs never pay for it
+        except ImportError:
+            raise missing_extra("a Redis decision cache (--cache redis://...)", "redis") from None
 
         self.location = url
         self._errors = redis.exceptions.RedisError

@@ -45,11 +45,10 @@ FATAL_ERRORS: tuple[type[BaseException], ...] = (
     litellm.AuthenticationError, litellm.NotFoundError, litellm.PermissionDeniedError,
 )
 
-# Every provider error we handle: instructor wraps them, _api_error_behind unwraps them.
+# Every provider error we handle: instructor wraps them, provider_error_behind unwraps them.
 PROVIDER_ERRORS: tuple[type[BaseException], ...] = (
     *TRANSIENT_ERRORS, *FATAL_ERRORS, litellm.BadRequestError, litellm.APIError,
 )
-
 
 
 @dataclass

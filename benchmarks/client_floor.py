@@ -77,8 +77,9 @@ class Layers:
         import litellm
         from openai import AsyncOpenAI
 
-        from judge.llm.cache import open_decision_cache
-        from judge.llm.client import DecisionClient, ModelSettings, Untemplated, as_templated, instructor_model
+        from judge.llm.cache.store import open_decision_cache
+        from judge.llm.client import DecisionClient, ModelSettings
+        from judge.llm.instructor_compat import Untemplated, as_templated, instructor_model
 
         litellm.suppress_debug_info = True
         self.api_base = api_base

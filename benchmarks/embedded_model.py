@@ -14,9 +14,9 @@ copied word for word after a rationale, re-asked when the quote is not in the do
 (greedy-first grammar sampling, saved prompt states, threads from the free cores, today's prompt: numbered
 passages, verdict first, evidence by number). `--old-layout new` gives the old arm today's prompt, to separate the
 runtime's share of the gain from the prompt's. Each runtime has its own llama.cpp context, so interleaving does
-not disturb either one's prefix reuse. `--kernels` chooses llama.cpp's CPU kernels for both arms (judge.llm.kernels;
-default auto); `--kernels compare` instead pits today's runtime on the fast kernels against itself on the safe
-ones (arms "fast" and "safe", today's prompt for both).
+not disturb either one's prefix reuse. `--kernels` chooses llama.cpp's CPU kernels for both arms
+(judge.llm.embedded.kernels; default auto); `--kernels compare` instead pits today's runtime on the fast kernels
+against itself on the safe ones (arms "fast" and "safe", today's prompt for both).
 
 Prints per source and arm: decisions per minute, failed decisions, prompt tokens per decision and the share
 reused from the KV cache, and generation speed (completion tokens per second of generation, i.e. wall time
@@ -48,10 +48,10 @@ from judge.formats.reports import read_reports
 from judge.formats.requests import read_requests
 from judge.judging.legacy_support import SupportLayout, support_question
 from judge.judging.passages import PassagePolicy
-from judge.llm import llama_provider
-from judge.llm.embedded import EMBEDDED_MODEL, embedded_available, ensure_model_file
-from judge.llm.kernels import KERNELS, resolve_kernels
-from judge.llm.llama_runtime import Completion, LlamaRuntime, choose_threads, usable_cpus
+from judge.llm.embedded import provider as llama_provider
+from judge.llm.embedded.kernels import KERNELS, resolve_kernels
+from judge.llm.embedded.runtime import Completion, LlamaRuntime, choose_threads, usable_cpus
+from judge.llm.embedded.weights import EMBEDDED_MODEL, embedded_available, ensure_model_file
 from judge.types import Document, Request
 
 SOURCES = {

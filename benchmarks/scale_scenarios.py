@@ -70,7 +70,7 @@ def kill_resume(args: argparse.Namespace, root: Path) -> None:
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     written = log.read_bytes().count(b"\n")
-    from judge.llm.cache_backends import DiskBackend
+    from judge.llm.cache.backends import DiskBackend
 
     cache = DiskBackend(root / "cache")
     not_judged = total_calls - len(cache)  # every answered decision is in the cache

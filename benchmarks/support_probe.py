@@ -99,7 +99,7 @@ def choose_items(by_id: dict[str, CalibrationItem], held_out: list[str], exclude
 def extract(order: list[tuple[str, CalibrationItem]], features: Path, threads: int) -> None:
     import llama_cpp
 
-    from judge.llm.embedded import ensure_model_file
+    from judge.llm.embedded.weights import ensure_model_file
 
     features.mkdir(parents=True, exist_ok=True)
     meta_path, vectors_path = features / "meta.jsonl", features / "vectors.f32"

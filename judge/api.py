@@ -33,8 +33,8 @@ from judge.formats.judgments import ReportJudgment
 from judge.formats.judgments import write_judgments as _write_judgments
 from judge.judging.judgments_reader import iter_judgments
 from judge.labels import CitationPolicy
-from judge.llm.cache_backends import DEFAULT_CACHE_DIR, local_directory
-from judge.llm.embedded import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
+from judge.llm.cache.backends import DEFAULT_CACHE_DIR, local_directory
+from judge.llm.embedded.weights import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
 from judge.settings import JudgeSettings, ModelSettings
 
 if TYPE_CHECKING:  # the model client loads only when a call judges something
@@ -87,7 +87,7 @@ def calibration_config(model: ModelSettings, judge: JudgeSettings | None, source
     `cache`: a directory or redis://..., None for none. `run_options`: the other fields of
     `judge.calibration.suite.CalibrationConfig` (against, exclude, attacks, fit_metric)."""
     from judge.calibration.suite import CalibrationConfig
-    from judge.llm.cache import open_decision_cache
+    from judge.llm.cache.store import open_decision_cache
 
     decision_cache = open_decision_cache(cache) if cache is not None else None
     try:
@@ -170,7 +170,7 @@ def score(judgments: PathLike | Sequence[PathLike] | Iterable[ReportJudgment], *
     """
     from judge.adapters.autoargue import read_any_judgments
     from judge.formats import read_nugget_banks
-    from judge.run.score import judge_of
+    from judge.run.score import judge_label_of
     from judge.run.score import score as score_records
 
     banks = read_nugget_banks(_paths(nuggets)) if nuggets is not None else {}
@@ -179,7 +179,7 @@ def score(judgments: PathLike | Sequence[PathLike] | Iterable[ReportJudgment], *
         records: Iterable[ReportJudgment] = read_any_judgments(_paths(judgments), banks)  # type: ignore[arg-type]
     else:
         records = list(judgments)  # type: ignore[arg-type]
-    scores, signature, warnings = score_records(records, judge_of(records), policy, banks or None)
+    scores, signature, warnings = score_records(records, judge_label_of(records), policy, banks or None)
     return ScoredJudgments(scores, signature, warnings)
 
 

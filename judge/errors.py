@@ -25,6 +25,12 @@ class ConfigurationError(Exception):
     """A setting or installation problem (no model chosen, extra not installed, weights missing ...)."""
 
 
+def missing_extra(feature: str, extra: str) -> ConfigurationError:
+    """The one-line error of a feature whose optional dependencies are not installed, naming the extra that
+    installs them (the core install leaves out what only some features need)."""
+    return ConfigurationError(f"{feature}: the [{extra}] extra is not installed; pip install 'argue-judge[{extra}]'")
+
+
 class BudgetExceeded(Exception):
     """Raised inside the LLM client when the next call would cross --max-cost."""
 

@@ -54,7 +54,7 @@ class ModelSettings:
     # llama.cpp threads of the embedded judge (--threads). None: as many as the cores free when the model loads.
     # Not keyed: each thread computes its own rows of every product, so the count changes speed, not answers.
     threads: int | None = None
-    # llama.cpp CPU kernels of the embedded judge (--kernels auto|safe|fast, judge.llm.kernels). Not keyed: the
+    # llama.cpp CPU kernels of the embedded judge (--kernels auto|safe|fast, judge.llm.embedded.kernels). Not keyed: the
     # paths round differently, but a rerun replays cached answers whichever path made them; run-summary.json
     # records the path a run used.
     kernels: str = "auto"
@@ -84,11 +84,11 @@ class RetryPolicy:
 
     So every call passes `num_retries=0` (exactly one HTTP request), transport faults are retried here by
     tenacity (`transport_attempts`, exponential backoff with jitter, each retry counted in the usage), and
-    invalid output is re-asked by instructor (`reasks`, in the judge signature; the cache key keeps the value
-    every cache was written with, judge.llm.client.CACHE_KEY_REASKS).
+    invalid output is re-asked by instructor (`reasks`, in the judge signature, not in the cache key: the budget
+    decides whether a decision fails, never what a cached answer is).
 
-    The two budgets are set so that a server failing a third of its requests costs nothing (issue 25, item 8;
-    docs/robustness.md): on the bundled example, against the fake endpoint failing every 3rd request or a random
+    The two budgets are set so that a server failing a third of its requests costs nothing
+    (docs/robustness.md): on the bundled example, against the fake endpoint failing every 3rd request or a random
     third, runs with 8 transport attempts (500s, dropped connections) or 2 re-asks (malformed answers) still
     lost a decision now and then; every run with 10 attempts (24 runs) and with 3 re-asks (7 runs) equalled the
     undisturbed run byte for byte; the re-asks keep one more. At an independent 1/3 fault rate a decision then

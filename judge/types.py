@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.labels import IMPORTANCE_WEIGHT, Aggregator, Importance, LimitUnit
@@ -90,3 +92,10 @@ class Document(_Frozen):
     doc_id: str
     title: str | None = None
     text: str
+
+
+class DocumentLookup(Protocol):
+    """Anything with `get(doc_id) -> Document | None`: a DocumentStore (the documents as the model is shown them),
+    or a plain dict in tests."""
+
+    def get(self, doc_id: str) -> Document | None: ...

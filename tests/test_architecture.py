@@ -251,7 +251,7 @@ print(json.dumps(problems))
 """
 
 # Modules that need an optional extra to import at all (they say so in a ConfigurationError when used).
-OPTIONAL = {"judge.llm.llama_provider"}
+OPTIONAL = {"judge.llm.embedded.provider"}
 
 
 # Libraries imported only through judge.llm, whose import-time behaviour judge.llm is responsible for (litellm
@@ -311,3 +311,11 @@ def test_the_probe_catches_logging_warnings_and_network_side_effects(tmp_path):
     assert "root logger handlers added" in problems["noisy_logging"][0]
     assert "warnings filters changed" in problems["noisy_warnings"][0]
     assert "network connections attempted" in problems["noisy_network"][0]
+
+
+def test_no_module_of_llm_is_over_400_lines():
+    """llm/ is split by job (client, instructor_compat, pricing, router, logprob, cache/, embedded/): a module that
+    grows past 400 lines is doing a second one."""
+    long = {name: n for name, path in MODULES.items() if name.startswith("judge.llm")
+            and (n := len(path.read_text(encoding="utf-8").splitlines())) > 400}
+    assert not long

@@ -24,9 +24,9 @@ from typer.testing import CliRunner
 from judge.cli.app import app
 from judge.errors import ConfigurationError, InputError
 from judge.judging.decisions.claims_absence import ClaimsAbsence
-from judge.llm.cache import CachedAnswer, DecisionCache, canonical_json, open_decision_cache, seal
-from judge.llm.cache_backends import REDIS_PREFIX, CacheBackend, DiskBackend, RedisBackend, open_backend
-from judge.llm.cache_transfer import export_entries, import_entries
+from judge.llm.cache.backends import REDIS_PREFIX, CacheBackend, DiskBackend, RedisBackend, open_backend
+from judge.llm.cache.store import CachedAnswer, DecisionCache, canonical_json, open_decision_cache, seal
+from judge.llm.cache.transfer import export_entries, import_entries
 from judge.llm.client import DecisionClient, ModelSettings
 from judge.testing import FakeEndpoint
 
@@ -180,7 +180,7 @@ def test_a_cache_written_before_the_one_interface_reads_and_exports_unchanged(tm
     cache = open_decision_cache(tmp_path / "cache")
     try:
         assert [cache.get(_key(i)) for i in range(3)] == [_answer(i) for i in range(3)]
-        assert not cache.problems() and cache.resealed == 0
+        assert not cache.problems()
         exported = list(export_entries(cache.backend))
     finally:
         cache.close()

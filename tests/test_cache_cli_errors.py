@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from judge.cli.app import app
-from judge.llm.cache import CachedAnswer, open_decision_cache
+from judge.llm.cache.store import CachedAnswer, open_decision_cache
 
 
 def _run(*args: str) -> tuple[int, list[str], str]:
@@ -75,7 +75,7 @@ def test_clear_of_an_unreadable_database_that_cannot_be_removed_says_so(tmp_path
     def refuse(path: object, *args: object, **kwargs: object) -> None:
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr("judge.llm.cache.shutil.rmtree", refuse)
+    monkeypatch.setattr("judge.llm.cache.store.shutil.rmtree", refuse)
     code, lines, output = _run("cache", "clear", "--cache", str(tmp_path / "cache"), "--yes")
     assert code == 6 and len(lines) == 1 and "Permission denied" in lines[0], output
     assert "removed the unreadable" not in output and database.is_file()

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from conftest import smart_responder
 from test_eval_e2e import eval_args, run_cli
 
-from judge.llm.client import cached_prompt_tokens
+from judge.llm.pricing import cached_prompt_tokens
 from judge.testing import FakeEndpoint
 
 

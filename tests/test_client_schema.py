@@ -6,7 +6,7 @@ from __future__ import annotations
 import instructor
 
 from judge.judging.decisions import REGISTRY
-from judge.llm.client import instructor_model
+from judge.llm.instructor_compat import instructor_model
 
 
 def test_the_schema_built_once_is_the_schema_instructor_builds():

@@ -21,7 +21,7 @@ from judge.cli.app import app
 from judge.formats.judgments import DecisionRecord
 from judge.judging.decisions import REGISTRY, supports_citation
 from judge.judging.decisions.asker import Decider, confidence_of, verdict_values
-from judge.llm.cache import (
+from judge.llm.cache.store import (
     CachedAnswer,
     DecisionCache,
     UnreadableEntry,
@@ -166,7 +166,7 @@ def test_answers_without_logprobs_are_sealed_exactly_as_before():
 
     checksum = hashlib.sha256(f"k\n{canonical_json(body)}".encode()).hexdigest()
     assert seal("k", answer) == canonical_json({"v": 2, "answer": body, "sha256": checksum})  # the old layout
-    assert unseal("k", seal("k", answer)) == (answer, True)
+    assert unseal("k", seal("k", answer)) == answer
 
 
 def test_logprobs_round_trip_through_the_seal_and_edits_are_caught():
@@ -178,7 +178,7 @@ def test_logprobs_round_trip_through_the_seal_and_edits_are_caught():
     assert "bytes" not in compact[0] and compact[1]["bytes"] == [0xC3]  # kept only where they differ
     assert compact[1]["logprob"] == -1e4  # -inf is not JSON
     answer = CachedAnswer({"x": True}, 1, 1, 0.0, logprobs=compact, output='{"x": true}')
-    assert unseal("k", seal("k", answer)) == (answer, True)
+    assert unseal("k", seal("k", answer)) == answer
     tampered = seal("k", answer).replace("-0.2", "-0.1")
     with pytest.raises(UnreadableEntry, match="checksum"):
         unseal("k", tampered)

@@ -18,7 +18,7 @@ from types import ModuleType
 import pytest
 
 from judge.errors import InputError
-from judge.formats.judgments import DecisionRecord, ReportJudgment, SentenceJudgment, iter_judgments
+from judge.formats.judgments import DecisionRecord, ReportJudgment, SentenceJudgment, iter_judgment_lines
 from judge.judging import decisions, flowchart
 from judge.judging.decisions import REGISTRY, Registry, claims_absence, needs_citation
 from judge.judging.decisions.asker import question, verdict_values
@@ -104,12 +104,12 @@ def test_a_judgments_file_naming_an_unknown_decision_is_refused_with_its_line(tm
     path.write_text(judgment.model_dump_json() + "\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"judgments.jsonl:1: .*'suports_citation' is not a decision of the judge; "
                                          "write one of supports_citation, answers_nugget"):
-        list(iter_judgments(path, decisions=REGISTRY.names))
+        list(iter_judgment_lines(path, decisions=REGISTRY.names))
     # with the toy decision among the judge's, the same reader takes its records
     toy = judgment.model_copy(update={"sentences": [judgment.sentences[0].model_copy(update={
         "decisions": [record.model_copy(update={"decision": "hedged_claim"})]})]})
     path.write_text(toy.model_dump_json() + "\n", encoding="utf-8")
-    [read] = iter_judgments(path, decisions=[*REGISTRY.names, "hedged_claim"])
+    [(_, _, _, read)] = iter_judgment_lines(path, decisions=[*REGISTRY.names, "hedged_claim"])
     assert read.sentences[0].decisions[0].decision == "hedged_claim"
 
 

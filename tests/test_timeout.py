@@ -14,7 +14,7 @@ from conftest import smart_responder
 
 from judge.judging.decisions.claims_absence import ClaimsAbsence
 from judge.judging.signature import JudgeSignature
-from judge.llm.cache import open_decision_cache
+from judge.llm.cache.store import open_decision_cache
 from judge.llm.client import DecisionClient
 from judge.run.evaluate import EvalConfig, Inputs, evaluate, write_outputs
 from judge.settings import JudgeSettings, ModelSettings, RetryPolicy

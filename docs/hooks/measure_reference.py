@@ -3,9 +3,8 @@
 As ir_measures generates its list of measures, the page is never written by hand: every measure registered in
 judge.metrics (judge/metrics/measure.py's registry, filled by argue.py, autoargue.py and flagged.py) appears with its
 canonical name, the variants every report is scored on, its aliases, how a run aggregates it, its source and its
-docstring; then every other name the parser accepts (aliases: another spelling of one canonical measure) or refuses
-with the new name (measures renamed). The page holds the marker below where the reference goes; a page without it
-fails the build.
+docstring; then every other name the parser accepts (aliases: another spelling of one canonical measure). The
+page holds the marker below where the reference goes; a page without it fails the build.
 """
 
 from __future__ import annotations
@@ -23,9 +22,9 @@ PAGE = "metrics.md"
 def _registry():
     checkout_first()
     from judge.metrics import ALIASES, MEASURES
-    from judge.metrics.measure import RENAMED, Count, Harmonic
+    from judge.metrics.measure import Count, Harmonic
 
-    return MEASURES, ALIASES, RENAMED, Count, Harmonic
+    return MEASURES, ALIASES, Count, Harmonic
 
 
 def _paragraphs(doc: str) -> str:
@@ -40,7 +39,7 @@ def _source_file(cls: type) -> str:
 
 def render() -> str:
     """The reference: one section per module of measures, one entry per measure family, in output order."""
-    measures, aliases, renamed, count, harmonic = _registry()
+    measures, aliases, count, harmonic = _registry()
     families: dict[type, list] = {}
     for measure in measures:
         families.setdefault(type(measure), []).append(measure)
@@ -68,21 +67,16 @@ def render() -> str:
             out.append(f"- aliases (parsed to the canonical name; outputs write the canonical name): "
                        f"{', '.join(f'`{a}`' for a in family_aliases)}")
         out.append("")
-    return "\n".join(out + _other_names(aliases, renamed))
+    return "\n".join(out + _other_names(aliases))
 
 
-def _other_names(aliases, renamed) -> list[str]:
-    """Every alias with the one canonical measure it stands for, and every renamed measure with its new name."""
+def _other_names(aliases) -> list[str]:
+    """Every alias with the one canonical measure it stands for."""
     out = ["## Other names", "",
            "An alias is another spelling of ONE canonical measure: the same computation, accepted wherever a measure "
            "is named, never written to an output (the scores TSV and the leaderboard use the canonical name).", "",
            "| alias | canonical measure |", "| --- | --- |"]
     out += [f"| `{alias}` | `{measure.name}` |" for alias, measure in sorted(aliases.items())]
-    out += ["", "Renamed measures: the old name is refused with a one-line error that names the new one. Auto-ARGUE's "
-            "measures moved into the `autoargue.` namespace, so none differs from an ARGUE measure by letter case "
-            "alone (`F1` is ARGUE's, `autoargue.f1` Auto-ARGUE's).", "",
-            "| old name | new name |", "| --- | --- |"]
-    out += [f"| `{old}` | `{new}` |" for old, new in sorted(renamed.items())]
     return out + [""]
 
 

@@ -32,7 +32,7 @@ from typing import Any
 from judge.errors import ConfigurationError, InputError
 from judge.formats import DocumentStore, citation_warnings, read_nugget_banks, read_reports, read_requests
 from judge.judging.walker import JudgeSettings
-from judge.llm.cache import DEFAULT_CACHE_DIR
+from judge.llm.cache.store import DEFAULT_CACHE_DIR
 from judge.llm.client import ModelSettings
 from judge.run.evaluate import EvalConfig, Evaluation, Inputs, evaluate, write_outputs
 

@@ -15,12 +15,6 @@ class BaselineWarning(UserWarning):
     """A score is undefined (NaN) or a setting silently changes what is measured; the CLI prints these."""
 
 
-def version_tag() -> str:
-    from judge._version import __version__
-
-    return f"argue-judge={__version__}"
-
-
 def warn(message: str) -> None:
     warnings.warn(message, BaselineWarning, stacklevel=3)
 

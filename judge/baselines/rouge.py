@@ -29,7 +29,7 @@ from judge.baselines._common import (
     with_aggregates,
 )
 from judge.baselines.stopwords import STOPWORDS, STOPWORDS_ID
-from judge.errors import InputError
+from judge.errors import InputError, missing_extra
 from judge.formats.scores import ScoreRow
 from judge.types import Report
 
@@ -51,6 +51,7 @@ class RougeTokenizer:
     """rouge-score's tokenisation with stop-word removal added before stemming. Has `.tokenize(text)`."""
 
     def __init__(self, stem: bool = True, stopwords: bool = True):
+        _require_rouge()
         from nltk.stem import porter  # rouge-score depends on nltk; the Porter stemmer needs no NLTK data
         from rouge_score import tokenize as rs_tokenize
 
@@ -65,6 +66,15 @@ class RougeTokenizer:
         if self._stemmer is not None:
             tokens = [self._stemmer.stem(t) if len(t) > 3 else t for t in tokens]
         return [t for t in tokens if t]
+
+
+def _require_rouge() -> None:
+    """rouge-score (and the nltk it brings) come with the `rouge` extra: say so in one line when absent."""
+    try:
+        import nltk.stem.porter  # noqa: F401
+        import rouge_score.tokenize  # noqa: F401
+    except ImportError:
+        raise missing_extra("the ROUGE baseline", "rouge") from None
 
 
 def _prf(overlap: int, candidate: int, reference: int) -> PRF:
@@ -92,6 +102,7 @@ class RougeScorer:
     """Scores one text against one reference text with ROUGE-1, ROUGE-2 and ROUGE-SU4 (tokenised once)."""
 
     def __init__(self, stem: bool = True, stopwords: bool = True):
+        _require_rouge()
         from rouge_score import rouge_scorer
 
         self.tokenizer = RougeTokenizer(stem=stem, stopwords=stopwords)
@@ -120,6 +131,7 @@ class RougeScorer:
 
 
 def rouge_signature(stem: bool = True, stopwords: bool = True, multi: MultiRef = "max") -> str:
+    _require_rouge()
     import rouge_score
 
     version = getattr(rouge_score, "__version__", None) or _dist_version("rouge-score")

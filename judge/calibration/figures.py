@@ -1,14 +1,20 @@
 """Figures of the calibration report: matplotlib's object-oriented API on the Agg canvas (no pyplot, no global
-backend switch), PNGs without a timestamp or version in their metadata, so equal data give equal bytes."""
+backend switch), PNGs without a timestamp or version in their metadata, so equal data give equal bytes. matplotlib
+comes with the `plots` extra."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from judge.errors import missing_extra
+
 
 def new_figure(width: float, height: float):  # -> matplotlib Figure
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise missing_extra("the calibration report's figures", "plots") from None
 
     fig = Figure(figsize=(width, height), dpi=100)
     FigureCanvasAgg(fig)

@@ -42,7 +42,7 @@ from judge.calibration.report_confidence import (
 )
 from judge.calibration.report_ppi import ppi_blocks
 from judge.calibration.results import CalibrationResults, items_jsonl, load_calibration_json, results_json
-from judge.calibration.stats import VERDICTS, AgreementResult, LeaderboardCorrelation, Rate
+from judge.calibration.stats import VERDICTS, AgreementResult, LeaderboardCorrelation
 from judge.formats.atomic import write_text_atomic
 
 __all__ = ["HTML_NAME", "JSON_NAME", "MARKDOWN_NAME", "CalibrationResults", "load_calibration_json", "render_html",
@@ -229,10 +229,6 @@ def _prompt_ab_blocks(results: CalibrationResults) -> list[Block]:
     return out
 
 
-def _rate(r: Rate) -> str:
-    return f"{r.k}/{r.n}" + ("" if r.rate is None else f" ({r.rate:.3f})")
-
-
 def _redteam_blocks(results: CalibrationResults) -> list[Block]:
     if not results.redteam:
         return []
@@ -249,10 +245,10 @@ def _redteam_blocks(results: CalibrationResults) -> list[Block]:
     out.append(table(["attack", "decision", "target", "pairs", "false support clean", "false support attacked",
                       "flips no → yes", "flips yes → no", "κ clean/attacked", "McNemar p", "flagged attacked",
                       "flagged clean", "withheld to clean", "failed clean / attacked"],
-                     [[r.attack, r.decision, r.target, r.n_pairs, _rate(r.false_support_clean),
-                       _rate(r.false_support_attacked), _rate(r.flips_to_yes), _rate(r.flips_to_no), _f(r.kappa),
-                       _p(r.mcnemar_p), _rate(r.flagged_attacked), _rate(r.flagged_clean),
-                       _rate(r.shown_as_clean) if r.shown_as_clean else "–",
+                     [[r.attack, r.decision, r.target, r.n_pairs, str(r.false_support_clean),
+                       str(r.false_support_attacked), str(r.flips_to_yes), str(r.flips_to_no), _f(r.kappa),
+                       _p(r.mcnemar_p), str(r.flagged_attacked), str(r.flagged_clean),
+                       str(r.shown_as_clean) if r.shown_as_clean else "–",
                        f"{len(r.failed_clean)} / {len(r.failed_attacked)}"] for r in results.redteam],
                      "clean against attacked, per attack and decision"))
     for r in results.redteam:

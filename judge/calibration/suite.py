@@ -25,7 +25,7 @@ from judge.judging.decisions.asker import Decider
 from judge.judging.fingerprints import prompt_hashes
 from judge.judging.signature import CalibrationSignature, JudgeSignature
 from judge.judging.thresholds import resolve_thresholds, thresholds_json
-from judge.llm.cache import DecisionCache
+from judge.llm.cache.store import DecisionCache
 from judge.llm.client import DecisionClient
 from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
 

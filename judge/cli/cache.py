@@ -16,9 +16,9 @@ from judge.cli.render import console
 from judge.errors import ConfigurationError, OutputError
 from judge.formats._jsonl import decode_utf8
 from judge.formats.atomic import atomic_path
-from judge.llm.cache import clear_cache_directory, existing_cache_directory, open_decision_cache
-from judge.llm.cache_backends import CacheBackendError, is_url, open_backend
-from judge.llm.cache_transfer import export_entries, import_entries
+from judge.llm.cache.backends import CacheBackendError, is_url, open_backend
+from judge.llm.cache.store import clear_cache_directory, existing_cache_directory, open_decision_cache
+from judge.llm.cache.transfer import export_entries, import_entries
 
 app = typer.Typer(help="Inspect, empty or move the decision cache (a directory or redis://HOST:PORT/DB).",
                   no_args_is_help=True)

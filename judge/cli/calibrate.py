@@ -13,7 +13,7 @@ from judge.calibration.redteam import attacked_count
 from judge.calibration.report import write_calibration_report
 from judge.calibration.report_confidence import THRESHOLDS_NAME
 from judge.calibration.sources import WICE_PARTIAL_POLICIES, Exclusion, ItemSources, SampleSize, load_items
-from judge.calibration.stats import FIT_METRICS, Rate
+from judge.calibration.stats import FIT_METRICS
 from judge.calibration.suite import calibrate, write_thresholds
 from judge.cli import options
 from judge.cli.errors import user_errors
@@ -22,7 +22,7 @@ from judge.defence.injection import UNSEEN_ATTACKS_FILE, Attack, load_attacks
 from judge.diagnostics import Diagnostics
 from judge.errors import InputError
 from judge.judging.judgments_reader import iter_judgments
-from judge.llm.embedded import EMBEDDED_MODEL
+from judge.llm.embedded.weights import EMBEDDED_MODEL
 from judge.run.score import score
 from judge.settings import DEFAULT_INJECTION_DETECTOR, JudgeSettings, ModelSettings, PassagePolicy
 
@@ -152,10 +152,10 @@ def calibrate_command(
                       f"({fit.folds}-fold)", highlight=False)
     for r in results.redteam:
         console.print(f"attack {r.attack} on {r.decision}: pairs={r.n_pairs} false-support clean "
-                      f"{_rate(r.false_support_clean)} attacked {_rate(r.false_support_attacked)}; flips no->yes "
-                      f"{_rate(r.flips_to_yes)} yes->no {_rate(r.flips_to_no)}; kappa={_fmt(r.kappa)} "
-                      f"McNemar p={r.mcnemar_p:.4f}; flagged attacked {_rate(r.flagged_attacked)} clean "
-                      f"{_rate(r.flagged_clean)}" + (f"; withheld to clean {_rate(r.shown_as_clean)}"
+                      f"{r.false_support_clean} attacked {r.false_support_attacked}; flips no->yes "
+                      f"{r.flips_to_yes} yes->no {r.flips_to_no}; kappa={_fmt(r.kappa)} "
+                      f"McNemar p={r.mcnemar_p:.4f}; flagged attacked {r.flagged_attacked} clean "
+                      f"{r.flagged_clean}" + (f"; withheld to clean {r.shown_as_clean}"
                                                      if r.shown_as_clean else ""), highlight=False, soft_wrap=True)
     if results.prompt_ab:
         console.print(f"prompt A/B: see {out / 'calibration.md'} (McNemar per decision, flipped items)")
@@ -167,10 +167,6 @@ def calibrate_command(
 
 def _fmt(value: float | None) -> str:
     return "undefined" if value is None else f"{value:.3f}"
-
-
-def _rate(rate: Rate) -> str:
-    return f"{rate.k}/{rate.n}" + ("" if rate.rate is None else f" ({rate.rate:.1%})")
 
 
 def chosen_attacks(names: str | None, path: Path | None) -> tuple[Attack, ...]:

@@ -24,9 +24,9 @@ from judge.diagnostics import Diagnostics
 from judge.errors import ConfigurationError
 from judge.formats.lock import output_lock
 from judge.labels import CITATION_POLICIES
-from judge.llm.client import price_known
-from judge.llm.embedded import EMBEDDED_MODEL, EMBEDDED_PROVIDER
-from judge.llm.kernels import kernels_line
+from judge.llm.embedded.kernels import kernels_line
+from judge.llm.embedded.weights import EMBEDDED_MODEL, EMBEDDED_PROVIDER
+from judge.llm.pricing import price_known
 from judge.llm.router import resolve_model, servers
 from judge.run.evaluate import Progress as Hooks
 from judge.run.evaluate import evaluate

@@ -12,9 +12,9 @@ import typer
 from judge.cli.render import console
 from judge.judging.thresholds import choose_thresholds
 from judge.labels import CITATION_POLICIES
-from judge.llm.cache import DEFAULT_CACHE_DIR
-from judge.llm.embedded import EMBEDDED_MODEL
-from judge.llm.kernels import KERNELS
+from judge.llm.cache.store import DEFAULT_CACHE_DIR
+from judge.llm.embedded.kernels import KERNELS
+from judge.llm.embedded.weights import EMBEDDED_MODEL
 from judge.llm.logprob import asks_logprobs
 from judge.settings import INJECTION_DETECTORS, ModelSettings, Thresholds
 

@@ -16,7 +16,7 @@ from judge.diagnostics import Diagnostics
 from judge.formats import read_nugget_banks
 from judge.formats.lock import output_lock
 from judge.run.outputs import write_scored
-from judge.run.score import judge_of, score
+from judge.run.score import judge_label_of, score
 
 
 def score_command(
@@ -37,7 +37,7 @@ def score_command(
     with user_errors(debug):
         banks = read_nugget_banks(list(nuggets)) if nuggets else None
         records = read_any_judgments(list(judgments), banks)
-        scores, signature, warnings = score(records, judge_of(records), citation_policy, banks)  # type: ignore[arg-type]
+        scores, signature, warnings = score(records, judge_label_of(records), citation_policy, banks)  # type: ignore[arg-type]
         corrected = None
         if human:  # the estimators import scipy (seconds of start-up): loaded only when asked for
             from judge.run.prediction_powered import estimate_with_humans

@@ -80,11 +80,11 @@ class DecisionRecord(_Record):
     verdict field (answers_nugget, absence_nugget): never guessed. With thresholds (`eval --thresholds`),
     `threshold` is the one the verdict was held to, and `model_verdict` the model's own verdict where the
     threshold flipped it (`verdict` is then the applied one, which the flowchart followed). All three are left
-    out of the file when None, so records without them read as they always did.
+    out of the file when None.
     """
 
     # The name of a decision the judge asks (judge.judging.decisions.REGISTRY, named by the flowchart). This floor
-    # is below judging, so a reader is told the names (`iter_judgments(..., decisions=...)`) and checks them.
+    # is below judging, so a reader is told the names (`iter_judgment_lines(..., decisions=...)`) and checks them.
     decision: str
     verdict: bool | None
     doc_ids: list[str] = Field(default_factory=list, description="documents shown to the judge")
@@ -92,7 +92,7 @@ class DecisionRecord(_Record):
     rationale: str = ""
     # supports_citation: the numbers of the passages the judge gave as evidence, and the exact document text they
     # resolve to (joined by new lines), so the evidence is verified by construction. A human record may give
-    # the text alone; older judge records copied it.
+    # the text alone.
     evidence: str | None = None
     evidence_numbers: list[int] = Field(default_factory=list, description="numbered passages given as evidence")
     judge: str = "human"
@@ -136,12 +136,11 @@ class SentenceJudgment(_Record):
     decisions: list[DecisionRecord] = Field(default_factory=list)
     # The detector's flags, the rule behind each ("sentence: <rule>", "document <doc_id>: <rule>"), the pieces of
     # the sentence withheld from the model (--on-injection quarantine, judge.defence.quarantine) and why the outcome was
-    # set without asking the model (--on-injection penalise). Left out of the file when empty, so records of
-    # unflagged sentences read as they always did.
+    # set without asking the model (--on-injection penalise). Left out of the file when empty.
     flags: list[Flag] = Field(default_factory=list)
     flag_rules: list[str] = Field(default_factory=list)
     # The learned detector's score (0-1) behind each flag rule it fired, keyed by that rule ("sentence: learned").
-    # Added with issue 24; files without it read as before.
+    # Left out of the file when empty.
     flag_scores: dict[str, float] = Field(default_factory=dict)
     withheld: list[str] = Field(default_factory=list)
     penalty: str | None = None
@@ -228,18 +227,14 @@ def write_judgments(path: Path, judgments: Iterable[ReportJudgment]) -> None:
     tmp.replace(path)
 
 
-def iter_judgments(source: str | Path, *, decisions: Collection[str]) -> Iterator[ReportJudgment]:
-    """Read a judgments file (path, .gz too) or literal JSONL text (a str containing a newline or starting with '{').
-    `decisions`: the names a decision record may have (judge.judging.decisions.REGISTRY.names); any other is
-    refused with the file and line, so a misspelt decision in an assessor's file is never silently unasked."""
-    for _number, _offset, _raw, judgment in iter_judgments_located(source, decisions=decisions):
-        yield judgment
-
-
-def iter_judgments_located(source: str | Path, *, decisions: Collection[str]
-                           ) -> Iterator[tuple[int, int, bytes, ReportJudgment]]:
-    """Like `iter_judgments`, with where each record is: (line number, byte offset of its line, the line's raw
-    bytes, judgment), so a reader can index a file in one pass and read a record again later."""
+def iter_judgment_lines(source: str | Path, *, decisions: Collection[str]
+                        ) -> Iterator[tuple[int, int, bytes, ReportJudgment]]:
+    """Read a judgments file (path, .gz too) or literal JSONL text (a str containing a newline or starting with '{')
+    record by record, with where each one is: (line number, byte offset of its line, the line's raw bytes,
+    judgment), so a reader can index a file in one pass and read a record again later. `decisions`: the names a
+    decision record may have; any other is refused with the file and line, so a misspelt decision in an assessor's
+    file is never silently unasked. Readers above the judging floor use judge.judging.judgments_reader, which
+    passes the judge's own names (this floor may not import them)."""
     name = source_name(source)
     number = 0
     context = {KNOWN_DECISIONS: tuple(decisions)}

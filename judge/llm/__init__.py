@@ -1,7 +1,8 @@
-"""The only package that talks to models: the decision client (litellm + instructor, one retry policy, one
-budget), the on-disk decision cache and the embedded llama.cpp runtime. Everything else hands it messages, a
-pydantic response class and an opaque contract hash; it may import only judge.errors and judge.settings, never
-a domain module (tests/test_architecture.py checks it).
+"""The only package that talks to models: the decision client (`client`: litellm + instructor, one retry policy,
+one budget), what relies on instructor's internals (`instructor_compat`), costs (`pricing`), several servers
+(`router`), confidence from log-probabilities (`logprob`), the decision cache (`cache/`) and the embedded llama.cpp
+judge (`embedded/`). Everything else hands it messages, a pydantic response class and an opaque contract hash; it
+may import only judge.errors and judge.settings, never a domain module (tests/test_architecture.py checks it).
 
 litellm fetches a remote price map at import unless told not to; we never want a network call we did not ask
 for (and the price map only feeds cost reporting, never a score).

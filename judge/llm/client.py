@@ -9,27 +9,31 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
-from textwrap import dedent
 from typing import Any
 
-import instructor
 import litellm
-from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
 from pydantic import BaseModel, ValidationError
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
 from judge.errors import BudgetExceeded, ConfigurationError
-from judge.llm.cache import CachedAnswer, DecisionCache, cache_key
-from judge.llm.embedded import EMBEDDED_PROVIDER
-from judge.llm.logprob import TOP_LOGPROBS, asks_logprobs, compact_logprobs
-from judge.llm.router import GROUP, build_router, registered_by_router, servers
+from judge.llm.cache.store import CachedAnswer, DecisionCache, cache_key
+from judge.llm.instructor_compat import (
+    IncompleteOutputException,
+    InstructorRetryException,
+    Untemplated,
+    as_templated,
+    instructor_model,
+    provider_error_behind,
+    structured_completions,
+)
+from judge.llm.logprob import TOP_LOGPROBS, asks_logprobs, completion_logprobs
+from judge.llm.pricing import Prices, cached_prompt_tokens, embedded, estimate_cost
+from judge.llm.router import GROUP, build_router, servers
 from judge.settings import ModelSettings, RetryPolicy
 
-EMBEDDED_PREFIX = f"{EMBEDDED_PROVIDER}/"
 litellm.suppress_debug_info = True  # no "Give Feedback" banner on every exception
 
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
@@ -41,17 +45,10 @@ FATAL_ERRORS: tuple[type[BaseException], ...] = (
     litellm.AuthenticationError, litellm.NotFoundError, litellm.PermissionDeniedError,
 )
 
-# Every provider error we handle: instructor wraps them, _api_error_behind unwraps them.
+# Every provider error we handle: instructor wraps them, provider_error_behind unwraps them.
 PROVIDER_ERRORS: tuple[type[BaseException], ...] = (
     *TRANSIENT_ERRORS, *FATAL_ERRORS, litellm.BadRequestError, litellm.APIError,
 )
-
-
-# The re-ask budget in every cache key: the one every cache was written with before the budget was raised (issue
-# 25, item 8). The budget decides only whether a decision fails, never what a cached answer is: an answer that
-# validated after k re-asks is the same answer under any budget of k or more (the re-ask messages do not name the
-# budget), and failures are never cached. So raising the budget keeps every cached answer.
-CACHE_KEY_REASKS = 2
 
 
 @dataclass
@@ -96,34 +93,31 @@ class DecisionClient:
         self.cache = cache
         self.retry = retry
         self.max_cost = max_cost
-        self.price_per_1k = price_per_1k  # USD per 1,000 tokens, in or out; overrides litellm's price map
         self.on_decision = on_decision
         self.usage = Usage()
         self.logprobs = asks_logprobs(settings)
-        if settings.model.startswith(EMBEDDED_PREFIX):
+        if embedded(settings.model):
             # llama.cpp judges one prompt at a time and reuses the KV cache of the previous prompt's prefix;
             # interleaving sentences would only defeat that reuse.
             concurrency = 1
         self._slots = asyncio.Semaphore(concurrency)
         keep_up_with_logging(concurrency)
         self._reserved = 0.0
-        # Asked before a Router is built: the Router registers its deployments in litellm's price map at price 0,
-        # after which an unpriced model would look free.
-        self._unpriced = not price_known(settings.model)
+        self.prices = Prices(settings.model, price_per_1k)  # before a Router is built (see Prices)
         self._in_flight: dict[str, asyncio.Future[Answered]] = {}
         self._embedded_events_before = 0
-        if settings.model.startswith(EMBEDDED_PREFIX):
+        if embedded(settings.model):
             _register_embedded(settings.threads, settings.kernels)
             self._embedded_events_before = len(_embedded_state()[1])
         if settings.routed:
             # Several servers: litellm's Router picks one per call and fails over; instructor wraps its acompletion
             # exactly as it wraps litellm's, so re-asks and validation are unchanged.
             self._router = build_router(settings)
-            self._instructor = instructor.from_litellm(self._router.acompletion, mode=instructor.Mode.JSON_SCHEMA)
+            self._instructor = structured_completions(self._router.acompletion)
             self._target: dict[str, Any] = {"model": GROUP}
         else:
             self._router = None
-            self._instructor = instructor.from_litellm(litellm.acompletion, mode=instructor.Mode.JSON_SCHEMA)
+            self._instructor = structured_completions(litellm.acompletion)
             self._target = {"model": settings.model, "api_base": settings.api_base, "api_key": settings.api_key}
         # Remote caches (Redis) block on the network: their calls go to a thread so the event loop keeps going.
         self._cache_blocks = cache is not None and cache.blocking
@@ -134,7 +128,7 @@ class DecisionClient:
     def embedded_report(self) -> tuple[dict[str, Any] | None, list[str]]:
         """For the embedded judge: its kernel choice (for run-summary.json) and what happened to its worker since
         this client was made (deaths, a restart with safe kernels); (None, []) for other models."""
-        if not self.settings.model.startswith(EMBEDDED_PREFIX):
+        if not embedded(self.settings.model):
             return None, []
         kernels, events = _embedded_state()
         return kernels, events[self._embedded_events_before:]
@@ -144,7 +138,7 @@ class DecisionClient:
         """One validated answer (or an explicit failure). `contract` is an opaque part of the cache key: the
         caller's hash of whatever, beyond the JSON schema, decides which answers are valid (its validators)."""
         key = cache_key(model=self.settings.model, messages=messages, schema=json_schema(response_model),
-                        sampling=self.settings.sampling(), reasks=CACHE_KEY_REASKS, contract=contract)
+                        sampling=self.settings.sampling(), contract=contract)
         answered = await self._from_cache(key, response_model, context)
         if answered is None and self.usage.stopped:
             answered = self._not_asked()
@@ -234,7 +228,7 @@ class DecisionClient:
             self.usage.failures += 1
             return Answered(None, f"{type(exc).__name__}: {_one_line(exc)}", cached=False)
         tokens_in, tokens_out, cost = self._settle(estimate, completion)
-        logprobs, output = _logprobs_of(completion) if self.logprobs else (None, None)
+        logprobs, output = completion_logprobs(completion) if self.logprobs else (None, None)
         await self._cache_put(key, CachedAnswer(response=response.model_dump(mode="json"),
                                                 prompt_tokens=tokens_in, completion_tokens=tokens_out, cost=cost,
                                                 logprobs=logprobs, output=output))
@@ -268,7 +262,7 @@ class DecisionClient:
                         **({"logprobs": True, "top_logprobs": TOP_LOGPROBS} if self.logprobs else {}),
                     )
                 except InstructorRetryException as exc:
-                    api_error = _api_error_behind(exc)
+                    api_error = provider_error_behind(exc, PROVIDER_ERRORS)
                     self._server_answered(api_error)
                     if api_error is not None:  # instructor wraps HTTP errors; retry or report those as such
                         raise api_error from exc
@@ -317,7 +311,7 @@ class DecisionClient:
         """Refuse a call that could take the run past --max-cost; in-flight calls hold their estimate."""
         if self.max_cost is None:
             return 0.0
-        estimate = _estimate_cost(self.settings, messages, self.price_per_1k)
+        estimate = estimate_cost(self.settings, messages, self.prices.price_per_1k)
         if self.usage.cost + self._reserved + estimate > self.max_cost:
             raise BudgetExceeded(
                 f"the next decision could cost ~${estimate:.4f}; ${self.usage.cost:.4f} spent of --max-cost "
@@ -333,21 +327,10 @@ class DecisionClient:
         tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
         tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
         self.usage.cached_prompt_tokens += cached_prompt_tokens(usage)
-        cost = 0.0
-        if self.price_per_1k is not None:
-            cost = (tokens_in + tokens_out) / 1000 * self.price_per_1k
-        elif not self.settings.model.startswith(EMBEDDED_PREFIX):
-            # litellm has priced the response already (None: no price known); asking it again cost ~2 ms a call
-            priced = None if self._unpriced else \
-                (getattr(completion, "_hidden_params", None) or {}).get("response_cost")
-            if priced is None and not self._unpriced:
-                try:
-                    priced = litellm.completion_cost(completion_response=completion)
-                except Exception:  # litellm raises for models missing from its price map: never ask again
-                    self._unpriced = True
-            if priced is None:
-                self.usage.cost_known = False
-            cost = float(priced or 0.0)
+        cost = self.prices.cost_of(completion, tokens_in, tokens_out)
+        if cost is None:
+            self.usage.cost_known = False
+            cost = 0.0
         self.usage.prompt_tokens += tokens_in
         self.usage.completion_tokens += tokens_out
         self.usage.cost += cost
@@ -356,16 +339,6 @@ class DecisionClient:
 
 class _GaveUp(Exception):
     """Raised inside the transport retries once the server has been given up on: the decision is not asked."""
-
-
-def cached_prompt_tokens(usage: Any) -> int:
-    """The prompt tokens a completion's usage says were served from the provider's prompt cache (0 when it does
-    not say). litellm puts every provider's figure (OpenAI's and vLLM's `prompt_tokens_details.cached_tokens`,
-    Anthropic's cache reads) in the OpenAI place."""
-    details = getattr(usage, "prompt_tokens_details", None)
-    if isinstance(details, dict):
-        return int(details.get("cached_tokens") or 0)
-    return int(getattr(details, "cached_tokens", 0) or 0)
 
 
 def keep_up_with_logging(concurrency: int) -> None:
@@ -381,143 +354,14 @@ def keep_up_with_logging(concurrency: int) -> None:
         GLOBAL_LOGGING_WORKER.concurrency = 4 * concurrency
 
 
-def jinja_literal(messages: list[dict[str, str]]) -> list[dict[str, str]]:
-    """Messages that instructor's Jinja templating renders back to exactly themselves.
-
-    Given a validation context, instructor renders every message as a Jinja template with that context: a report
-    or document containing `{{ ... }}` or `{% ... %}` would be evaluated (or break the call), which makes untrusted
-    text able to change the prompt. `{` is the only character that opens a Jinja construct under the default
-    delimiters, so each one is written as the expression `{{ '{' }}`, which renders to `{`. A final newline, which
-    Jinja drops, is restored the same way.
-    """
-    def literal(text: str) -> str:
-        escaped = text.replace("{", "{{ '{' }}")
-        return escaped + "{{ '' }}" if escaped.endswith("\n") else escaped
-
-    return [{**m, "content": literal(m["content"])} if isinstance(m.get("content"), str) else m for m in messages]
-
-
-class Untemplated:
-    """A validation context that instructor validates with but does not template with.
-
-    Given a context, instructor renders every message as a Jinja template with it (a new sandboxed environment,
-    parse and compile per message), and `jinja_literal` made that rendering give the text back exactly, then
-    instructor dedented it: instructor and this client took 1.11 ms of CPU per decision with litellm faked out,
-    0.55-0.69 ms without the rendering. This wrapper is falsy, which is what instructor's templating step asks of
-    a context before it renders anything (`if not context: return`), so the messages pass through untouched;
-    `as_templated` does the dedent itself, so the request is byte for byte the one instructor sent before.
-    instructor hands the wrapper on to the response model's validation, and the response model's wrapper class
-    (`instructor_model`) gives the validators the caller's own dict."""
-
-    __slots__ = ("context",)
-
-    def __init__(self, context: dict[str, Any]):
-        self.context = context
-
-    def __bool__(self) -> bool:
-        return False
-
-    @staticmethod
-    def unwrap(context: Any) -> Any:
-        """The caller's own context, whether instructor passed it on wrapped or it came plain."""
-        return context.context if isinstance(context, Untemplated) else context
-
-
-def as_templated(messages: list[dict[str, str]]) -> list[dict[str, str]]:
-    """What instructor's templating made of `jinja_literal(messages)`: each text content rendered back to
-    itself, then dedented (instructor.v2.core.templating.apply_template). Jinja also turns every CR LF and lone
-    CR into LF (and drops a final CR): a text with a CR is rendered by Jinja itself, as before."""
-    def templated(text: str) -> str:
-        if "\r" in text:
-            from instructor.v2.core.templating import apply_template
-
-            [literal] = jinja_literal([{"content": text}])
-            return apply_template(literal["content"], {})
-        return dedent(text)
-
-    return [{**m, "content": templated(m["content"])} if isinstance(m.get("content"), str) else m
-            for m in messages]
-
-
-def _logprobs_of(completion: Any) -> tuple[list[dict[str, Any]], str]:
-    """The final completion's token log-probabilities (instructor returns the attempt that validated) and the
-    text they spell; ([], text) when the provider sent none."""
-    try:
-        choice = completion.choices[0]
-        text = choice.message.content or ""
-        content = getattr(getattr(choice, "logprobs", None), "content", None)
-    except (AttributeError, IndexError, TypeError):
-        return [], ""
-    if content is None and isinstance(getattr(choice, "logprobs", None), dict):
-        content = choice.logprobs.get("content")
-    return compact_logprobs(content), text
-
-
-@cache
-def instructor_model(response_model: type[BaseModel]) -> type[BaseModel]:
-    """instructor's wrapper class of a response model, built once: instructor otherwise builds it (a new pydantic
-    model class) on every call. Its JSON schema is built once too: instructor asks the class for it on every call
-    (for `response_format`) and pydantic builds it afresh each time (about 6% of a decision's CPU). The same class
-    and schema instructor would build, so requests and answers are unchanged."""
-    wrapper = instructor.openai_schema(response_model)
-    frozen = json.dumps(wrapper.model_json_schema())
-    build = wrapper.model_json_schema.__func__  # type: ignore[attr-defined]
-    validate_json = wrapper.model_validate_json.__func__  # type: ignore[attr-defined]
-    validate = wrapper.model_validate.__func__  # type: ignore[attr-defined]
-
-    def model_json_schema(cls: type[BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
-        if cls is wrapper and not args and not kwargs:
-            return json.loads(frozen)  # a fresh copy each time: whoever asks may change it
-        return build(cls, *args, **kwargs)
-
-    def model_validate_json(cls: type[BaseModel], json_data: Any, *args: Any, context: Any = None,
-                            **kwargs: Any) -> BaseModel:
-        return validate_json(cls, json_data, *args, context=Untemplated.unwrap(context), **kwargs)
-
-    def model_validate(cls: type[BaseModel], obj: Any, *args: Any, context: Any = None, **kwargs: Any) -> BaseModel:
-        return validate(cls, obj, *args, context=Untemplated.unwrap(context), **kwargs)  # parsers of a dict
-
-    wrapper.model_json_schema = classmethod(model_json_schema)  # type: ignore[method-assign,assignment]
-    wrapper.model_validate_json = classmethod(model_validate_json)  # type: ignore[method-assign,assignment]
-    wrapper.model_validate = classmethod(model_validate)  # type: ignore[method-assign,assignment]
-    return wrapper
-
-
 @cache
 def json_schema(response_model: type[BaseModel]) -> dict[str, Any]:
     """Built once per model: pydantic rebuilds it on every call, which dominated fully cached reruns."""
     return response_model.model_json_schema()
 
 
-def price_known(model: str) -> bool:
-    """Whether litellm's price map knows `model` (the embedded judge is free), i.e. whether --max-cost can be
-    enforced without --price-per-1k."""
-    if model.startswith(EMBEDDED_PREFIX):
-        return True
-    if registered_by_router(model):  # priced at 0 by a Router's registration, not by anyone who knows it
-        return False
-    try:
-        litellm.cost_per_token(model=model, prompt_tokens=1, completion_tokens=1)
-    except Exception:  # litellm raises a bare Exception for models missing from its price map
-        return False
-    return True
-
-
-def _estimate_cost(settings: ModelSettings, messages: list[dict[str, str]], price_per_1k: float | None = None
-                   ) -> float:
-    prompt_tokens = sum(len(m["content"]) for m in messages) // 4 + 16
-    if price_per_1k is not None:
-        return (prompt_tokens + settings.max_tokens) / 1000 * price_per_1k
-    try:
-        cost_in, cost_out = litellm.cost_per_token(model=settings.model, prompt_tokens=prompt_tokens,
-                                                   completion_tokens=settings.max_tokens)
-        return float(cost_in + cost_out)
-    except Exception:  # unknown price: the budget cannot be enforced before the call, only after it
-        return 0.0
-
-
 def _embedded_state() -> tuple[dict[str, Any] | None, list[str]]:
-    from judge.llm.llama_provider import embedded_events, embedded_kernels
+    from judge.llm.embedded.provider import embedded_events, embedded_kernels
 
     choice = embedded_kernels()
     return (choice.as_dict() if choice is not None else None), embedded_events()
@@ -525,21 +369,12 @@ def _embedded_state() -> tuple[dict[str, Any] | None, list[str]]:
 
 def _register_embedded(threads: int | None = None, kernels: str | None = None) -> None:
     try:
-        from judge.llm.llama_provider import register_embedded_provider
+        from judge.llm.embedded.provider import register_embedded_provider
     except ImportError as exc:
         raise ConfigurationError(
             "the embedded judge needs the [local] extra: run  pip install -e '.[local]'  "
             "(or choose a hosted model with --model, e.g. --model openai/gpt-4o-mini)") from exc
     register_embedded_provider(threads=threads, kernels=kernels)
-
-
-def _api_error_behind(exc: BaseException) -> BaseException | None:
-    seen = exc.__cause__ or exc.__context__
-    while seen is not None:
-        if isinstance(seen, PROVIDER_ERRORS):
-            return seen
-        seen = seen.__cause__ or seen.__context__
-    return None
 
 
 def _one_line(exc: BaseException) -> str:

@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from judge.llm.embedded import EMBEDDED_PROVIDER
+from judge.llm.embedded.weights import EMBEDDED_PROVIDER
 from judge.settings import ModelSettings
 
 TOP_LOGPROBS = 5  # alternatives per token when log-probabilities are asked for
@@ -160,3 +160,17 @@ def compact_logprobs(logprobs_content: Sequence[Any] | None) -> list[dict[str, A
         return out
 
     return [entry(item, True) for item in logprobs_content or []]
+
+
+def completion_logprobs(completion: Any) -> tuple[list[dict[str, Any]], str]:
+    """A completion's token log-probabilities (compacted) and the text they spell; ([], text) when the provider
+    sent none. Given instructor's completion, that is the attempt that validated."""
+    try:
+        choice = completion.choices[0]
+        text = choice.message.content or ""
+        content = getattr(getattr(choice, "logprobs", None), "content", None)
+    except (AttributeError, IndexError, TypeError):
+        return [], ""
+    if content is None and isinstance(getattr(choice, "logprobs", None), dict):
+        content = choice.logprobs.get("content")
+    return compact_logprobs(content), text

@@ -105,7 +105,7 @@ def deployments(settings: ModelSettings) -> tuple[list[dict[str, Any]], dict[str
 
 
 # Models litellm had no price for when a Router was built for them: the Router registers its deployments in
-# litellm's (process-wide) price map at price 0, after which they would look free (judge.llm.client.price_known).
+# litellm's (process-wide) price map at price 0, after which they would look free (judge.llm.pricing.price_known).
 # model -> the entry the Router registered (a price registered later replaces it and counts again).
 UNPRICED: dict[str, Any] = {}
 

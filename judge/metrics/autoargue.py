@@ -4,8 +4,8 @@ LLM-Based Report Generation Evaluation", 2025, arXiv:2509.26184; the public Auto
 
 They differ from ARGUE's (argue.py) on purpose, so both are kept, and the namespace keeps them apart where the
 bare names differ only in letter case (`F1` is ARGUE's, `autoargue.f1` Auto-ARGUE's; `SentenceSupport` is
-argue-judge's, `autoargue.sentence_support` Auto-ARGUE's). The bare names these measures had before are RENAMED:
-parsing one is an error that says the namespaced name. Below, names are Auto-ARGUE's own, without the namespace:
+argue-judge's, `autoargue.sentence_support` Auto-ARGUE's). Below, names are Auto-ARGUE's own, without the
+namespace:
   * `sentence_support` = correctly_cited_sentences / sentences_with_citations_or_requiring_citations: a sentence
     is correctly cited when EVERY citation supports it; the denominator adds uncited sentences that need a
     citation and are the first instance of their claim (outcome #5).
@@ -148,10 +148,8 @@ BY_NAME["f1_weighted"] = AutoArgueF1Weighted()
 for _name, _doc in COUNTS.items():
     BY_NAME[_name] = _count_class(_name, _doc)()
 
-# Registered once; Auto-ARGUE's `_macro` / `_micro` suffixes for the `all` rows parse too, in the namespace. The
-# bare names (these measures' names before the namespace) are renamed: parsing one says the namespaced name.
-for _name, _measure in BY_NAME.items():
-    _suffixes = ("", "_macro", "_micro") if _measure.RATIO else ("",)
+# Registered once; Auto-ARGUE's `_macro` / `_micro` suffixes for the `all` rows parse too, in the namespace.
+for _measure in BY_NAME.values():
     _variants = {f"{_measure.name}_macro": _measure, f"{_measure.name}_micro": _measure(micro=True)} \
         if _measure.RATIO else {}
-    register(type(_measure), [_measure], _variants, {_name + suffix: _measure.name + suffix for suffix in _suffixes})
+    register(type(_measure), [_measure], _variants)

@@ -18,7 +18,7 @@ class Flagged(Count):
     flagged `addresses_judge`; with documents=True, sentences citing a document that does
     (`cited_document_addresses_judge`). Every sentence of the report counts, whatever its status.
 
-    Source: argue-judge's injection detector (judge.defence.injection), after issue 14 (reports that talk to the judge).
+    Source: argue-judge's injection detector (judge.defence.injection): reports that talk to the judge.
     """
 
     NAME = "Flagged"

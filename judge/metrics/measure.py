@@ -10,7 +10,7 @@ namespace (`autoargue.f1`, `autoargue.sentence_support`), as ir_measures names a
 different computations are never told apart by letter case alone (`F1` is ARGUE's, `autoargue.f1` Auto-ARGUE's).
 The dot is safe in a TSV column and on a command line. An ALIAS is another spelling of one canonical measure
 (`sentence_precision` -> `SentencePrecision`): the same computation, accepted when parsing, never written to an
-output. A RENAMED name is one a measure had before; parsing it is an error that says the new name.
+output.
 
 Each measure owns its per-report sufficient statistics, as sacreBLEU's metrics do, so run aggregates are derived
 generically (judge.metrics.scoring):
@@ -162,15 +162,13 @@ class Harmonic(Measure):
 
 MEASURES: list[Measure] = []             # every per-report measure, in output order
 ALIASES: dict[str, Measure] = {}         # alias -> measure
-RENAMED: dict[str, str] = {}             # a name measures had before -> the name to write now
 _FAMILIES: dict[str, type[Measure]] = {}  # family name -> class (parse_measure builds parametrized variants)
 
 
-def register(family: type[Measure], emit: Iterable[Measure] = (), aliases: Mapping[str, Measure] | None = None,
-             renamed: Mapping[str, str] | None = None) -> None:
+def register(family: type[Measure], emit: Iterable[Measure] = (), aliases: Mapping[str, Measure] | None = None
+             ) -> None:
     """Register a family once: its name parses; `emit` are the variants every report is scored on (in output
-    order); `aliases` are further names that parse to a given measure; `renamed` maps names the family had before
-    to the names that replace them (parsing an old name is an error saying the new one)."""
+    order); `aliases` are further names that parse to a given measure."""
     if family.NAME in _FAMILIES and _FAMILIES[family.NAME] is not family:
         raise ValueError(f"measure family {family.NAME} registered twice")
     _FAMILIES[family.NAME] = family
@@ -182,10 +180,6 @@ def register(family: type[Measure], emit: Iterable[Measure] = (), aliases: Mappi
         if alias in ALIASES or alias in _FAMILIES:
             raise ValueError(f"alias {alias} is already a measure name")
         ALIASES[alias] = measure
-    for old, new in (renamed or {}).items():
-        if old in ALIASES or old in _FAMILIES or old in RENAMED:
-            raise ValueError(f"renamed measure name {old} is already taken")
-        RENAMED[old] = new
 
 
 def aggregate_measures() -> tuple[Measure, ...]:
@@ -204,20 +198,10 @@ def _unknown(name: str, why: str) -> ValueError:
                       "measure, e.g. SentencePrecision(micro=True)")
 
 
-def _same_name_elsewhere(old: str) -> str:
-    """For an old name that differs only in letter case from another measure (f1 / F1): say that one is not it."""
-    def folded(name: str) -> str:
-        return name.replace("_", "").lower()
-
-    twins = sorted(n for n in _FAMILIES if folded(n) == folded(old))
-    return f" ({', '.join(twins)} is another computation)" if twins else ""
-
-
 def parse_measure(name: str | Measure) -> Measure:
     """Parse `Name` or `Name(key=value,...)` (values True/False or integers) without eval.
 
-    Accepts canonical family names and aliases; a renamed measure's old name raises ValueError saying the new
-    name; anything else raises ValueError listing the known measures.
+    Accepts canonical family names and aliases; anything else raises ValueError listing the known measures.
     """
     if isinstance(name, Measure):
         return name
@@ -225,8 +209,6 @@ def parse_measure(name: str | Measure) -> Measure:
     if not match:
         raise _unknown(name, "bad syntax")
     base, arg_text = match.group(1), match.group(2)
-    if base in RENAMED:
-        raise ValueError(f"measure {base!r} was renamed: write {RENAMED[base]!r}{_same_name_elsewhere(base)}")
     params: dict[str, ParamValue] = {}
     if arg_text is not None and arg_text.strip():
         for part in arg_text.split(","):

@@ -25,7 +25,7 @@ from judge.formats.reports import ReportEntry
 from judge.judging.signature import JudgeSignature
 from judge.judging.thresholds import resolve_thresholds
 from judge.judging.walker import ReportWalker, within_limit
-from judge.llm.cache import DEFAULT_CACHE_DIR, DecisionCache, open_decision_cache
+from judge.llm.cache.store import DEFAULT_CACHE_DIR, DecisionCache, open_decision_cache
 from judge.llm.client import DecisionClient, Usage
 from judge.llm.router import servers
 from judge.run.inputs import Inputs
@@ -104,16 +104,13 @@ async def evaluate_async(inputs: Inputs, config: EvalConfig, progress: Progress 
     diagnostics = Diagnostics(inputs.diagnostics)
     if cache:
         diagnostics.extend(cache.problems(), "cache")
-        if cache.resealed:
-            diagnostics.note(f"{cache.resealed} cache entries written before checksums were added were used and "
-                             "sealed with one", "cache")
     diagnostics.extend(notes, "scores")
     diagnostics.extend(worker_events, "embedded judge")
     run = {"timeout_seconds": config.model.timeout, "servers": len(servers(config.model)),
            "shard": str(config.shard) if config.shard else None, "resumed_reports": resumed,
            "reports": len(judgments),  # what merge checks a shard's judgments.jsonl against
            "merged_from": []}
-    if kernels is not None:  # the embedded judge's llama.cpp kernels (judge.llm.kernels)
+    if kernels is not None:  # the embedded judge's llama.cpp kernels (judge.llm.embedded.kernels)
         run["kernels"] = kernels
     return Evaluation(judgments, scores, usage, signature, score_signature, diagnostics,
                       time.perf_counter() - started, run_failure(judgments, usage, config.max_failed_fraction),

@@ -65,13 +65,11 @@ class ShardOutput:
         summary_path = directory / "run-summary.json"
         try:
             summary = json.loads(summary_path.read_text(encoding="utf-8"))
-            summary["judge_signature"]["model"]  # a summary of an eval run names its judge
-        except (json.JSONDecodeError, KeyError, AttributeError, TypeError) as exc:
+            # a summary of an eval run names its judge, its diagnostics and how many reports it wrote
+            summary["judge_signature"]["model"], summary["diagnostics"], int(summary["run"]["reports"])
+        except (json.JSONDecodeError, KeyError, AttributeError, TypeError, ValueError) as exc:
             raise InputError(f"not a run summary ({type(exc).__name__}: {exc}); was it edited?", summary_path) \
                 from None
-        if "diagnostics" not in summary:
-            raise InputError("this run summary has no `diagnostics` (written by an older argue-judge): rerun that "
-                             "shard's eval into it (its decisions are cached), then merge", summary_path)
         try:
             diagnostics = [Diagnostic.from_json(item) for item in summary["diagnostics"]]
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
@@ -103,14 +101,9 @@ class ShardOutput:
     def check_complete(self) -> None:
         """The judgments.jsonl must hold every report its run-summary.json counts: a run killed while it wrote
         judgments.jsonl in place (before outputs were swapped in whole) left a partial log beside an older
-        summary. The count is in `run.reports`; older summaries have it only in the score signature."""
-        run = self.summary.get("run") or {}
-        expected = run.get("reports")
-        if expected is None:
-            signature = str(self.summary.get("score_signature", ""))
-            expected = next((int(part[len("reports:"):]) for part in signature.split("|")
-                             if part.startswith("reports:") and part[len("reports:"):].isdigit()), None)
-        if expected is not None and expected != len(self.places):
+        summary (its count is `run.reports`)."""
+        expected = int(self.summary["run"]["reports"])
+        if expected != len(self.places):
             raise InputError(f"judgments.jsonl holds {len(self.places)} reports but run-summary.json counts "
                              f"{expected}: a run into it did not finish (killed?); rerun that shard's eval into it "
                              "(add --resume), then merge", self.directory)

@@ -17,7 +17,7 @@ from judge.metrics import Scores, score_judgments
 from judge.types import NuggetBank
 
 
-def judge_of(records: Iterable[ReportJudgment]) -> str:
+def judge_label_of(records: Iterable[ReportJudgment]) -> str:
     """Who made these judgments, for the score signature: the first judge signature the records carry, else the
     assessors' names (`human:...`, sorted), else "unknown"."""
     records = list(records)

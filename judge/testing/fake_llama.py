@@ -19,8 +19,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from judge.llm.llama_runtime import common_prefix
-from judge.llm.llama_sampling import TokenChoice
+from judge.llm.embedded.runtime import common_prefix
+from judge.llm.embedded.sampling import TokenChoice
 from judge.testing.responders import smart_responder
 
 CONFIDENT = math.log(0.99)  # every token's log-probability: a clear verdict

@@ -12,14 +12,13 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from judge.formats.judgments import DecisionRecord, EarnedAnswer, ReportJudgment, SentenceJudgment, nugget_summaries
 from judge.judging import decisions
 from judge.judging.replay import complete_from_decisions
 from judge.labels import OUTCOME_VALUE, CitationPolicy, Outcome, Value
 from judge.metrics import F1, ReportScores, RunScores, score_judgments
-from judge.types import Document, NuggetBank, Request
+from judge.types import Document, DocumentLookup, NuggetBank, Request
 from judge.view.evidence import Segment, evidence_spans, highlighted
 
 OUTCOME_TEXT: dict[int, str] = {
@@ -48,12 +47,6 @@ FLAG_TEXT: dict[str, str] = {
     "addresses_judge": "the sentence addresses the assessor, judge or model",
     "cited_document_addresses_judge": "a cited document addresses the assessor, judge or model",
 }
-
-
-class DocumentLookup(Protocol):
-    """Anything with `get(doc_id) -> Document | None`: a DocumentStore, or a plain dict in tests."""
-
-    def get(self, doc_id: str) -> Document | None: ...
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,9 @@ from judge.formats.atomic import write_text_atomic
 from judge.formats.judgments import ReportJudgment
 from judge.formats.lock import output_lock
 from judge.labels import OUTCOME_VALUE, CitationPolicy, Outcome
-from judge.types import NuggetBank, Request
+from judge.types import DocumentLookup, NuggetBank, Request
 from judge.view.compare import Comparison, compare
-from judge.view.model import FLAG_TEXT, OUTCOME_TEXT, VALUE_STYLE, DocumentLookup, Site, build_site
+from judge.view.model import FLAG_TEXT, OUTCOME_TEXT, VALUE_STYLE, Site, build_site
 
 REPORTS_DIR = "reports"
 COMPARE_DIR = "compare"

@@ -36,6 +36,10 @@ class Rate(BaseModel):
     def of(cls, k: int, n: int) -> Rate:
         return cls(k=k, n=n, rate=k / n if n else None)
 
+    def __str__(self) -> str:
+        """`k/n (ratio)`, the ratio to three decimals (as every other figure of the calibration report)."""
+        return f"{self.k}/{self.n}" + ("" if self.rate is None else f" ({self.rate:.3f})")
+
 
 class AttackResult(BaseModel):
     """One attack kind on one decision's items, clean against attacked."""

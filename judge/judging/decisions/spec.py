@@ -12,19 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from judge.formats.judgments import DecisionRecord
 from judge.judging.decisions.base import DecisionResponse, Prepared
 from judge.judging.prompts import PromptTemplate, load_template
 from judge.settings import PassagePolicy
-from judge.types import Document, NuggetBank, Request, Sentence
-
-
-class DocumentLookup(Protocol):
-    """Anything with `get(doc_id) -> Document | None` (the document store as the model is shown it)."""
-
-    def get(self, doc_id: str) -> Document | None: ...
+from judge.types import DocumentLookup, NuggetBank, Request, Sentence
 
 
 @dataclass(frozen=True)

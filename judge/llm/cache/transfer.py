@@ -1,7 +1,7 @@
 """Moving decision-cache entries between caches (`argue-judge cache export` / `cache import`), as JSONL.
 
 A header line `{"format": "argue-judge-cache/1"}`, then one `{"key", "value", "sha256"}` object per entry: the
-value is the stored text exactly as a backend holds it (judge.llm.cache_backends), and the checksum covers its
+value is the stored text exactly as a backend holds it (judge.llm.cache.backends), and the checksum covers its
 UTF-8 bytes, so a damaged or hand-edited file is refused line by line instead of poisoning a cache. Entries move
 byte for byte between a directory and Redis in either direction.
 """
@@ -15,8 +15,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from judge.errors import InputError
-from judge.llm.cache import UnreadableEntry, unseal
-from judge.llm.cache_backends import CacheBackend
+from judge.llm.cache.backends import CacheBackend
+from judge.llm.cache.store import UnreadableEntry, unseal
 
 EXPORT_FORMAT = "argue-judge-cache/1"
 _KEY = re.compile(r"[0-9a-f]{64}")

@@ -1,12 +1,12 @@
 """The embedded model in a worker process, seen from the run: start it, ask it, notice and explain its death.
 
-:class:`WorkerRuntime` has the interface of :class:`judge.llm.llama_runtime.LlamaRuntime` that the litellm
+:class:`WorkerRuntime` has the interface of :class:`judge.llm.embedded.runtime.LlamaRuntime` that the litellm
 provider uses (``complete``, ``set_threads``, ``n_ctx``, ``close``), but the model lives in one child process
-(:mod:`judge.llm.llama_worker`), started on the first completion and reused for the whole run. A native crash
+(:mod:`judge.llm.embedded.worker`), started on the first completion and reused for the whole run. A native crash
 there (SIGILL, SIGSEGV, the OOM killer's SIGKILL) ends the child, not the run: the completion in flight raises
 :class:`WorkerDied`, whose message names the signal and what to do, and the decision client records that
 decision as failed (the decisions already judged are in the cache). A worker killed by SIGILL while it used the
-fast kernels is started again once, with the safe kernels (:mod:`judge.llm.kernels`), for the rest of the run;
+fast kernels is started again once, with the safe kernels (:mod:`judge.llm.embedded.kernels`), for the rest of the run;
 any other death leaves the worker down, and every later completion fails at once with the same message instead
 of starting (and losing) a new worker per decision.
 
@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from judge.errors import ConfigurationError
-from judge.llm.kernels import CPUINFO, KernelChoice, resolve_kernels
-from judge.llm.llama_runtime import N_CTX, STATE_SLOTS, Completion
-from judge.llm.llama_worker import completion_from_message
+from judge.llm.embedded.kernels import CPUINFO, KernelChoice, resolve_kernels
+from judge.llm.embedded.runtime import N_CTX, STATE_SLOTS, Completion
+from judge.llm.embedded.worker import completion_from_message
 
 log = logging.getLogger(__name__)
 
@@ -168,12 +168,12 @@ class WorkerRuntime:
     def _start(self) -> None:
         parent_end, child_end = socket.socketpair()
         fd, log_path = tempfile.mkstemp(prefix="argue-local-worker-", suffix=".log")
-        package_root = str(Path(__file__).resolve().parents[2])  # this checkout's judge, not another installed one
+        package_root = str(Path(__file__).resolve().parents[3])  # this checkout's judge, not another installed one
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root,
                                                                           os.environ.get("PYTHONPATH")]))}
         try:
             process = subprocess.Popen(
-                [sys.executable, "-m", "judge.llm.llama_worker", str(child_end.fileno())],
+                [sys.executable, "-m", "judge.llm.embedded.worker", str(child_end.fileno())],
                 pass_fds=(child_end.fileno(),), stdin=subprocess.DEVNULL, stdout=fd, stderr=fd, env=env)
         finally:
             os.close(fd)

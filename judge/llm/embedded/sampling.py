@@ -11,7 +11,7 @@ It also records what OpenAI-style ``logprobs`` need for each generated token: th
 the model (log-softmax of the raw logits) and the most likely *grammar-allowed* alternatives, so a caller can
 renormalise a verdict's probability over the answers that could actually have been written.
 
-Nothing here imports llama_cpp at module import; the sampler is built by :mod:`judge.llm.llama_runtime`.
+Nothing here imports llama_cpp at module import; the sampler is built by :mod:`judge.llm.embedded.runtime`.
 """
 
 from __future__ import annotations

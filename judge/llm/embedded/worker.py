@@ -2,13 +2,13 @@
 
 llama.cpp is native code: an illegal instruction, a segmentation fault or the kernel's out-of-memory killer ends
 whatever process holds it. So the model lives here, in a child process, and the run in the parent survives it
-(:class:`judge.llm.worker_runtime.WorkerRuntime` starts this process, talks to it and reports its death).
+(:class:`judge.llm.embedded.worker_runtime.WorkerRuntime` starts this process, talks to it and reports its death).
 
 Everything crossing the pipe is plain data (dicts, lists, strings, numbers, bytes): a request
 ``{"op": "complete", "top_logprobs": n | None, "kwargs": {...}}`` or ``{"op": "threads", "threads": n | None}``;
 a reply ``{"ok": ...}`` or ``{"error": exception class name, "message": str}``. The runtime and its saved prompt
 states stay here with the model, so prompt-prefix reuse works as in one process. The worker exits when the parent
-closes its end of the socket or dies. It runs as ``python -m judge.llm.llama_worker FD`` rather than as a
+closes its end of the socket or dies. It runs as ``python -m judge.llm.embedded.worker FD`` rather than as a
 multiprocessing child, which would import the parent's main module again (the CLI and litellm: seconds for
 nothing).
 """
@@ -25,13 +25,13 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
-from judge.llm.kernels import KernelChoice
-from judge.llm.llama_runtime import Completion, LlamaRuntime
-from judge.llm.llama_sampling import TokenChoice
+from judge.llm.embedded.kernels import KernelChoice
+from judge.llm.embedded.runtime import Completion, LlamaRuntime
+from judge.llm.embedded.sampling import TokenChoice
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m judge.llm.llama_worker FD``: serve on the socket FD the parent passed; its first message is
+    """``python -m judge.llm.embedded.worker FD``: serve on the socket FD the parent passed; its first message is
     the configuration (model, threads, kernels, factory)."""
     fd = int((argv if argv is not None else sys.argv[1:])[0])
     # Ctrl-C reaches the whole process group: it interrupts the run, which then stops this worker. (Not a session
@@ -84,7 +84,7 @@ def _handle(runtime: LlamaRuntime, request: dict[str, Any]) -> dict[str, Any]:
             runtime.set_threads(request["threads"])
             return {"ok": runtime.n_threads}
         return {"error": "ValueError", "message": f"unknown worker request {request['op']!r}"}
-    except Exception as exc:  # the parent raises it again (judge.llm.worker_runtime.raise_reply)
+    except Exception as exc:  # the parent raises it again (judge.llm.embedded.worker_runtime.raise_reply)
         return {"error": type(exc).__name__, "message": str(exc)}
 
 

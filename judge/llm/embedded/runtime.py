@@ -1,8 +1,8 @@
 """The embedded judge's model where it runs: one llama.cpp ``Llama``, its threads, its kernels, its saved prompts.
 
-A run keeps it in a worker process of its own (:mod:`judge.llm.llama_worker`, driven by
-:class:`judge.llm.worker_runtime.WorkerRuntime`), so that a crash of native code cannot take the run down; tests
-and benchmarks may also use it in their own process.
+A run keeps it in a worker process of its own (:mod:`judge.llm.embedded.worker`, driven by
+:class:`judge.llm.embedded.worker_runtime.WorkerRuntime`), so that a crash of native code cannot take the run down;
+tests and benchmarks may also use it in their own process.
 
 :class:`LlamaRuntime` loads the bundled GGUF on first use and serves one chat completion at a time (llama.cpp is
 not thread-safe). Three things make it faster than a bare ``Llama.create_chat_completion``:
@@ -11,7 +11,7 @@ not thread-safe). Three things make it faster than a bare ``Llama.create_chat_co
   more than the cores actually free can make a run several times slower (the bundled example took ~40 minutes
   instead of ~6 with one of two cores busy). :func:`choose_threads` takes the CPUs this process may use minus the
   current load, at least one; ``n_threads`` overrides it (the CLI's ``--threads``).
-* **Greedy sampling that asks the grammar about one token** (:mod:`judge.llm.llama_sampling`), with the same
+* **Greedy sampling that asks the grammar about one token** (:mod:`judge.llm.embedded.sampling`), with the same
   output at temperature 0.
 * **Prompt prefixes processed once.** llama-cpp-python already keeps the KV state of the previous prompt and
   evaluates only the part after the longest common token prefix. :class:`PromptStates` adds a small LRU of saved
@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from judge.errors import ConfigurationError
-from judge.llm.embedded import INSTALL_HINT, ensure_model_file
-from judge.llm.kernels import KernelChoice, resolve_kernels
-from judge.llm.llama_sampling import GreedyGrammarSampler, TokenChoice
+from judge.llm.embedded.kernels import KernelChoice, resolve_kernels
+from judge.llm.embedded.sampling import GreedyGrammarSampler, TokenChoice
+from judge.llm.embedded.weights import INSTALL_HINT, ensure_model_file
 
 N_CTX = 8192
 DEFAULT_TEMPERATURE = 0.0
@@ -261,7 +261,7 @@ class LlamaRuntime:
     ``n_threads`` None chooses from the free cores at load time (:func:`choose_threads`). ``state_slots`` is the
     number of saved prompt states (0 keeps only llama.cpp's live one). ``fast_sampling`` False uses
     llama-cpp-python's own sampler chain (the benchmark's "old" runtime). ``llama_factory(runtime)`` builds the
-    model object; tests pass a fake. ``kernels`` chooses llama.cpp's CPU kernels (:mod:`judge.llm.kernels`;
+    model object; tests pass a fake. ``kernels`` chooses llama.cpp's CPU kernels (:mod:`judge.llm.embedded.kernels`;
     None: ``auto`` for this CPU).
     """
 

@@ -1,8 +1,8 @@
 """Where the decision cache's entries live: a local directory (diskcache) or a shared Redis server.
 
-A backend is a plain key-value store of text: the key is `judge.llm.cache.cache_key` (64 hex digits of SHA-256),
-the value the sealed canonical JSON of an answer (judge.llm.cache.seal), stored as the same UTF-8 text in both.
-It knows nothing of answers; `judge.llm.cache.DecisionCache` is the one interface the client, the calibration
+A backend is a plain key-value store of text: the key is `judge.llm.cache.store.cache_key` (64 hex digits of SHA-256),
+the value the sealed canonical JSON of an answer (judge.llm.cache.store.seal), stored as the same UTF-8 text in both.
+It knows nothing of answers; `judge.llm.cache.store.DecisionCache` is the one interface the client, the calibration
 suite and the `cache` commands use over either. Redis keeps the entries under `argue-judge:decision:<key>`, so
 one Redis database can also hold other data; several machines pointing at one Redis server share every answer.
 
@@ -23,7 +23,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 import diskcache
 
-from judge.errors import ConfigurationError
+from judge.errors import ConfigurationError, missing_extra
 
 DEFAULT_CACHE_DIR = Path("caches")
 DECISIONS_SUBDIR = "decisions"
@@ -135,7 +135,10 @@ class RedisBackend:
     blocking = True
 
     def __init__(self, url: str):
-        import redis  # a core dependency, imported here so local runs never pay for it
+        try:
+            import redis  # imported here so local runs never pay for it
+        except ImportError:
+            raise missing_extra("a Redis decision cache (--cache redis://...)", "redis") from None
 
         self.location = url
         self._errors = redis.exceptions.RedisError

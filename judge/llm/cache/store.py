@@ -1,9 +1,10 @@
-"""The decision cache: one `DecisionCache` over a backend (judge.llm.cache_backends: a directory, or Redis).
+"""The decision cache: one `DecisionCache` over a backend (judge.llm.cache.backends: a directory, or Redis).
 
 The key is a hash of everything that can change an answer: model id, rendered messages, response schema,
-the caller's contract hash (for decisions: the response class and its validators) and sampling parameters. It
-also holds a re-ask budget, which the decision client keeps at the value every cache was written with
-(judge.llm.client.CACHE_KEY_REASKS): the budget decides whether a decision fails, not what an answer is.
+the caller's contract hash (for decisions: the response class and its validators) and sampling parameters. The
+re-ask budget is not in it: the budget decides whether a decision fails, never what an answer is (an answer that
+validated after k re-asks is the same under any budget of k or more, and failures are not cached), so raising it
+keeps every cached answer; it is in the judge signature instead.
 
 Only answers are stored, never failures: a decision that failed (invalid output after every re-ask, or a
 transport fault) is asked again by the next run, so a flaky server cannot make a failure permanent.
@@ -11,15 +12,13 @@ transport fault) is asked again by the next run, so a flaky server cannot make a
 Each value is sealed: canonical JSON of the answer plus the SHA-256 of its key and that JSON, so a flipped bit or
 a hand-edited value is detected instead of scored. An entry that cannot be read (a damaged database page, bad
 JSON, the wrong shape, a checksum that does not match) is treated as absent: the decision is asked again and the
-entry replaced; `unreadable` counts them for the run's diagnostics. Entries written before values were sealed
-(no checksum) are accepted once and sealed (`resealed` counts them). A write that fails is an OutputError. A cache
+entry replaced; `unreadable` counts them for the run's diagnostics. A write that fails is an OutputError. A cache
 database that cannot be opened at all, or a Redis server that cannot be reached, is a ConfigurationError that
 says how to reset or reach it.
 
 An answer asked with log-probabilities also keeps them (`logprobs`, compacted by `judge.llm.logprob`; an empty
 list when the provider sent none) and the raw JSON text they spell (`output`), so a rerun computes the same
-confidence. Both keys are optional and left out of answers without them: entries written before they existed
-keep their checksums and stay readable.
+confidence. Both keys are optional and left out of answers without them.
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.errors import ConfigurationError, InputError, OutputError
-from judge.llm.cache_backends import (
+from judge.llm.cache.backends import (
     DECISIONS_SUBDIR,
     DEFAULT_CACHE_DIR,
     CacheBackend,
@@ -53,9 +52,8 @@ def canonical_json(value: Any) -> str:
 
 
 def cache_key(*, model: str, messages: list[dict[str, str]], schema: dict[str, Any],
-              sampling: dict[str, Any], reasks: int, contract: str = "") -> str:
-    material = {"model": model, "messages": messages, "schema": schema, "sampling": sampling, "reasks": reasks,
-                "contract": contract}
+              sampling: dict[str, Any], contract: str = "") -> str:
+    material = {"model": model, "messages": messages, "schema": schema, "sampling": sampling, "contract": contract}
     return hashlib.sha256(canonical_json(material).encode("utf-8")).hexdigest()
 
 
@@ -82,9 +80,8 @@ def seal(key: str, answer: CachedAnswer) -> str:
     return canonical_json({"v": _SEAL_VERSION, "answer": body, "sha256": _checksum(key, body)})
 
 
-def unseal(key: str, raw: Any) -> tuple[CachedAnswer, bool]:
-    """The answer stored under `key`, and whether it was sealed (False: a legacy entry, accepted as it is).
-    Raises UnreadableEntry for anything else."""
+def unseal(key: str, raw: Any) -> CachedAnswer:
+    """The answer sealed under `key`; UnreadableEntry for anything else."""
     if not isinstance(raw, str):
         raise UnreadableEntry(f"a value of type {type(raw).__name__}, not JSON text")
     try:
@@ -93,15 +90,11 @@ def unseal(key: str, raw: Any) -> tuple[CachedAnswer, bool]:
         raise UnreadableEntry(f"bad JSON ({type(exc).__name__})") from None
     if not isinstance(data, dict):
         raise UnreadableEntry("not a JSON object")
-    if "sha256" not in data:  # written before values were sealed
-        if data.get("response") is None:
-            raise UnreadableEntry("a cached failure (failures are asked again)")
-        return _answer({k: v for k, v in data.items() if k != "error"}), False
     if data.get("v") != _SEAL_VERSION or not isinstance(data.get("answer"), dict):
         raise UnreadableEntry("an unknown layout")
     if data["sha256"] != _checksum(key, data["answer"]):
         raise UnreadableEntry("checksum mismatch (edited or damaged on disk)")
-    return _answer(data["answer"]), True
+    return _answer(data["answer"])
 
 
 def _checksum(key: str, body: dict[str, Any]) -> str:
@@ -144,16 +137,15 @@ def _token_entry(entry: Any, alternatives: bool = True) -> bool:
 
 
 class DecisionCache:
-    """THE decision cache: sealed answers over a backend (judge.llm.cache_backends: a local directory or Redis),
+    """THE decision cache: sealed answers over a backend (judge.llm.cache.backends: a local directory or Redis),
     with one error handling whichever it is. An entry that cannot be used (unreadable, damaged, a read that
-    failed) is counted, dropped and asked again, never scored; a legacy unsealed entry is sealed on first use; a
-    write that fails is an OutputError. Open one with `open_decision_cache(directory or URL)`."""
+    failed) is counted, dropped and asked again, never scored; a write that fails is an OutputError. Open one
+    with `open_decision_cache(directory or URL)`."""
 
     def __init__(self, backend: CacheBackend):
         self.backend = backend
         self.blocking = backend.blocking            # the client runs blocking calls in a thread
         self.unreadable: Counter[str] = Counter()   # why entries could not be used, and how often
-        self.resealed = 0
 
     @property
     def location(self) -> str:
@@ -168,15 +160,11 @@ class DecisionCache:
         if raw is None:
             return None
         try:
-            answer, sealed = unseal(key, raw)
+            return unseal(key, raw)
         except UnreadableEntry as exc:
             self.unreadable[str(exc)] += 1
             self._drop(key)
             return None
-        if not sealed:
-            self.put(key, answer)
-            self.resealed += 1
-        return answer
 
     def _drop(self, key: str) -> None:
         with suppress(CacheBackendError):   # asked again and replaced anyway; a failed delete changes nothing

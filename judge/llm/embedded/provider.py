@@ -12,8 +12,8 @@ the output always parses (it may still be cut by ``max_tokens``).
 
 This module only translates between litellm and llama-cpp-python; the model, its threads, kernels and saved
 prompt states belong to the runtime the handler delegates to (one per process: :func:`embedded_runtime`), by
-default a :class:`~judge.llm.worker_runtime.WorkerRuntime`, which keeps the model in a worker process of its own
-so that a native crash fails the decisions in flight (:class:`EmbeddedWorkerCrashed`) instead of the run.
+default a :class:`~judge.llm.embedded.worker_runtime.WorkerRuntime`, which keeps the model in a worker process of
+its own so that a native crash fails the decisions in flight (:class:`EmbeddedWorkerCrashed`) instead of the run.
 ``acompletion`` runs the blocking call on the handler's single thread so the event loop stays free. The response
 carries ``usage.prompt_tokens_details.cached_tokens`` (prompt tokens whose KV state was reused) and, when asked
 with ``logprobs=True`` (and ``top_logprobs=n``), OpenAI-shaped ``choices[0].logprobs.content``: each token's
@@ -38,10 +38,10 @@ from litellm import CustomLLM
 from litellm.types.utils import ChoiceLogprobs, ModelResponse, PromptTokensDetailsWrapper, Usage
 
 from judge.errors import ConfigurationError
-from judge.llm.embedded import EMBEDDED_MODEL, EMBEDDED_PROVIDER, embedded_available, ensure_model_file
-from judge.llm.kernels import KernelChoice
-from judge.llm.llama_runtime import Completion, LlamaRuntime
-from judge.llm.worker_runtime import WorkerDied, WorkerRuntime
+from judge.llm.embedded.kernels import KernelChoice
+from judge.llm.embedded.runtime import Completion, LlamaRuntime
+from judge.llm.embedded.weights import EMBEDDED_MODEL, EMBEDDED_PROVIDER, embedded_available, ensure_model_file
+from judge.llm.embedded.worker_runtime import WorkerDied, WorkerRuntime
 
 _REGISTER_LOCK = threading.Lock()
 

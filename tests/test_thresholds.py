@@ -439,7 +439,7 @@ def test_the_shipped_threshold_is_refused_only_for_a_change_of_the_decision_it_g
     import warnings
 
     from judge.judging.thresholds import ThresholdsWarning, choose_thresholds, resolve_thresholds
-    from judge.llm.embedded import EMBEDDED_MODEL
+    from judge.llm.embedded.weights import EMBEDDED_MODEL
     from judge.settings import DEFAULT_THRESHOLDS
 
     embedded = ModelSettings(EMBEDDED_MODEL)

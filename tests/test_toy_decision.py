@@ -74,7 +74,7 @@ def test_the_toy_decision_is_registered_signed_and_documented_without_other_edit
         from judge.judging.decisions import REGISTRY
         from judge.judging.fingerprints import decision_schema_hash, prompt_hashes, prompts_tag, schema_hash
         from judge.judging.thresholds import choose_thresholds
-        from judge.llm.embedded import EMBEDDED_MODEL
+        from judge.llm.embedded.weights import EMBEDDED_MODEL
         from judge.settings import ModelSettings
         choice = choose_thresholds(None, ModelSettings(EMBEDDED_MODEL), None)
         print(json.dumps({"names": REGISTRY.names, "prompts": prompts_tag(prompt_hashes(None)),

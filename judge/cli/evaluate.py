@@ -138,10 +138,10 @@ def eval_command(
     # (judge.formats.lock); until then the finished files of an earlier run stay as they are (the new ones are
     # written in OUT/.argue-run and swapped in by write_outputs).
     with user_errors(debug), Inputs.load(reports, requests, nuggets, docs, docstore_dir(cache),
-                                         max_doc_bytes=max_doc_bytes, shard=part) as inputs, \
+                                         max_doc_bytes=max_doc_bytes, shard=part, out=out) as inputs, \
             output_lock(out, "eval"):
         if human:  # refuse a human file that does not fit before any model call
-            check_human_files(human, {entry.key for entry in inputs.reports.entries}, sample)  # type: ignore[arg-type]
+            check_human_files(human, inputs.reports, sample)  # type: ignore[arg-type]
         config = eval_config(
             settings,
             JudgeSettings(citation_policy, truncate, passages, prompts,  # type: ignore[arg-type]
@@ -172,10 +172,12 @@ def eval_command(
         baseline_rows, headlines = ([], [])
         if with_baselines:  # before the summary is written, so their diagnostics reach run-summary.json
             baseline_rows, headlines = _baselines(inputs, gold, out, evaluation.diagnostics)
-        paths = write_outputs(evaluation, out)
+        # before the summary is written, so the human files' warnings reach run-summary.json
         corrected = estimate_with_humans(evaluation.scores, evaluation.score_signature, human,
                                          evaluation.judgments, sample, confidence,  # type: ignore[arg-type]
-                                         citation_policy, inputs.banks) if human else None  # type: ignore[arg-type]
+                                         citation_policy, inputs.banks,  # type: ignore[arg-type]
+                                         evaluation.diagnostics) if human else None
+        paths = write_outputs(evaluation, out)
         ppi_paths = ppi.write(*corrected, out) if corrected is not None else []
         if view:  # while the document store is open: the pages show the cited documents
             from judge.view import write_view  # pulls in jinja2 and scipy only when asked for
@@ -191,7 +193,7 @@ def eval_command(
     if corrected is not None:
         ppi.show(*corrected, ppi_paths)
     print_usage(evaluation.usage, evaluation.seconds)
-    print_diagnostics(evaluation.diagnostics)
+    print_diagnostics(evaluation.diagnostics, paths["run-summary.json"])
     console.print(f"signature: {evaluation.score_signature.short()}", highlight=False, soft_wrap=True)
     console.print(f"wrote {', '.join(str(p) for p in paths.values())}", highlight=False, soft_wrap=True)
     if view:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -81,14 +82,19 @@ def print_usage(usage: Usage, seconds: float) -> None:
         f"{usage.completion_tokens} out  cost: {cost}  time: {seconds:.1f}s", highlight=False)
 
 
-def print_diagnostics(diagnostics: Diagnostics, limit: int = 20) -> None:
+def print_diagnostics(diagnostics: Diagnostics, summary: Path | None, limit: int = 20) -> None:
     """Every kind of diagnostic of a run, once, at the end: notes first (what was done), then warnings. A kind
-    said many times (one warning per empty report) is its first message and a count."""
-    ordered = sorted(diagnostics.collapsed(), key=lambda pair: pair[0].level != "note")
+    said many times (one warning per empty report) is its first message and a count, pointing to `summary`, the
+    file written with every message; with no such file, every message is printed."""
+    if summary is None:
+        ordered = [(item, 1) for item in sorted(diagnostics, key=lambda item: item.level != "note")]
+        limit = len(ordered)
+    else:
+        ordered = sorted(diagnostics.collapsed(), key=lambda pair: pair[0].level != "note")
     for item, count in ordered[:limit]:
         style = "cyan" if item.level == "note" else "yellow"
-        more = f" (and {count - 1:,} more like it, see run-summary.json)" if count > 1 else ""
+        more = f" (and {count - 1:,} more like it, see {summary})" if count > 1 else ""
         console.print(Text.assemble((f"{item.level}: ", style), item.message, more), highlight=False,
                       soft_wrap=True)
     if len(ordered) > limit:
-        console.print(Text(f"... and {len(ordered) - limit} more (see run-summary.json)", style="yellow"))
+        console.print(Text(f"... and {len(ordered) - limit} more (see {summary})", style="yellow"))

@@ -38,20 +38,20 @@ def score_command(
         banks = read_nugget_banks(list(nuggets)) if nuggets else None
         records = read_any_judgments(list(judgments), banks)
         scores, signature, warnings = score(records, judge_of(records), citation_policy, banks)  # type: ignore[arg-type]
+        diagnostics = Diagnostics()
+        diagnostics.extend(warnings, "scores")
         corrected = None
         if human:  # the estimators import scipy (seconds of start-up): loaded only when asked for
             from judge.run.prediction_powered import estimate_with_humans
 
             corrected = estimate_with_humans(scores, signature, human, records, sample, confidence,  # type: ignore[arg-type]
-                                             citation_policy, banks)  # type: ignore[arg-type]
+                                             citation_policy, banks, diagnostics)  # type: ignore[arg-type]
         with output_lock(out, "score"):
-            scored = write_scored(scores, signature, out)
+            scored = write_scored(scores, signature, out, diagnostics)
             ppi_paths = ppi.write(*corrected, out) if corrected is not None else []
     print_argue_leaderboard(scores.aggregate_rows())
     print_flags(scores.aggregate_rows())
-    diagnostics = Diagnostics()
-    diagnostics.extend(warnings, "scores")
-    print_diagnostics(diagnostics)
+    print_diagnostics(diagnostics, scored[-1])
     console.print(f"signature: {signature.short()}", highlight=False, soft_wrap=True)
     console.print(f"wrote {', '.join(str(path) for path in scored)}", highlight=False)
     if corrected is not None:

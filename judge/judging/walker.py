@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 
 from judge.defence.flag_checker import FlagChecker
 from judge.defence.injection import uses_script
-from judge.defence.quarantine import quarantine_document, quarantine_sentence
+from judge.defence.quarantine import quarantine_document, quarantine_sentence, quarantine_title
 from judge.defence.script import foreign_piece
 from judge.errors import InputError
 from judge.formats import DocumentStore
@@ -212,11 +212,13 @@ class ShownDocuments:
         document = self.documents.get(doc_id)
         if document is None or doc_id in self._as_stored:
             return document
-        if self.flag_checker.document_rule(doc_id) is None and not (
-                uses_script(self.flag_checker.detector) and foreign_piece(document.text) is not None):
+        detector = self.flag_checker.detector
+        if self.flag_checker.document_rule(doc_id) is None and not (uses_script(detector) and any(
+                foreign_piece(field) is not None for field in (document.text, document.title or ""))):
             self._as_stored.add(doc_id)
             return document
-        withheld = quarantine_document(document.text, self.flag_checker.detector)
-        shown = document.model_copy(update={"text": withheld.shown})
+        # the title is rendered into the prompt beside the text: it goes through the same defence
+        shown = document.model_copy(update={"text": quarantine_document(document.text, detector).shown,
+                                            "title": quarantine_title(document.title, detector)})
         self._quarantined[doc_id] = shown
         return shown

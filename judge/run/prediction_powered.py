@@ -11,16 +11,20 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import replace
 from pathlib import Path
 
+from judge.diagnostics import Diagnostics
 from judge.errors import InputError
 from judge.formats._jsonl import expand_paths, is_literal, source_name
 from judge.formats.atomic import staged
 from judge.formats.judgments import NuggetSummary, ReportJudgment
+from judge.formats.pairing import check_same_report, sentence_texts
+from judge.formats.reports import ReportIndex
 from judge.formats.scores import format_value, tsv_row
-from judge.judging.judgments_reader import iter_judgments
+from judge.formats.sniff import naming_the_format
+from judge.judging.judgments_reader import iter_judgments_located
 from judge.judging.signature import ScoreSignature
 from judge.labels import CitationPolicy
 from judge.metrics import Scores
@@ -46,54 +50,107 @@ def human_digest(paths: Sequence[str | Path]) -> str:
     return digest.hexdigest()[:8]
 
 
-def _read_checked(paths: Sequence[str | Path], judged: set[tuple[str, str]]) -> list[ReportJudgment]:
-    """The human records, each file checked to judge a subset of `judged`, no report judged twice."""
-    records: list[ReportJudgment] = []
+# What the judge's side knows of each report: its sentences' texts (after judging) or only their number (before).
+JudgedReports = Mapping[tuple[str, str], Sequence[str] | int]
+
+
+def _read_checked(paths: Sequence[str | Path], judged: JudgedReports | Set[tuple[str, str]]
+                  ) -> list[tuple[str, ReportJudgment]]:
+    """The human records with their file's name, each file checked to judge a subset of `judged`, each record the
+    same report as the judge's (same sentences, when `judged` maps reports to them), no report judged twice."""
+    records: list[tuple[str, ReportJudgment]] = []
     seen: set[tuple[str, str]] = set()
     for path in paths:
+        name = source_name(path)
         # the judgments format, as assessors write it
-        file_records = list(iter_judgments(path))
-        check_subset(judged, [j.key for j in file_records], source_name(path))
-        for j in file_records:
+        with naming_the_format("an argue-judge judgments file"):
+            file_records = list(iter_judgments_located(path))
+        check_subset(set(judged), [j.key for _, _, _, j in file_records], name)
+        for line, _, _, j in file_records:
             if j.key in seen:
-                raise InputError(f"two human judgments of run {j.run_id} request {j.request_id}", source_name(path))
+                raise InputError(f"two human judgments of run {j.run_id} request {j.request_id}", name, line)
             seen.add(j.key)
-        records += file_records
+            if isinstance(judged, Mapping):
+                check_same_report(j, judged[j.key], name, line)
+            records.append((name, j))
     return records
 
 
-def read_human(paths: Sequence[str | Path], judged: Iterable[ReportJudgment]) -> list[ReportJudgment]:
-    """Human judgments records, each file checked to judge a subset of the judged reports (InputError naming the
-    file otherwise). A record without a nugget bank gets the judge's record's bank for its request: the bank
-    belongs to the request, not to the assessor, and recall is undefined without it."""
+def _with_banks(records: list[tuple[str, ReportJudgment]], judged: Iterable[ReportJudgment]
+                ) -> list[tuple[str, ReportJudgment]]:
+    # A record without a nugget bank gets the judge's record's bank for its request: the bank belongs to the
+    # request, not to the assessor, and recall is undefined without it.
     nuggets: dict[str, list[NuggetSummary]] = {}
-    keys: set[tuple[str, str]] = set()
     for j in judged:
-        keys.add(j.key)
         if j.nuggets is not None:
             nuggets.setdefault(j.request_id, j.nuggets)
-    return [j if j.nuggets is not None or j.request_id not in nuggets
-            else j.model_copy(update={"nuggets": nuggets[j.request_id]}) for j in _read_checked(paths, keys)]
+    return [(name, j if j.nuggets is not None or j.request_id not in nuggets
+             else j.model_copy(update={"nuggets": nuggets[j.request_id]})) for name, j in records]
 
 
-def check_human_files(paths: Sequence[str | Path], judged: set[tuple[str, str]], design: Design) -> None:
-    """Refuse, before any judging, human files that judge reports outside `judged` (run, request), judge one
-    twice, or do not fit the design (InputError naming the file)."""
-    keys = {j.key for j in _read_checked(paths, judged)}
-    Inclusion(design, judged, keys, ", ".join(str(p) for p in paths))
+def read_human(paths: Sequence[str | Path], judged: Iterable[ReportJudgment]) -> list[ReportJudgment]:
+    """Human judgments records, each file checked to judge a subset of the judged reports, each record the same
+    report (same sentences) as the judge's (InputError naming the file and line otherwise). A record without a
+    nugget bank gets the judge's record's bank for its request."""
+    judged = list(judged)
+    reports = {j.key: sentence_texts(j) for j in judged}
+    return [j for _, j in _with_banks(_read_checked(paths, reports), judged)]
+
+
+class _ReportTexts(Mapping[tuple[str, str], Sequence[str]]):
+    """The sentences of each indexed report, read from its file only when a human record asks for it."""
+
+    def __init__(self, reports: ReportIndex):
+        self._reports = reports
+        self._entries = {entry.key: entry for entry in reports.entries}
+
+    def __getitem__(self, key: tuple[str, str]) -> Sequence[str]:
+        return tuple(s.text for s in self._reports.read(self._entries[key]).sentences)
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def check_human_files(paths: Sequence[str | Path], reports: ReportIndex, design: Design) -> None:
+    """Refuse, before any judging, human files that judge reports outside `reports`, or another version of one
+    (other sentences), judge one twice, or do not fit the design (InputError naming the file and line)."""
+    texts = _ReportTexts(reports)
+    keys = {j.key for _, j in _read_checked(paths, texts)}
+    Inclusion(design, set(texts), keys, ", ".join(str(p) for p in paths))
+
+
+def human_warnings(records: list[tuple[str, ReportJudgment]], policy: CitationPolicy = "all",
+                   banks: Mapping[str, NuggetBank] | None = None) -> list[str]:
+    """What scoring each human file says of it (sentences judged without an outcome, undefined precision, ...),
+    each warning led by the file's name: the same warnings `argue-judge score FILE` gives."""
+    found: list[str] = []
+    for name in dict.fromkeys(name for name, _ in records):
+        _, _, warnings = score([j for n, j in records if n == name], "human", policy, banks)
+        found += [f"{name}: {warning}" for warning in warnings]
+    return found
 
 
 def estimate_with_humans(judge_scores: Scores, judge_signature: ScoreSignature, human_paths: Sequence[str | Path],
                          judged: Iterable[ReportJudgment], design: Design = "reports", confidence: float = 0.95,
-                         policy: CitationPolicy = "all", banks: Mapping[str, NuggetBank] | None = None
-                         ) -> tuple[CorrectedScores, ScoreSignature]:
+                         policy: CitationPolicy = "all", banks: Mapping[str, NuggetBank] | None = None,
+                         diagnostics: Diagnostics | None = None) -> tuple[CorrectedScores, ScoreSignature]:
     """Prediction-powered estimates of every run's ARGUE measures and of every pair's difference, with the score
     signature extended by the human sample (hash, design, confidence). `judged`: the judge's records (for the
-    subset check and the nugget banks); raises InputError on a human file that is not a subset, or (design
-    'requests') one that judged part of a request."""
+    subset check, the sentences each human record must share and the nugget banks); raises InputError on a human
+    file that is not a subset, a record of another version of a report, or (design 'requests') a file that
+    judged part of a request. The human files' own warnings go to `diagnostics` (source "human"): every
+    path that reads a human file reports what `score` of that file alone would."""
     if not 0 < confidence < 1:
         raise InputError(f"--confidence must be between 0 and 1 (e.g. 0.95), not {confidence}")
-    human_records = read_human(human_paths, judged)
+    judged = list(judged)
+    located = _with_banks(_read_checked(human_paths, {j.key: sentence_texts(j) for j in judged}), judged)
+    human_records = [j for _, j in located]
+    warnings = human_warnings(located, policy, banks)
+    if diagnostics is not None:
+        diagnostics.extend(warnings, "human")
     human_scores, _, _ = score(human_records, "human", policy, banks)
     judged_keys = {(run.run_id, request) for run in judge_scores for request in run.reports}
     inclusion = Inclusion(design, judged_keys, {j.key for j in human_records},

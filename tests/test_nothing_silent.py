@@ -393,3 +393,87 @@ def test_no_prompt_of_any_decision_shows_an_injection_in_any_field(tmp_path, fie
     flagged = [s for j in judgments if j["run_id"] == "run-cited" and j["request_id"] == "ex-101"
                for s in j["sentences"] if s.get("flags")]
     assert flagged, "the injection is withheld and flagged, never silently dropped"
+
+
+# -- item 5: a setting that cannot take effect says so; the signature records what was applied ------------------
+
+# Every eval option, by whether its effect can depend on what the model server or the inputs provide. Those that can
+# are each tested below; a new option fails test_every_eval_option_is_classified until it is placed here.
+DEPENDS = {"--seed", "--logprobs", "--threads", "--kernels", "--thresholds", "--gold", "--sample", "--confidence",
+           "--resume"}
+ALWAYS = {"reports", "--requests", "--docs", "--nuggets", "--model", "--api-base", "--router", "--api-key",
+          "--timeout", "--temperature", "--max-tokens", "--citation-policy", "--truncate", "--max-doc-chars",
+          "--max-doc-bytes", "--concurrency", "--max-cost", "--price-per-1k", "--max-failed-fraction",
+          "--give-up-after", "--cache", "--no-cache", "--shard", "--prompts", "--on-injection",
+          "--injection-detector", "--view", "--with-baselines", "--human", "--out", "--debug"}
+
+
+def test_every_eval_option_is_classified():
+    import click
+    import typer
+
+    root = typer.main.get_command(app)
+    command = root.get_command(click.Context(root), "eval")  # type: ignore[attr-defined]
+    options = {p.opts[0] for p in command.params}
+    assert options == DEPENDS | ALWAYS, (options - DEPENDS - ALWAYS, (DEPENDS | ALWAYS) - options)
+
+
+@pytest.mark.parametrize("option", [("--threads", "2"), ("--kernels", "safe")])
+def test_embedded_only_options_on_a_hosted_model_say_they_had_no_effect(tmp_path, option):
+    with FakeEndpoint(smart_responder) as ep:
+        result = runner.invoke(app, eval_args(ep.api_base, tmp_path / "cache", tmp_path / "out", *option))
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "out" / "run-summary.json").read_text(encoding="utf-8"))
+    said = [d["message"] for d in summary["diagnostics"] if d["source"] == "settings"]
+    assert any(m.startswith(f"{option[0]} {option[1]} has no effect") for m in said), said
+    assert f"{option[0]} {option[1]} has no effect" in result.output
+
+
+@pytest.mark.parametrize(("model", "dropped"), [("anthropic/claude-3-5-sonnet-20240620", {"seed", "logprobs"}),
+                                                ("gemini/gemini-1.5-pro", {"seed"}),
+                                                ("ollama/qwen2.5", {"logprobs"}),
+                                                ("openai/fake", set())])
+def test_seed_and_logprobs_a_provider_ignores_are_said_and_left_out_of_the_signature(model, dropped):
+    from judge.judging.signature import JudgeSignature
+    from judge.run.evaluate import EvalConfig
+    from judge.settings import ModelSettings
+
+    config = EvalConfig(ModelSettings(model, seed=7, logprobs=True), cache_dir=None)
+    signature = JudgeSignature.of(config.model, config.retry, config.judge).short()
+    assert ("seed:None" in signature) == ("seed" in dropped) and ("seed:7" in signature) == ("seed" not in dropped)
+    assert ("|lp:yes" in signature) == ("logprobs" not in dropped)
+    for name in ("seed", "logprobs"):
+        assert any(note.startswith(f"--{name}") for note in config.unapplied) == (name in dropped), config.unapplied
+
+
+def test_logprobs_from_a_server_that_returns_none_are_said(tmp_path, monkeypatch):
+    import judge.testing.endpoint as endpoint
+
+    monkeypatch.setattr(endpoint, "logprobs_block", lambda *args: None)  # a server that ignores the parameter
+    with FakeEndpoint(smart_responder) as ep:
+        result = runner.invoke(app, eval_args(ep.api_base, tmp_path / "cache", tmp_path / "out", "--logprobs"))
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "out" / "run-summary.json").read_text(encoding="utf-8"))
+    assert any("log-probabilities were asked for" in d["message"] for d in summary["diagnostics"]), summary
+
+
+@pytest.mark.parametrize("command", ["eval", "score"])
+@pytest.mark.parametrize("option", [("--sample", "requests"), ("--confidence", "0.9"), ("--gold", "x")])
+def test_an_option_whose_parent_is_missing_is_refused(judged, tmp_path, command, option):
+    if command == "score" and option[0] == "--gold":
+        pytest.skip("score has no --gold")
+    _, judgments, _ = judged
+    if option[0] == "--gold":
+        option = (option[0], str(EXAMPLES / "gold"))
+    args = eval_args("http://127.0.0.1:9", tmp_path / "cache", tmp_path / "out", *option) if command == "eval" \
+        else ["score", str(judgments), "--out", str(tmp_path / "out"), *option]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert option[0] in error_line(result)
+
+
+def test_resume_with_nothing_to_resume_says_so(tmp_path):
+    with FakeEndpoint(smart_responder) as ep:
+        result = runner.invoke(app, eval_args(ep.api_base, tmp_path / "cache", tmp_path / "out", "--resume"))
+    assert result.exit_code == 0, result.output
+    assert "--resume: " in result.output and "every report was judged" in result.output

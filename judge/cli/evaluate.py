@@ -124,6 +124,10 @@ def eval_command(
         raise typer.BadParameter(f"choose one of {', '.join(CITATION_POLICIES)}", param_hint="--citation-policy")
     if on_injection not in INJECTION_POLICIES:
         raise typer.BadParameter(f"choose one of {', '.join(INJECTION_POLICIES)}", param_hint="--on-injection")
+    if gold and not with_baselines:  # an option that cannot take effect is refused, not ignored
+        raise typer.BadParameter("only the baselines read it: add --with-baselines, or drop --gold",
+                                 param_hint="--gold")
+    ppi.check_human_options(human, sample, confidence)
     with user_errors(debug):
         part = Shard.parse(shard) if shard else None
         settings = model_settings(model, api_base or [], router, api_key, timeout, temperature, seed, max_tokens)

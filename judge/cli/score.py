@@ -34,6 +34,7 @@ def score_command(
     """Recompute every metric from judgments alone (no model calls): LLM judgments and human labels alike. With
     --human, also the prediction-powered estimates of each run's scores from a human sample (docs/ppi.md)."""
     ppi.check_design(sample)
+    ppi.check_human_options(human, sample, confidence)
     with user_errors(debug):
         banks = read_nugget_banks(list(nuggets)) if nuggets else None
         records = read_any_judgments(list(judgments), banks)

@@ -43,7 +43,7 @@ SUMMARY_KEYS = ("judge_signature", "score_signature", "usage", "seconds", "faile
 RUN_KEYS = ("timeout_seconds", "servers", "shard", "resumed_reports", "reports", "merged_from")
 # The stages of a run in the order it reports their diagnostics (judge.run.evaluate); merge puts the shards'
 # diagnostics back in this order.
-DIAGNOSTIC_SOURCES = ("documents", "inputs", "cache", "scores", "embedded judge", "baselines", "human")
+DIAGNOSTIC_SOURCES = ("documents", "inputs", "cache", "scores", "settings", "embedded judge", "baselines", "human")
 
 
 @dataclass

@@ -477,3 +477,65 @@ def test_resume_with_nothing_to_resume_says_so(tmp_path):
         result = runner.invoke(app, eval_args(ep.api_base, tmp_path / "cache", tmp_path / "out", "--resume"))
     assert result.exit_code == 0, result.output
     assert "--resume: " in result.output and "every report was judged" in result.output
+
+
+# -- item 12: the embedded judge's thread count follows the machine's load during the run ------------------------
+
+class _Load:
+    """A load source replaying how many cores other processes kept busy before each completion."""
+
+    def __init__(self, readings):
+        self.readings = list(readings)
+
+    def others_busy(self):
+        return self.readings.pop(0)
+
+
+@pytest.mark.parametrize(("requested", "expected"), [(None, [1, 1, 2, 2, 1]), (1, [1, 1, 1, 1, 1])])
+def test_the_thread_count_is_re_decided_before_each_completion_from_the_load(monkeypatch, requested, expected):
+    import llama_cpp
+    from test_llama_runtime import CountingLlama, ask, document
+
+    from judge.llm import llama_runtime
+
+    monkeypatch.setattr(llama_runtime, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(llama_runtime, "busy_cores", lambda *a, **k: 1.0)  # a job holds a core at load time
+    set_calls = []
+    monkeypatch.setattr(llama_cpp, "llama_set_n_threads", lambda ctx, n, batch: set_calls.append((ctx, n, batch)))
+    fake = CountingLlama()
+    fake.ctx = "ctx"
+    runtime = llama_runtime.LlamaRuntime(llama_factory=lambda _r: fake, n_threads=requested)
+    # the first completion has no earlier reading (None); the job ends after the second; another starts later
+    runtime.load = _Load([None, 1.0, 0.1, 0.0, 1.2])
+    used = []
+    for n in range(5):
+        ask(runtime, document("a"), f"sentence {n}")
+        used.append(runtime.n_threads)
+    assert used == expected
+    if requested is None:
+        assert set_calls == [("ctx", 2, 2), ("ctx", 1, 1)]
+        assert runtime.thread_history == [(1, 1), (3, 2), (5, 1)]
+    else:
+        assert set_calls == [] and runtime.thread_history == [(1, 1)]
+
+
+def test_the_machine_load_leaves_out_this_processs_own_cpu_time(tmp_path, monkeypatch):
+    import os
+
+    from judge.llm.llama_runtime import MachineLoad
+
+    stat = tmp_path / "stat"
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def counters(total_busy: float, total: float) -> None:  # two cores; seconds -> ticks
+        user = int(total_busy * ticks)
+        idle = int((total - total_busy) * ticks)
+        stat.write_text(f"cpu  {user} 0 0 {idle} 0 0 0 0 0 0\ncpu0 0\ncpu1 0\n", encoding="ascii")
+
+    own = iter([0.0, 1.0])  # this process used 1 CPU-second between the readings
+    monkeypatch.setattr(os, "times", lambda: os.times_result((next(own), 0.0, 0.0, 0.0, 0.0)))
+    load = MachineLoad(stat)
+    counters(0.0, 0.0)
+    assert load.others_busy() is None  # no earlier reading
+    counters(2.0, 2.0)                 # 1 s of wall time on 2 cores, both busy: one of them ours
+    assert load.others_busy() == pytest.approx(1.0)

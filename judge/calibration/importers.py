@@ -343,11 +343,11 @@ def _located(paths: Iterable[str | Path]) -> list[tuple[str, int, ReportJudgment
 
 
 def read_paired_judgments(human: list[str | Path], judged: list[str | Path]
-                          ) -> tuple[list[ReportJudgment], list[ReportJudgment]]:
+                          ) -> tuple[list[ReportJudgment], list[ReportJudgment], dict[str, list[ReportJudgment]]]:
     """Human judgments and the judge's of the same reports (`calibrate --human --judged`). InputError naming both
     files when no report (run, request) is in both, and naming the human file and line of a record that judges
     another version of a report the judge judged (other sentences): its labels would pair with the wrong
-    sentences."""
+    sentences. Also returns each file's records, by name, for the warnings scoring each file gives."""
     human_records, judged_records = _located(human), _located(judged)
     judged_reports = {j.key: sentence_texts(j) for _, _, j in judged_records}
     common = [(name, line, j) for name, line, j in human_records if j.key in judged_reports]
@@ -357,4 +357,7 @@ def read_paired_judgments(human: list[str | Path], judged: list[str | Path]
                          "judgments of the reports the assessors judged")
     for name, line, j in common:
         check_same_report(j, judged_reports[j.key], name, line)
-    return [j for _, _, j in human_records], [j for _, _, j in judged_records]
+    files: dict[str, list[ReportJudgment]] = {}
+    for name, _, j in (*human_records, *judged_records):
+        files.setdefault(name, []).append(j)
+    return [j for _, _, j in human_records], [j for _, _, j in judged_records], files

@@ -562,3 +562,18 @@ def test_calibrate_reports_the_human_files_own_warnings(judged, tmp_path):
                                  "openai/x", "--api-base", "http://127.0.0.1:9", "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert f"{holey}: run " in result.output and "4 sentence(s) have status 'judged' but no outcome" in result.output
+
+
+def test_a_reader_that_goes_away_never_changes_the_exit_code(judged, tmp_path):
+    """`argue-judge score ... | head -1`: the rest of the printing is lost, not the command's success."""
+    import shlex
+    import subprocess
+    import sys
+
+    _, judgments, _ = judged
+    command = " ".join(shlex.quote(a) for a in [sys.executable, "-c", CLI, "score", str(judgments), "--out",
+                                                    str(tmp_path / "out")])
+    done = subprocess.run(["bash", "-c", f"{command} | head -c 1 > /dev/null; echo ${{PIPESTATUS[0]}}"],
+                          capture_output=True, env=_cli_env(), timeout=300)
+    assert done.stdout.decode().strip() == "0", done.stderr.decode()
+    assert (tmp_path / "out" / "leaderboard.tsv").is_file()

@@ -23,10 +23,10 @@ from pydantic import BaseModel, Field
 from judge.calibration.items import PARTIALLY_SUPPORTED, CalibrationItem
 from judge.errors import InputError
 from judge.formats._jsonl import iter_jsonl, source_name
-from judge.judging.decisions import DECISION_LABELS
 from judge.formats.judgments import ReportJudgment
 from judge.formats.pairing import check_same_report, sentence_texts
 from judge.formats.sniff import naming_the_format
+from judge.judging.decisions import DECISION_LABELS
 from judge.judging.judgments_reader import iter_judgments_located
 from judge.types import Document, NuggetBank
 

@@ -12,6 +12,7 @@ Exit codes (documented in the README):
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -26,7 +27,23 @@ from rich.markup import escape
 
 from judge.errors import BudgetExceeded, ConfigurationError, InputError, OutputError
 
-stderr = Console(stderr=True)
+
+class TolerantConsole(Console):
+    """A console whose reader went away (`argue-judge score ... | head`) stops printing, silently: the command
+    goes on, and its exit code says how the command ended, not that nobody read the rest (rich exits 1)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, (self.file or sys.stdout).fileno())
+        except (OSError, ValueError):  # no file descriptor to redirect: quiet is enough
+            pass
+        finally:
+            os.close(devnull)
+
+
+stderr = TolerantConsole(stderr=True)
 
 EXIT_INPUT = 2
 EXIT_CONFIGURATION = 3

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from judge.cli.errors import TolerantConsole
 from judge.diagnostics import Diagnostics
 from judge.formats.scores import ALL, ScoreRow, leaderboard
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # the type alone: the client imports litellm, which `score` a
     from judge.llm.client import Usage
 
 # Markup off: run ids, paths and warnings are user text and may contain [brackets].
-console = Console(markup=False)
+console = TolerantConsole(markup=False)
 
 SHORT_NAMES = {
     "SentencePrecision": "P", "NuggetRecall": "R", "NuggetRecall(weighted=True)": "wR", "F1": "F1",

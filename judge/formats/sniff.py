@@ -7,10 +7,10 @@ by the fields that set each format apart; never raises."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from judge.errors import InputError
 from judge.formats._jsonl import Source, is_literal, open_binary

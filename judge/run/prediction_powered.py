@@ -50,51 +50,32 @@ def human_digest(paths: Sequence[str | Path]) -> str:
     return digest.hexdigest()[:8]
 
 
-# What the judge's side knows of each report: its sentences' texts (after judging) or only their number (before).
-JudgedReports = Mapping[tuple[str, str], Sequence[str] | int]
+Located = list[tuple[str, int, ReportJudgment]]   # (file name, line, record) of every human record
 
 
-def _read_checked(paths: Sequence[str | Path], judged: JudgedReports | Set[tuple[str, str]]
-                  ) -> list[tuple[str, ReportJudgment]]:
-    """The human records with their file's name, each file checked to judge a subset of `judged`, each record the
-    same report as the judge's (same sentences, when `judged` maps reports to them), no report judged twice."""
-    records: list[tuple[str, ReportJudgment]] = []
+def _read_files(paths: Sequence[str | Path]) -> Located:
+    """Every human record with its file and line; no report judged twice; a file in another known format is
+    named as such (an Auto-ARGUE file, a reports file, ...)."""
+    located: Located = []
     seen: set[tuple[str, str]] = set()
     for path in paths:
         name = source_name(path)
-        # the judgments format, as assessors write it
-        with naming_the_format("an argue-judge judgments file"):
-            file_records = list(iter_judgments_located(path))
-        check_subset(set(judged), [j.key for _, _, _, j in file_records], name)
-        for line, _, _, j in file_records:
-            if j.key in seen:
-                raise InputError(f"two human judgments of run {j.run_id} request {j.request_id}", name, line)
-            seen.add(j.key)
-            if isinstance(judged, Mapping):
-                check_same_report(j, judged[j.key], name, line)
-            records.append((name, j))
-    return records
+        with naming_the_format("an argue-judge judgments file"):  # the judgments format, as assessors write it
+            for line, _, _, j in iter_judgments_located(path):
+                if j.key in seen:
+                    raise InputError(f"two human judgments of run {j.run_id} request {j.request_id}", name, line)
+                seen.add(j.key)
+                located.append((name, line, j))
+    return located
 
 
-def _with_banks(records: list[tuple[str, ReportJudgment]], judged: Iterable[ReportJudgment]
-                ) -> list[tuple[str, ReportJudgment]]:
-    # A record without a nugget bank gets the judge's record's bank for its request: the bank belongs to the
-    # request, not to the assessor, and recall is undefined without it.
-    nuggets: dict[str, list[NuggetSummary]] = {}
-    for j in judged:
-        if j.nuggets is not None:
-            nuggets.setdefault(j.request_id, j.nuggets)
-    return [(name, j if j.nuggets is not None or j.request_id not in nuggets
-             else j.model_copy(update={"nuggets": nuggets[j.request_id]})) for name, j in records]
-
-
-def read_human(paths: Sequence[str | Path], judged: Iterable[ReportJudgment]) -> list[ReportJudgment]:
-    """Human judgments records, each file checked to judge a subset of the judged reports, each record the same
-    report (same sentences) as the judge's (InputError naming the file and line otherwise). A record without a
-    nugget bank gets the judge's record's bank for its request."""
-    judged = list(judged)
-    reports = {j.key: sentence_texts(j) for j in judged}
-    return [j for _, j in _with_banks(_read_checked(paths, reports), judged)]
+def _check_pairs(located: Located, judged: Set[tuple[str, str]], sentences: Mapping[tuple[str, str], Sequence[str]]
+                 ) -> None:
+    """Each file judges a subset of `judged`, and each record the same report as the judge's (same sentences)."""
+    for name in dict.fromkeys(name for name, _, _ in located):
+        check_subset(judged, [j.key for n, _, j in located if n == name], name)
+    for name, line, j in located:
+        check_same_report(j, sentences[j.key], name, line)
 
 
 class _ReportTexts(Mapping[tuple[str, str], Sequence[str]]):
@@ -117,18 +98,41 @@ class _ReportTexts(Mapping[tuple[str, str], Sequence[str]]):
 def check_human_files(paths: Sequence[str | Path], reports: ReportIndex, design: Design) -> None:
     """Refuse, before any judging, human files that judge reports outside `reports`, or another version of one
     (other sentences), judge one twice, or do not fit the design (InputError naming the file and line)."""
+    located = _read_files(paths)
     texts = _ReportTexts(reports)
-    keys = {j.key for _, j in _read_checked(paths, texts)}
-    Inclusion(design, set(texts), keys, ", ".join(str(p) for p in paths))
+    _check_pairs(located, set(texts), texts)
+    Inclusion(design, set(texts), {j.key for _, _, j in located}, ", ".join(str(p) for p in paths))
 
 
-def human_warnings(records: list[tuple[str, ReportJudgment]], policy: CitationPolicy = "all",
+def read_human(paths: Sequence[str | Path], judged: Iterable[ReportJudgment]) -> Located:
+    """Human judgments records with their file and line, each file checked to judge a subset of the judged
+    reports, each record the same report (same sentences) as the judge's (InputError naming the file and line
+    otherwise). Reads `judged` once, keeping the sentences of the human-judged reports alone. A record without a
+    nugget bank gets the judge's record's bank for its request: the bank belongs to the request, not to the
+    assessor, and recall is undefined without it."""
+    located = _read_files(paths)
+    wanted = {j.key for _, _, j in located}
+    keys: set[tuple[str, str]] = set()
+    sentences: dict[tuple[str, str], Sequence[str]] = {}
+    nuggets: dict[str, list[NuggetSummary]] = {}
+    for j in judged:
+        keys.add(j.key)
+        if j.key in wanted:
+            sentences[j.key] = sentence_texts(j)
+        if j.nuggets is not None:
+            nuggets.setdefault(j.request_id, j.nuggets)
+    _check_pairs(located, keys, sentences)
+    return [(name, line, j if j.nuggets is not None or j.request_id not in nuggets
+             else j.model_copy(update={"nuggets": nuggets[j.request_id]})) for name, line, j in located]
+
+
+def human_warnings(located: Located, policy: CitationPolicy = "all",
                    banks: Mapping[str, NuggetBank] | None = None) -> list[str]:
     """What scoring each human file says of it (sentences judged without an outcome, undefined precision, ...),
     each warning led by the file's name: the same warnings `argue-judge score FILE` gives."""
     found: list[str] = []
-    for name in dict.fromkeys(name for name, _ in records):
-        _, _, warnings = score([j for n, j in records if n == name], "human", policy, banks)
+    for name in dict.fromkeys(name for name, _, _ in located):
+        _, _, warnings = score([j for n, _, j in located if n == name], "human", policy, banks)
         found += [f"{name}: {warning}" for warning in warnings]
     return found
 
@@ -145,9 +149,8 @@ def estimate_with_humans(judge_scores: Scores, judge_signature: ScoreSignature, 
     path that reads a human file reports what `score` of that file alone would."""
     if not 0 < confidence < 1:
         raise InputError(f"--confidence must be between 0 and 1 (e.g. 0.95), not {confidence}")
-    judged = list(judged)
-    located = _with_banks(_read_checked(human_paths, {j.key: sentence_texts(j) for j in judged}), judged)
-    human_records = [j for _, j in located]
+    located = read_human(human_paths, judged)
+    human_records = [j for _, _, j in located]
     warnings = human_warnings(located, policy, banks)
     if diagnostics is not None:
         diagnostics.extend(warnings, "human")

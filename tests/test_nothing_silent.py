@@ -577,3 +577,20 @@ def test_a_reader_that_goes_away_never_changes_the_exit_code(judged, tmp_path):
                           capture_output=True, env=_cli_env(), timeout=300)
     assert done.stdout.decode().strip() == "0", done.stderr.decode()
     assert (tmp_path / "out" / "leaderboard.tsv").is_file()
+
+
+@pytest.mark.parametrize(("option", "given", "named"), [
+    ("--docs", EXAMPLES / "reports" / "run-cited.jsonl", "a reports file, not a documents file"),
+    ("--nuggets", EXAMPLES / "requests.jsonl", "a requests file, not a nugget bank"),
+    ("reports", EXAMPLES / "docs.jsonl", "a documents file, not a reports file"),
+    ("score", EXAMPLES / "requests.jsonl", "a requests file, not an argue-judge judgments file"),
+])
+def test_every_input_in_another_known_format_is_named(tmp_path, option, given, named):
+    if option == "score":
+        args = ["score", str(given), "--out", str(tmp_path / "out")]
+    else:
+        args = eval_args("http://127.0.0.1:9", tmp_path / "cache", tmp_path / "out")
+        args[1 if option == "reports" else args.index(option) + 1] = str(given)
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert f"{given}: this is {named}" in error_line(result)

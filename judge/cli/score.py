@@ -15,6 +15,7 @@ from judge.cli.render import console, print_argue_leaderboard, print_diagnostics
 from judge.diagnostics import Diagnostics
 from judge.formats import read_nugget_banks
 from judge.formats.lock import output_lock
+from judge.formats.sniff import naming_the_format
 from judge.run.outputs import write_scored
 from judge.run.score import judge_of, score
 
@@ -37,7 +38,8 @@ def score_command(
     ppi.check_human_options(human, sample, confidence)
     with user_errors(debug):
         banks = read_nugget_banks(list(nuggets)) if nuggets else None
-        records = read_any_judgments(list(judgments), banks)
+        with naming_the_format("an argue-judge judgments file"):
+            records = read_any_judgments(list(judgments), banks)
         scores, signature, warnings = score(records, judge_of(records), citation_policy, banks)  # type: ignore[arg-type]
         diagnostics = Diagnostics()
         diagnostics.extend(warnings, "scores")

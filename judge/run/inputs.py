@@ -69,7 +69,7 @@ class Inputs:
         with naming_the_format("a nugget bank"):
             read = (index, known, read_nugget_banks(list(nuggets)) if nuggets else {})
         # The document index logs what it repairs (duplicate ids, an unreadable index): keep it for the summary.
-        with diagnostics.capture_logging("judge.formats.documents", "documents"):
+        with diagnostics.capture_logging("judge.formats.documents", "documents"), naming_the_format("a documents file"):
             store = DocumentStore.open(list(documents), index_dir)
         loaded = cls(*read, store, diagnostics)
         try:

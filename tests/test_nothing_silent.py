@@ -594,3 +594,17 @@ def test_every_input_in_another_known_format_is_named(tmp_path, option, given, n
     result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output
     assert f"{given}: this is {named}" in error_line(result)
+
+
+def test_the_flag_line_points_to_the_judgments_that_hold_the_flags(judged, tmp_path):
+    """`score` writes no judgments.jsonl into its --out: the flag line names the judgments files it read."""
+    _, judgments, _ = judged
+    records = _records(judgments)
+    records[0]["sentences"][0]["flags"] = ["addresses_judge"]
+    records[0]["sentences"][0]["flag_rules"] = ["sentence: en_note_to_judge"]
+    flagged = _write(tmp_path / "flagged.jsonl", records)
+    result = runner.invoke(app, ["score", str(flagged), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "flagged: run " in result.output
+    _pointers_hold_the_rest(result.output, [])
+    assert f"(see {flagged})" in result.output.replace("\n", "")

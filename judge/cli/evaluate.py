@@ -190,7 +190,7 @@ def eval_command(
                                documents=inputs.documents,
                                estimates=ppi_json(*corrected) if corrected else None).index
     print_argue_leaderboard(evaluation.scores.aggregate_rows())
-    print_flags(evaluation.scores.aggregate_rows())
+    print_flags(evaluation.scores.aggregate_rows(), str(paths["judgments.jsonl"]))
     if with_baselines:
         print_leaderboard(evaluation.scores.aggregate_rows() + baseline_rows, ["F1", *headlines],
                           "The judge beside the baselines (run level)", sort_by="F1")

@@ -37,8 +37,9 @@ def print_argue_leaderboard(rows: list[ScoreRow]) -> None:
     print_leaderboard(rows, OUTCOME_COLUMNS, "Outcomes per run (+: #3 #8   -: #1 #5 #7   0: #2 #4 #6)", sort_by="F1")
 
 
-def print_flags(rows: list[ScoreRow]) -> None:
-    """One line per run whose sentences address the judge (or cite documents that do); nothing when none do."""
+def print_flags(rows: list[ScoreRow], judgments: str) -> None:
+    """One line per run whose sentences address the judge (or cite documents that do), pointing to `judgments`,
+    the file(s) that hold each flag and its rule; nothing when none do."""
     counts: dict[str, dict[str, float]] = {}
     for row in rows:
         if row.request_id == ALL and row.metric in ("Flagged", "Flagged(documents=True)"):
@@ -47,7 +48,7 @@ def print_flags(rows: list[ScoreRow]) -> None:
         own, cited = int(found.get("Flagged", 0)), int(found.get("Flagged(documents=True)", 0))
         if own or cited:
             console.print(Text.assemble(("flagged: ", "yellow"), f"run {run_id}: {own} sentence(s) address the "
-                                        f"judge, {cited} cite a document that does (see judgments.jsonl)"),
+                                        f"judge, {cited} cite a document that does (see {judgments})"),
                           highlight=False, soft_wrap=True)
 
 

@@ -53,7 +53,7 @@ def score_command(
             scored = write_scored(scores, signature, out, diagnostics)
             ppi_paths = ppi.write(*corrected, out) if corrected is not None else []
     print_argue_leaderboard(scores.aggregate_rows())
-    print_flags(scores.aggregate_rows())
+    print_flags(scores.aggregate_rows(), ", ".join(str(path) for path in judgments))
     print_diagnostics(diagnostics, scored[-1])
     console.print(f"signature: {signature.short()}", highlight=False, soft_wrap=True)
     console.print(f"wrote {', '.join(str(path) for path in scored)}", highlight=False)

@@ -142,7 +142,7 @@ def empty_reports(args: argparse.Namespace, root: Path) -> None:
         write_outputs(evaluation, data / "out")
         written = time.process_time()
         with contextlib.redirect_stdout(io.StringIO()):
-            print_diagnostics(evaluation.diagnostics)
+            print_diagnostics(evaluation.diagnostics, data / "out" / "run-summary.json")
         rendered = time.process_time()
         inputs.close()
         total = rendered - started

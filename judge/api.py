@@ -131,7 +131,8 @@ def evaluate(reports: PathLike | Sequence[PathLike], *, requests: PathLike, docs
 
     config = eval_config(ModelSettings(model, api_base, api_key, **model_options), judge, cache=cache,
                          concurrency=concurrency)
-    with Inputs.load(_paths(reports), requests, _paths(nuggets) or None, _paths(docs), docstore_dir(cache)) as inputs:
+    with Inputs.load(_paths(reports), requests, _paths(nuggets) or None, _paths(docs), docstore_dir(cache),
+                     out=Path(out) if out is not None else None) as inputs:
         evaluation = run_evaluation(inputs, config, out=Path(out) if out is not None else None)
         if out is not None:
             write_outputs(evaluation, Path(out))

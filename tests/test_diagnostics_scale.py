@@ -8,6 +8,8 @@ one, an ordered set (a dict) with none but the ones whose hash it shares.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from judge.cli import render
 from judge.diagnostics import Diagnostic, Diagnostics
 
@@ -53,7 +55,7 @@ def test_a_warning_repeated_many_times_is_one_console_line_with_a_count(capsys):
     assert len(diagnostics) == 100_002  # every message is kept for run-summary.json
     kinds = diagnostics.collapsed()
     assert [count for _, count in kinds] == [100_000, 1, 1]
-    render.print_diagnostics(diagnostics)
+    render.print_diagnostics(diagnostics, Path("run-summary.json"))
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3 and lines[0].startswith("note: 3 cache entries")
     assert lines[1].startswith("warning: reports/run-0.jsonl:1: report of run 'run-0'")

@@ -366,7 +366,7 @@ def test_eval_refuses_an_unfit_human_file_before_any_model_call_and_shows_interv
         output = _cli(*_eval_args(endpoint.api_base, tmp_path, tmp_path / "refused", "--human",
                                   str(root / "human-ex101.jsonl"), "--sample", "reports", "--human",
                                   str(root / "human-all.jsonl")), code=2)
-        assert "human-all.jsonl: two human judgments of run run-cited request ex-101" in output
+        assert "human-all.jsonl:1: two human judgments of run run-cited request ex-101" in output
         output = _cli(*_eval_args(endpoint.api_base, tmp_path, tmp_path / "partial", "--human",
                                   str(EXAMPLES / "reports" / "run-cited.jsonl")), code=2)
         assert "run-cited.jsonl" in output

@@ -23,7 +23,11 @@ from pydantic import BaseModel, Field
 from judge.calibration.items import PARTIALLY_SUPPORTED, CalibrationItem
 from judge.errors import InputError
 from judge.formats._jsonl import iter_jsonl, source_name
+from judge.formats.judgments import ReportJudgment
+from judge.formats.pairing import check_same_report, sentence_texts
+from judge.formats.sniff import naming_the_format
 from judge.judging.decisions import DECISION_LABELS
+from judge.judging.judgments_reader import iter_judgments_located
 from judge.types import Document, NuggetBank
 
 __all__ = [
@@ -31,6 +35,7 @@ __all__ = [
     "ImportResult",
     "items_from_nugget_banks",
     "read_attributionbench",
+    "read_paired_judgments",
     "read_wice",
     "stratified_sample",
 ]
@@ -327,3 +332,32 @@ def stratified_sample(items: Iterable[CalibrationItem], n: int, seed: int = 0) -
         if take:
             chosen.extend(members[i] for i in rng.choice(len(members), size=take, replace=False))
     return [pool[i] for i in sorted(chosen)]
+
+
+def _located(paths: Iterable[str | Path]) -> list[tuple[str, int, ReportJudgment]]:
+    found = []
+    for path in paths:
+        with naming_the_format("an argue-judge judgments file"):
+            found += [(source_name(path), line, j) for line, _, _, j in iter_judgments_located(path)]
+    return found
+
+
+def read_paired_judgments(human: list[str | Path], judged: list[str | Path]
+                          ) -> tuple[list[ReportJudgment], list[ReportJudgment], dict[str, list[ReportJudgment]]]:
+    """Human judgments and the judge's of the same reports (`calibrate --human --judged`). InputError naming both
+    files when no report (run, request) is in both, and naming the human file and line of a record that judges
+    another version of a report the judge judged (other sentences): its labels would pair with the wrong
+    sentences. Also returns each file's records, by name, for the warnings scoring each file gives."""
+    human_records, judged_records = _located(human), _located(judged)
+    judged_reports = {j.key: sentence_texts(j) for _, _, j in judged_records}
+    common = [(name, line, j) for name, line, j in human_records if j.key in judged_reports]
+    if not common:
+        raise InputError(f"no report (run_id, request_id) is judged in both {', '.join(map(str, human))} (--human) "
+                         f"and {', '.join(map(str, judged))} (--judged): nothing can be compared; give the judge's "
+                         "judgments of the reports the assessors judged")
+    for name, line, j in common:
+        check_same_report(j, judged_reports[j.key], name, line)
+    files: dict[str, list[ReportJudgment]] = {}
+    for name, _, j in (*human_records, *judged_records):
+        files.setdefault(name, []).append(j)
+    return [j for _, _, j in human_records], [j for _, _, j in judged_records], files

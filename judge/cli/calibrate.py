@@ -9,6 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from judge.api import calibration_config, docstore_dir
+from judge.calibration.importers import read_paired_judgments
 from judge.calibration.redteam import attacked_count
 from judge.calibration.report import write_calibration_report
 from judge.calibration.report_confidence import THRESHOLDS_NAME
@@ -21,7 +22,6 @@ from judge.cli.render import console
 from judge.defence.injection import UNSEEN_ATTACKS_FILE, Attack, load_attacks
 from judge.diagnostics import Diagnostics
 from judge.errors import InputError
-from judge.judging.judgments_reader import iter_judgments
 from judge.llm.embedded.weights import EMBEDDED_MODEL
 from judge.run.score import score
 from judge.settings import DEFAULT_INJECTION_DETECTOR, JudgeSettings, ModelSettings, PassagePolicy
@@ -113,8 +113,10 @@ def calibrate_command(
         sample_size = SampleSize.parse(sample) if sample is not None else None
         exclusion = Exclusion.read(exclude) if exclude is not None else None
         items = load_items(sources, sample_size, seed, diagnostics, exclusion)
-        human_records = [j for p in human or [] for j in iter_judgments(p)]
-        judged_records = [j for p in judged or [] for j in iter_judgments(p)]
+        human_records, judged_records, files = read_paired_judgments(list(human), list(judged)) \
+            if human and judged else ([], [], {})
+        for name, records in files.items():  # each file's own warnings, as `score FILE` gives them
+            diagnostics.extend((f"{name}: {w}" for w in score(records, "calibration")[2]), "scores")
         if not items and not human_records:
             raise InputError("nothing to calibrate: give --attributionbench, --wice, --nuggets/--docs "
                              "or --human with --judged")
@@ -160,7 +162,7 @@ def calibrate_command(
     if results.prompt_ab:
         console.print(f"prompt A/B: see {out / 'calibration.md'} (McNemar per decision, flipped items)")
     for note in results.notes:
-        console.print(f"note: {note}", highlight=False)
+        console.print(f"note: {note}", highlight=False, soft_wrap=True)
     console.print(f"signature: {results.signature}", highlight=False, soft_wrap=True)
     console.print(f"wrote {', '.join(str(p) for p in written)}", highlight=False, soft_wrap=True)
 

@@ -6,12 +6,16 @@ Exit codes (documented in the README):
   4 budget reached; 5 the run failed (no decision succeeded, more failed than --max-failed-fraction, or the
   server was given up on after --give-up-after transport failures in a row; the outputs are written all the
   same); 6 an output or the cache could not be written (disk full, permission);
-  130 interrupted.
+  130 interrupted (Ctrl-C, SIGINT); 143 terminated (SIGTERM: a batch scheduler, `timeout`, `docker stop`). Either
+  way the judgments log is closed where the run stopped, and `--resume` goes on from it.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
@@ -23,7 +27,23 @@ from rich.markup import escape
 
 from judge.errors import BudgetExceeded, ConfigurationError, InputError, OutputError
 
-stderr = Console(stderr=True)
+
+class TolerantConsole(Console):
+    """A console whose reader went away (`argue-judge score ... | head`) stops printing, silently: the command
+    goes on, and its exit code says how the command ended, not that nobody read the rest (rich exits 1)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, (self.file or sys.stdout).fileno())
+        except (OSError, ValueError):  # no file descriptor to redirect: quiet is enough
+            pass
+        finally:
+            os.close(devnull)
+
+
+stderr = TolerantConsole(stderr=True)
 
 EXIT_INPUT = 2
 EXIT_CONFIGURATION = 3
@@ -31,6 +51,34 @@ EXIT_BUDGET = 4
 EXIT_RUN_FAILED = 5
 EXIT_OUTPUT = 6
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so a run ends the way Ctrl-C ends it: every `finally` (the judgments log,
+    the cache, the output lock) runs, and the exit code says which signal it was."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+def _end_like_an_interrupt_on_sigterm() -> None:
+    # Python's default for SIGTERM is to die at once: no message, no `finally`, exit -15.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
+
+
+def _printing_never_fails() -> None:
+    """A terminal whose encoding cannot show a character (LANG=C, PYTHONIOENCODING=ascii, a non-Latin run id)
+    gets an escape for it instead of an exception: a run whose outputs are written must not fail in printing."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a closed or detached stream: nothing will be printed on it anyway
+                pass
 
 _LABELS: dict[type[Exception], tuple[int, str]] = {
     InputError: (EXIT_INPUT, "input error"),
@@ -63,9 +111,12 @@ def user_errors(debug: bool = False) -> Iterator[None]:
             message += "; decisions judged so far are in the cache, so a rerun after fixing this is free"
         say(label, message)
         raise typer.Exit(code) from None
-    except KeyboardInterrupt:
-        stderr.print("argue-judge: interrupted; decisions made so far are in the cache.")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except KeyboardInterrupt as exc:
+        what, code = ("terminated (SIGTERM)", EXIT_TERMINATED) if isinstance(exc, Terminated) \
+            else ("interrupted", EXIT_INTERRUPTED)
+        stderr.print(f"argue-judge: {what}; decisions made so far are in the cache (eval: rerun with --resume to "
+                     "go on).", highlight=False, soft_wrap=True)
+        raise typer.Exit(code) from None
 
 
 def run_failed(reason: str) -> NoReturn:
@@ -81,9 +132,14 @@ class OneLineErrors(typer.core.TyperGroup):
              standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        _printing_never_fails()
+        _end_like_an_interrupt_on_sigterm()
         try:
             code = super().main(args, prog_name, complete_var, False, **extra)
-        except typer.Abort:
+        except typer.Abort as exc:
+            if isinstance(exc.__cause__, Terminated):  # SIGTERM outside a command's user_errors
+                stderr.print("argue-judge: terminated (SIGTERM).")
+                sys.exit(EXIT_TERMINATED)
             stderr.print("argue-judge: aborted.")
             sys.exit(1)
         except _CLICK_EXCEPTION as exc:

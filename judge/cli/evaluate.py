@@ -124,6 +124,10 @@ def eval_command(
         raise typer.BadParameter(f"choose one of {', '.join(CITATION_POLICIES)}", param_hint="--citation-policy")
     if on_injection not in INJECTION_POLICIES:
         raise typer.BadParameter(f"choose one of {', '.join(INJECTION_POLICIES)}", param_hint="--on-injection")
+    if gold and not with_baselines:  # an option that cannot take effect is refused, not ignored
+        raise typer.BadParameter("only the baselines read it: add --with-baselines, or drop --gold",
+                                 param_hint="--gold")
+    ppi.check_human_options(human, sample, confidence)
     with user_errors(debug):
         part = Shard.parse(shard) if shard else None
         settings = model_settings(model, api_base or [], router, api_key, timeout, temperature, seed, max_tokens)
@@ -138,10 +142,10 @@ def eval_command(
     # (judge.formats.lock); until then the finished files of an earlier run stay as they are (the new ones are
     # written in OUT/.argue-run and swapped in by write_outputs).
     with user_errors(debug), Inputs.load(reports, requests, nuggets, docs, docstore_dir(cache),
-                                         max_doc_bytes=max_doc_bytes, shard=part) as inputs, \
+                                         max_doc_bytes=max_doc_bytes, shard=part, out=out) as inputs, \
             output_lock(out, "eval"):
         if human:  # refuse a human file that does not fit before any model call
-            check_human_files(human, {entry.key for entry in inputs.reports.entries}, sample)  # type: ignore[arg-type]
+            check_human_files(human, inputs.reports, sample)  # type: ignore[arg-type]
         config = eval_config(
             settings,
             JudgeSettings(citation_policy, truncate, passages, prompts,  # type: ignore[arg-type]
@@ -172,10 +176,12 @@ def eval_command(
         baseline_rows, headlines = ([], [])
         if with_baselines:  # before the summary is written, so their diagnostics reach run-summary.json
             baseline_rows, headlines = _baselines(inputs, gold, out, evaluation.diagnostics)
-        paths = write_outputs(evaluation, out)
+        # before the summary is written, so the human files' warnings reach run-summary.json
         corrected = estimate_with_humans(evaluation.scores, evaluation.score_signature, human,
                                          evaluation.judgments, sample, confidence,  # type: ignore[arg-type]
-                                         citation_policy, inputs.banks) if human else None  # type: ignore[arg-type]
+                                         citation_policy, inputs.banks,  # type: ignore[arg-type]
+                                         evaluation.diagnostics) if human else None
+        paths = write_outputs(evaluation, out)
         ppi_paths = ppi.write(*corrected, out) if corrected is not None else []
         if view:  # while the document store is open: the pages show the cited documents
             from judge.view import write_view  # pulls in jinja2 and scipy only when asked for
@@ -184,14 +190,14 @@ def eval_command(
                                documents=inputs.documents,
                                estimates=ppi_json(*corrected) if corrected else None).index
     print_argue_leaderboard(evaluation.scores.aggregate_rows())
-    print_flags(evaluation.scores.aggregate_rows())
+    print_flags(evaluation.scores.aggregate_rows(), str(paths["judgments.jsonl"]))
     if with_baselines:
         print_leaderboard(evaluation.scores.aggregate_rows() + baseline_rows, ["F1", *headlines],
                           "The judge beside the baselines (run level)", sort_by="F1")
     if corrected is not None:
         ppi.show(*corrected, ppi_paths)
     print_usage(evaluation.usage, evaluation.seconds)
-    print_diagnostics(evaluation.diagnostics)
+    print_diagnostics(evaluation.diagnostics, paths["run-summary.json"])
     console.print(f"signature: {evaluation.score_signature.short()}", highlight=False, soft_wrap=True)
     console.print(f"wrote {', '.join(str(p) for p in paths.values())}", highlight=False, soft_wrap=True)
     if view:

@@ -24,6 +24,14 @@ def check_design(sample: str) -> None:
         raise typer.BadParameter(f"choose one of {', '.join(DESIGNS)}", param_hint="--sample")
 
 
+def check_human_options(human: list[Path] | None, sample: str, confidence: float) -> None:
+    """--sample and --confidence describe the --human sample: without one they cannot take effect, so a value
+    other than the default is refused rather than ignored."""
+    if not human and (sample != "reports" or confidence != 0.95):
+        raise typer.BadParameter("it describes the --human sample: add --human FILE, or drop it",
+                                 param_hint="--sample" if sample != "reports" else "--confidence")
+
+
 def write(corrected: CorrectedScores, signature: ScoreSignature, out: Path) -> list[Path]:
     """Write ppi.tsv, ppi-pairs.tsv and ppi.json into `out` (under the command's lock on it); returns the paths."""
     from judge.run.prediction_powered import write_ppi_files

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from judge.cli.errors import TolerantConsole
 from judge.diagnostics import Diagnostics
 from judge.formats.scores import ALL, ScoreRow, leaderboard
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:  # the type alone: the client imports litellm, which `score` a
     from judge.llm.client import Usage
 
 # Markup off: run ids, paths and warnings are user text and may contain [brackets].
-console = Console(markup=False)
+console = TolerantConsole(markup=False)
 
 SHORT_NAMES = {
     "SentencePrecision": "P", "NuggetRecall": "R", "NuggetRecall(weighted=True)": "wR", "F1": "F1",
@@ -36,8 +37,9 @@ def print_argue_leaderboard(rows: list[ScoreRow]) -> None:
     print_leaderboard(rows, OUTCOME_COLUMNS, "Outcomes per run (+: #3 #8   -: #1 #5 #7   0: #2 #4 #6)", sort_by="F1")
 
 
-def print_flags(rows: list[ScoreRow]) -> None:
-    """One line per run whose sentences address the judge (or cite documents that do); nothing when none do."""
+def print_flags(rows: list[ScoreRow], judgments: str) -> None:
+    """One line per run whose sentences address the judge (or cite documents that do), pointing to `judgments`,
+    the file(s) that hold each flag and its rule; nothing when none do."""
     counts: dict[str, dict[str, float]] = {}
     for row in rows:
         if row.request_id == ALL and row.metric in ("Flagged", "Flagged(documents=True)"):
@@ -46,7 +48,7 @@ def print_flags(rows: list[ScoreRow]) -> None:
         own, cited = int(found.get("Flagged", 0)), int(found.get("Flagged(documents=True)", 0))
         if own or cited:
             console.print(Text.assemble(("flagged: ", "yellow"), f"run {run_id}: {own} sentence(s) address the "
-                                        f"judge, {cited} cite a document that does (see judgments.jsonl)"),
+                                        f"judge, {cited} cite a document that does (see {judgments})"),
                           highlight=False, soft_wrap=True)
 
 
@@ -81,14 +83,19 @@ def print_usage(usage: Usage, seconds: float) -> None:
         f"{usage.completion_tokens} out  cost: {cost}  time: {seconds:.1f}s", highlight=False)
 
 
-def print_diagnostics(diagnostics: Diagnostics, limit: int = 20) -> None:
+def print_diagnostics(diagnostics: Diagnostics, summary: Path | None, limit: int = 20) -> None:
     """Every kind of diagnostic of a run, once, at the end: notes first (what was done), then warnings. A kind
-    said many times (one warning per empty report) is its first message and a count."""
-    ordered = sorted(diagnostics.collapsed(), key=lambda pair: pair[0].level != "note")
+    said many times (one warning per empty report) is its first message and a count, pointing to `summary`, the
+    file written with every message; with no such file, every message is printed."""
+    if summary is None:
+        ordered = [(item, 1) for item in sorted(diagnostics, key=lambda item: item.level != "note")]
+        limit = len(ordered)
+    else:
+        ordered = sorted(diagnostics.collapsed(), key=lambda pair: pair[0].level != "note")
     for item, count in ordered[:limit]:
         style = "cyan" if item.level == "note" else "yellow"
-        more = f" (and {count - 1:,} more like it, see run-summary.json)" if count > 1 else ""
+        more = f" (and {count - 1:,} more like it, see {summary})" if count > 1 else ""
         console.print(Text.assemble((f"{item.level}: ", style), item.message, more), highlight=False,
                       soft_wrap=True)
     if len(ordered) > limit:
-        console.print(Text(f"... and {len(ordered) - limit} more (see run-summary.json)", style="yellow"))
+        console.print(Text(f"... and {len(ordered) - limit} more (see {summary})", style="yellow"))

@@ -9,6 +9,8 @@ once per walker, however many sentences cite them.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from judge.defence.injection import Detection, detect
 from judge.formats import DocumentStore
 from judge.formats.judgments import ADDRESSES_JUDGE, CITED_DOCUMENT_ADDRESSES_JUDGE, Flag
@@ -23,9 +25,16 @@ class FlagChecker:
         self._documents: dict[str, Detection] = {}
 
     def document_detection(self, doc_id: str) -> Detection:
+        """What the detector finds in a document: in its text, else in its title (shown to the judge too; the
+        rule then says so)."""
         if doc_id not in self._documents:
             document = self.documents.get(doc_id)
-            self._documents[doc_id] = detect(document.text, self.detector) if document is not None else Detection(False)
+            found = detect(document.text, self.detector) if document is not None else Detection(False)
+            if not found.flagged and document is not None and document.title:
+                in_title = detect(document.title, self.detector)
+                if in_title.flagged:
+                    found = replace(in_title, rule=f"title: {in_title.rule}")
+            self._documents[doc_id] = found
         return self._documents[doc_id]
 
     def document_rule(self, doc_id: str) -> str | None:

@@ -202,3 +202,13 @@ def quarantine_document(text: str, detector: InjectionDetector = DEFAULT_INJECTI
     """A document's text as the judge is shown it: only the flagged pieces withheld (and, under the default stack,
     the pieces in a foreign script)."""
     return _quarantine(text, False, detector)[0]
+
+
+def quarantine_title(title: str | None, detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> str | None:
+    """A document's title as the judge is shown it (it is rendered into the prompt beside the text, so it goes
+    through the same defence): the flagged pieces withheld, None when nothing is left or what is left is still
+    flagged."""
+    if title is None or not _to_withhold(title, detector):
+        return title
+    found, still_flagged = _quarantine(title, False, detector)
+    return None if still_flagged or not found.shown.strip() else found.shown.strip()

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 
 from judge.defence.flag_checker import FlagChecker
 from judge.defence.injection import uses_script
-from judge.defence.quarantine import quarantine_document, quarantine_sentence
+from judge.defence.quarantine import quarantine_document, quarantine_sentence, quarantine_title
 from judge.defence.script import foreign_piece
 from judge.errors import InputError
 from judge.formats import DocumentStore
@@ -78,6 +78,9 @@ class ReportWalker:
         # the text as written.
         self.shown_documents = ShownDocuments(documents, self.flag_checker) if settings.withholds else documents
         self._asked: dict[_FirstKey, DecisionRecord] = {}
+        # The request and nugget bank as the model is shown them, decided once each (the detector is not free).
+        self._requests_shown: dict[str, Request] = {}
+        self._banks_shown: dict[int, tuple[NuggetBank, NuggetBank]] = {}
 
     def refuse_unshowable(self, report: Report, request: Request) -> None:
         """Before anything is asked: an InputError naming the report and sentence when a sentence's documents,
@@ -167,7 +170,37 @@ class ReportWalker:
     def case(self, request: Request, shown_sentence: Sentence, shown: list[Sentence], bank: NuggetBank | None
              ) -> SentenceCase:
         """What a decision's prompt may draw on for this sentence, as the model is shown it."""
-        return SentenceCase(request, shown_sentence, shown, bank, self.shown_documents, self.settings.passages)
+        return SentenceCase(self._shown_request(request), shown_sentence, shown, self._shown_bank(bank),
+                            self.shown_documents, self.settings.passages)
+
+    def _shown_request(self, request: Request) -> Request:
+        """The request as the model is shown it: every field rendered into a prompt goes through the defence."""
+        if not self.settings.withholds:
+            return request
+        if request.request_id in self._requests_shown:
+            return self._requests_shown[request.request_id]
+        detector = self.settings.injection_detector
+        shown = {"title": quarantine_title(request.title, detector),
+                 "background": quarantine_document(request.background, detector).shown,
+                 "problem_statement": quarantine_document(request.problem_statement, detector).shown}
+        changed = {k: v for k, v in shown.items() if v != getattr(request, k)}
+        self._requests_shown[request.request_id] = request.model_copy(update=changed) if changed else request
+        return self._requests_shown[request.request_id]
+
+    def _shown_bank(self, bank: NuggetBank | None) -> NuggetBank | None:
+        """The nugget bank as the model is shown it: each question through the defence. (The answers stay as
+        written: an earned answer is recorded by its text, which scoring matches against the bank.)"""
+        if bank is None or not self.settings.withholds:
+            return bank
+        if id(bank) in self._banks_shown:
+            return self._banks_shown[id(bank)][1]
+        detector = self.settings.injection_detector
+        nuggets = tuple(n if (q := quarantine_title(n.question, detector)) == n.question
+                        else n.model_copy(update={"question": q or "[withheld: the question addresses the judge]"})
+                        for n in bank.nuggets)
+        shown = bank if nuggets == bank.nuggets else bank.model_copy(update={"nuggets": nuggets})
+        self._banks_shown[id(bank)] = (bank, shown)  # the bank is kept, so its id is not reused
+        return shown
 
     def _first_questions(self, sentence: Sentence) -> list[Question]:
         """The questions about documents the flowchart asks first about a cited sentence (for a cited sentence,
@@ -212,11 +245,13 @@ class ShownDocuments:
         document = self.documents.get(doc_id)
         if document is None or doc_id in self._as_stored:
             return document
-        if self.flag_checker.document_rule(doc_id) is None and not (
-                uses_script(self.flag_checker.detector) and foreign_piece(document.text) is not None):
+        detector = self.flag_checker.detector
+        if self.flag_checker.document_rule(doc_id) is None and not (uses_script(detector) and any(
+                foreign_piece(field) is not None for field in (document.text, document.title or ""))):
             self._as_stored.add(doc_id)
             return document
-        withheld = quarantine_document(document.text, self.flag_checker.detector)
-        shown = document.model_copy(update={"text": withheld.shown})
+        # the title is rendered into the prompt beside the text: it goes through the same defence
+        shown = document.model_copy(update={"text": quarantine_document(document.text, detector).shown,
+                                            "title": quarantine_title(document.title, detector)})
         self._quarantined[doc_id] = shown
         return shown

@@ -25,8 +25,10 @@ from judge.formats.reports import ReportEntry
 from judge.judging.signature import JudgeSignature
 from judge.judging.thresholds import resolve_thresholds
 from judge.judging.walker import ReportWalker, within_limit
+from judge.llm.applied import applied_settings
 from judge.llm.cache.store import DEFAULT_CACHE_DIR, DecisionCache, open_decision_cache
 from judge.llm.client import DecisionClient, Usage
+from judge.llm.logprob import asks_logprobs
 from judge.llm.router import servers
 from judge.run.inputs import Inputs
 from judge.run.outputs import OUTPUT_NAMES, Evaluation, write_outputs, write_score_files
@@ -56,7 +58,14 @@ class EvalConfig:
     # else those of the finished OUT/judgments.jsonl (see stream_for).
     resume: bool = False
 
+    # The options that could not take effect on this model, each a sentence (judge.llm.applied); set from `model`.
+    unapplied: tuple[str, ...] = ()
+
     def __post_init__(self) -> None:
+        # What is applied, not what was asked, reaches the signature; the rest is said (run-summary.json).
+        model, notes = applied_settings(self.model)
+        object.__setattr__(self, "model", model)
+        object.__setattr__(self, "unapplied", tuple(dict.fromkeys((*self.unapplied, *notes))))
         # The judge's default thresholds are decided in one place, whoever builds the config (CLI, API, adapter).
         object.__setattr__(self, "judge", resolve_thresholds(self.model, self.judge))
 
@@ -105,6 +114,11 @@ async def evaluate_async(inputs: Inputs, config: EvalConfig, progress: Progress 
     if cache:
         diagnostics.extend(cache.problems(), "cache")
     diagnostics.extend(notes, "scores")
+    diagnostics.extend(config.unapplied, "settings")
+    if config.resume and out is not None and not resumed:
+        diagnostics.note(f"--resume: {out} held no judgments of an earlier run of these reports; every report was "
+                         "judged", "settings")
+    diagnostics.extend(confidence_missing(judgments, config.model), "settings")
     diagnostics.extend(worker_events, "embedded judge")
     run = {"timeout_seconds": config.model.timeout, "servers": len(servers(config.model)),
            "shard": str(config.shard) if config.shard else None, "resumed_reports": resumed,
@@ -262,3 +276,22 @@ def run_failure(judgments: Iterable[ReportJudgment], usage: Usage, max_failed_fr
     return None
 
 
+
+
+def confidence_missing(judgments: Iterable[ReportJudgment], model: ModelSettings) -> list[str]:
+    """A warning when log-probabilities were asked for and the server sent none for any decision it answered: no
+    confidence is recorded, so no decision threshold could apply."""
+    if not asks_logprobs(model):
+        return []
+    answered = with_confidence = 0
+    for judgment in judgments:
+        for sentence in judgment.sentences:
+            for record in sentence.decisions:
+                if record.error is None and record.verdict is not None:
+                    answered += 1
+                    with_confidence += record.confidence is not None
+    if answered and not with_confidence:
+        return [f"log-probabilities were asked for, but {model.model} returned none for any of {answered} "
+                "decisions: no decision carries a confidence, so no decision threshold applied (the signature's lp "
+                "says what was asked)"]
+    return []

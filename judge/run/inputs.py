@@ -4,16 +4,32 @@ files when judged), the requests, the nugget banks and the document store, with 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from judge.diagnostics import Diagnostic, Diagnostics
 from judge.errors import InputError
 from judge.formats import DocumentStore, citation_warnings, read_nugget_banks, read_requests
+from judge.formats._jsonl import is_literal
 from judge.formats.reports import ReportIndex
+from judge.formats.sniff import naming_the_format
 from judge.run.shards import Shard
 from judge.types import NuggetBank, Request
+
+
+def check_out_apart(out: Path, inputs: Iterable[str | Path]) -> None:
+    """Refuse an output folder that is, or is inside, an input folder: the run's judgments.jsonl and
+    cache-log.jsonl would land among the reports (or banks, or documents) and be read as such by the next run."""
+    target = Path(out).resolve()
+    for source in inputs:
+        folder = Path(source) if not is_literal(source) else None
+        if folder is None or not folder.is_dir():
+            continue
+        root = folder.resolve()
+        if target == root or root in target.parents:
+            raise InputError(f"--out {out} is inside the input folder {source}: the outputs would be read as inputs "
+                             "by the next run; choose an --out outside every input folder")
 
 
 @dataclass
@@ -37,16 +53,23 @@ class Inputs:
     @classmethod
     def load(cls, reports: Sequence[str | Path], requests: str | Path, nuggets: Sequence[str | Path] | None,
              documents: Sequence[str | Path], index_dir: Path, max_doc_bytes: int | None = None,
-             shard: Shard | None = None) -> Inputs:
+             shard: Shard | None = None, out: Path | None = None) -> Inputs:
         """`max_doc_bytes`: refuse (before any model call) a cited document larger than this. `shard`: keep only
         that shard's reports (checks and warnings then speak of those alone, so merging the shards' summaries
-        gives the warnings of a single run)."""
+        gives the warnings of a single run). `out`: the run's output folder, refused if it is or lies inside an
+        input folder."""
+        if out is not None:
+            check_out_apart(out, [*reports, *(nuggets or ()), *documents])
         diagnostics = Diagnostics()
         keep = (lambda report: shard.contains(report.run_id, report.request_id)) if shard else None
-        read = (ReportIndex.scan(list(reports), keep), read_requests(requests),
-                read_nugget_banks(list(nuggets)) if nuggets else {})
+        with naming_the_format("a reports file"):
+            index = ReportIndex.scan(list(reports), keep)
+        with naming_the_format("a requests file"):
+            known = read_requests(requests)
+        with naming_the_format("a nugget bank"):
+            read = (index, known, read_nugget_banks(list(nuggets)) if nuggets else {})
         # The document index logs what it repairs (duplicate ids, an unreadable index): keep it for the summary.
-        with diagnostics.capture_logging("judge.formats.documents", "documents"):
+        with diagnostics.capture_logging("judge.formats.documents", "documents"), naming_the_format("a documents file"):
             store = DocumentStore.open(list(documents), index_dir)
         loaded = cls(*read, store, diagnostics)
         try:
@@ -83,7 +106,7 @@ class Inputs:
 
     def warnings(self) -> list[Diagnostic]:
         """What a run should say about its inputs (source "inputs"): empty reports (with their file and line),
-        requests without a nugget bank, cited documents the collection lacks."""
+        requests without a nugget bank, nuggets no report can earn, cited documents the collection lacks."""
         notes = []
         for entry in self.reports.entries:
             if not entry.sentences:
@@ -93,6 +116,26 @@ class Inputs:
         for request_id in sorted({e.request_id for e in self.reports.entries} - self.banks.keys()):
             notes.append(Diagnostic(f"request '{request_id}' has no nugget bank: nugget recall is undefined (not "
                                     "zero) for its reports", "inputs", request=request_id))
+        notes += self.unearnable_nuggets()
         # from the cited ids gathered when the reports were indexed, without reading the reports again
         return notes + [Diagnostic(message, "inputs") for message in citation_warnings(self.reports.cited,
                                                                                         self.documents)]
+
+    def unearnable_nuggets(self) -> list[Diagnostic]:
+        """One warning per nugget of a judged request that no report can earn: every answer is attested only by
+        documents the collection lacks, so no cited document can support it, and recall on that request is capped
+        below 1 for every run. (An empty collection is warned about once, by citation_warnings.)"""
+        if len(self.documents) == 0:
+            return []
+        found = []
+        for request_id in sorted({e.request_id for e in self.reports.entries} & self.banks.keys()):
+            for nugget in self.banks[request_id].nuggets:
+                if nugget.absence or not nugget.answers or any(not a.doc_ids for a in nugget.answers):
+                    continue
+                cited = list(dict.fromkeys(doc for a in nugget.answers for doc in a.doc_ids))
+                if not any(doc in self.documents for doc in cited):
+                    found.append(Diagnostic(
+                        f"request '{request_id}': nugget '{nugget.nugget_id}' can never be earned: every answer "
+                        f"cites a document missing from --docs ({', '.join(cited)}); recall on this request is "
+                        "capped for every run", "inputs", request=request_id))
+        return found

@@ -30,7 +30,8 @@ if TYPE_CHECKING:  # only the type: importing the client would pull litellm into
     from judge.llm.client import Usage
 
 OUTPUT_NAMES = ("judgments.jsonl", "scores.tsv", "leaderboard.tsv", "run-summary.json", "cache-log.jsonl")
-SCORE_NAMES = ("scores.tsv", "leaderboard.tsv")   # what `score` writes: the score files alone
+# what `score` writes: the score files, and its warnings in full (the console shows each kind once)
+SCORE_NAMES = ("scores.tsv", "leaderboard.tsv", "score-summary.json")
 LEADERBOARD_MEASURES = (
     "F1", "SentencePrecision", "NuggetRecall", "NuggetRecall(weighted=True)",
     *(f"OutcomeCount(outcome={n})" for n in range(1, 9)), "Truncated", "Failed", "Flagged",
@@ -42,7 +43,7 @@ SUMMARY_KEYS = ("judge_signature", "score_signature", "usage", "seconds", "faile
 RUN_KEYS = ("timeout_seconds", "servers", "shard", "resumed_reports", "reports", "merged_from")
 # The stages of a run in the order it reports their diagnostics (judge.run.evaluate); merge puts the shards'
 # diagnostics back in this order.
-DIAGNOSTIC_SOURCES = ("documents", "inputs", "cache", "scores", "embedded judge", "baselines")
+DIAGNOSTIC_SOURCES = ("documents", "inputs", "cache", "scores", "settings", "embedded judge", "baselines", "human")
 
 
 @dataclass
@@ -134,11 +135,15 @@ def write_score_files(scores: Scores, signature: ScoreSignature, scores_path: Pa
     write_leaderboard(board_path, header, body, signature.short())
 
 
-def write_scored(scores: Scores, signature: ScoreSignature, out_dir: Path) -> list[Path]:
-    """`score`'s outputs: scores.tsv and leaderboard.tsv in `out_dir`, replaced together when both are complete."""
+def write_scored(scores: Scores, signature: ScoreSignature, out_dir: Path,
+                 diagnostics: Diagnostics | None = None) -> list[Path]:
+    """`score`'s outputs: scores.tsv, leaderboard.tsv and score-summary.json (the signature and every warning) in
+    `out_dir`, replaced together when all are complete."""
     targets = [Path(out_dir) / name for name in SCORE_NAMES]
     with staged(targets) as temps:
-        write_score_files(scores, signature, *(temps[target] for target in targets))
+        write_score_files(scores, signature, *(temps[target] for target in targets[:2]))
+        write_run_summary(temps[targets[2]], {"signature": signature.short(),
+                                              "diagnostics": (diagnostics or Diagnostics()).as_json()})
     return targets
 
 

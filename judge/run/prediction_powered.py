@@ -11,16 +11,20 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import replace
 from pathlib import Path
 
+from judge.diagnostics import Diagnostics
 from judge.errors import InputError
 from judge.formats._jsonl import expand_paths, is_literal, source_name
 from judge.formats.atomic import staged
 from judge.formats.judgments import NuggetSummary, ReportJudgment
+from judge.formats.pairing import check_same_report, sentence_texts
+from judge.formats.reports import ReportIndex
 from judge.formats.scores import format_value, tsv_row
-from judge.judging.judgments_reader import iter_judgments
+from judge.formats.sniff import naming_the_format
+from judge.judging.judgments_reader import iter_judgments_located
 from judge.judging.signature import ScoreSignature
 from judge.labels import CitationPolicy
 from judge.metrics import Scores
@@ -46,54 +50,110 @@ def human_digest(paths: Sequence[str | Path]) -> str:
     return digest.hexdigest()[:8]
 
 
-def _read_checked(paths: Sequence[str | Path], judged: set[tuple[str, str]]) -> list[ReportJudgment]:
-    """The human records, each file checked to judge a subset of `judged`, no report judged twice."""
-    records: list[ReportJudgment] = []
+Located = list[tuple[str, int, ReportJudgment]]   # (file name, line, record) of every human record
+
+
+def _read_files(paths: Sequence[str | Path]) -> Located:
+    """Every human record with its file and line; no report judged twice; a file in another known format is
+    named as such (an Auto-ARGUE file, a reports file, ...)."""
+    located: Located = []
     seen: set[tuple[str, str]] = set()
     for path in paths:
-        # the judgments format, as assessors write it
-        file_records = list(iter_judgments(path))
-        check_subset(judged, [j.key for j in file_records], source_name(path))
-        for j in file_records:
-            if j.key in seen:
-                raise InputError(f"two human judgments of run {j.run_id} request {j.request_id}", source_name(path))
-            seen.add(j.key)
-        records += file_records
-    return records
+        name = source_name(path)
+        with naming_the_format("an argue-judge judgments file"):  # the judgments format, as assessors write it
+            for line, _, _, j in iter_judgments_located(path):
+                if j.key in seen:
+                    raise InputError(f"two human judgments of run {j.run_id} request {j.request_id}", name, line)
+                seen.add(j.key)
+                located.append((name, line, j))
+    return located
 
 
-def read_human(paths: Sequence[str | Path], judged: Iterable[ReportJudgment]) -> list[ReportJudgment]:
-    """Human judgments records, each file checked to judge a subset of the judged reports (InputError naming the
-    file otherwise). A record without a nugget bank gets the judge's record's bank for its request: the bank
-    belongs to the request, not to the assessor, and recall is undefined without it."""
-    nuggets: dict[str, list[NuggetSummary]] = {}
+def _check_pairs(located: Located, judged: Set[tuple[str, str]], sentences: Mapping[tuple[str, str], Sequence[str]]
+                 ) -> None:
+    """Each file judges a subset of `judged`, and each record the same report as the judge's (same sentences)."""
+    for name in dict.fromkeys(name for name, _, _ in located):
+        check_subset(judged, [j.key for n, _, j in located if n == name], name)
+    for name, line, j in located:
+        check_same_report(j, sentences[j.key], name, line)
+
+
+class _ReportTexts(Mapping[tuple[str, str], Sequence[str]]):
+    """The sentences of each indexed report, read from its file only when a human record asks for it."""
+
+    def __init__(self, reports: ReportIndex):
+        self._reports = reports
+        self._entries = {entry.key: entry for entry in reports.entries}
+
+    def __getitem__(self, key: tuple[str, str]) -> Sequence[str]:
+        return tuple(s.text for s in self._reports.read(self._entries[key]).sentences)
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def check_human_files(paths: Sequence[str | Path], reports: ReportIndex, design: Design) -> None:
+    """Refuse, before any judging, human files that judge reports outside `reports`, or another version of one
+    (other sentences), judge one twice, or do not fit the design (InputError naming the file and line)."""
+    located = _read_files(paths)
+    texts = _ReportTexts(reports)
+    _check_pairs(located, set(texts), texts)
+    Inclusion(design, set(texts), {j.key for _, _, j in located}, ", ".join(str(p) for p in paths))
+
+
+def read_human(paths: Sequence[str | Path], judged: Iterable[ReportJudgment]) -> Located:
+    """Human judgments records with their file and line, each file checked to judge a subset of the judged
+    reports, each record the same report (same sentences) as the judge's (InputError naming the file and line
+    otherwise). Reads `judged` once, keeping the sentences of the human-judged reports alone. A record without a
+    nugget bank gets the judge's record's bank for its request: the bank belongs to the request, not to the
+    assessor, and recall is undefined without it."""
+    located = _read_files(paths)
+    wanted = {j.key for _, _, j in located}
     keys: set[tuple[str, str]] = set()
+    sentences: dict[tuple[str, str], Sequence[str]] = {}
+    nuggets: dict[str, list[NuggetSummary]] = {}
     for j in judged:
         keys.add(j.key)
+        if j.key in wanted:
+            sentences[j.key] = sentence_texts(j)
         if j.nuggets is not None:
             nuggets.setdefault(j.request_id, j.nuggets)
-    return [j if j.nuggets is not None or j.request_id not in nuggets
-            else j.model_copy(update={"nuggets": nuggets[j.request_id]}) for j in _read_checked(paths, keys)]
+    _check_pairs(located, keys, sentences)
+    return [(name, line, j if j.nuggets is not None or j.request_id not in nuggets
+             else j.model_copy(update={"nuggets": nuggets[j.request_id]})) for name, line, j in located]
 
 
-def check_human_files(paths: Sequence[str | Path], judged: set[tuple[str, str]], design: Design) -> None:
-    """Refuse, before any judging, human files that judge reports outside `judged` (run, request), judge one
-    twice, or do not fit the design (InputError naming the file)."""
-    keys = {j.key for j in _read_checked(paths, judged)}
-    Inclusion(design, judged, keys, ", ".join(str(p) for p in paths))
+def human_warnings(located: Located, policy: CitationPolicy = "all",
+                   banks: Mapping[str, NuggetBank] | None = None) -> list[str]:
+    """What scoring each human file says of it (sentences judged without an outcome, undefined precision, ...),
+    each warning led by the file's name: the same warnings `argue-judge score FILE` gives."""
+    found: list[str] = []
+    for name in dict.fromkeys(name for name, _, _ in located):
+        _, _, warnings = score([j for n, _, j in located if n == name], "human", policy, banks)
+        found += [f"{name}: {warning}" for warning in warnings]
+    return found
 
 
 def estimate_with_humans(judge_scores: Scores, judge_signature: ScoreSignature, human_paths: Sequence[str | Path],
                          judged: Iterable[ReportJudgment], design: Design = "reports", confidence: float = 0.95,
-                         policy: CitationPolicy = "all", banks: Mapping[str, NuggetBank] | None = None
-                         ) -> tuple[CorrectedScores, ScoreSignature]:
+                         policy: CitationPolicy = "all", banks: Mapping[str, NuggetBank] | None = None,
+                         diagnostics: Diagnostics | None = None) -> tuple[CorrectedScores, ScoreSignature]:
     """Prediction-powered estimates of every run's ARGUE measures and of every pair's difference, with the score
     signature extended by the human sample (hash, design, confidence). `judged`: the judge's records (for the
-    subset check and the nugget banks); raises InputError on a human file that is not a subset, or (design
-    'requests') one that judged part of a request."""
+    subset check, the sentences each human record must share and the nugget banks); raises InputError on a human
+    file that is not a subset, a record of another version of a report, or (design 'requests') a file that
+    judged part of a request. The human files' own warnings go to `diagnostics` (source "human"): every
+    path that reads a human file reports what `score` of that file alone would."""
     if not 0 < confidence < 1:
         raise InputError(f"--confidence must be between 0 and 1 (e.g. 0.95), not {confidence}")
-    human_records = read_human(human_paths, judged)
+    located = read_human(human_paths, judged)
+    human_records = [j for _, _, j in located]
+    warnings = human_warnings(located, policy, banks)
+    if diagnostics is not None:
+        diagnostics.extend(warnings, "human")
     human_scores, _, _ = score(human_records, "human", policy, banks)
     judged_keys = {(run.run_id, request) for run in judge_scores for request in run.reports}
     inclusion = Inclusion(design, judged_keys, {j.key for j in human_records},

@@ -65,8 +65,45 @@ def choose_threads(requested: int | None = None) -> int:
         if requested < 1:
             raise ConfigurationError(f"--threads must be at least 1, got {requested}")
         return requested
-    cpus = usable_cpus()
-    return max(1, min(cpus, cpus - int(busy_cores() + 0.5)))
+    return threads_for(usable_cpus(), busy_cores())
+
+
+def threads_for(cpus: int, others_busy: float) -> int:
+    """The cores other processes leave free (rounded), at least 1: llama.cpp's threads wait for each other at every
+    layer, so a thread on a busy core slows all of them."""
+    return max(1, min(cpus, cpus - int(others_busy + 0.5)))
+
+
+class MachineLoad:
+    """How many cores other processes kept busy since the previous reading: the kernel's CPU counters
+    (/proc/stat) less this process's own CPU time (the model's threads are busy while it computes). No sleep:
+    read between two completions, it measures the time the last one took. None without /proc/stat."""
+
+    def __init__(self, stat: Path = Path("/proc/stat")):
+        self.stat = stat
+        self._last: tuple[float, float, float] | None = None
+
+    def _sample(self) -> tuple[float, float, float, int] | None:
+        try:
+            lines = self.stat.read_text(encoding="ascii").splitlines()
+            fields = [int(v) for v in lines[0].split()[1:]]
+        except (OSError, IndexError, ValueError):
+            return None
+        ticks = os.sysconf("SC_CLK_TCK")
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)   # idle + iowait
+        cores = sum(1 for line in lines[1:] if line.startswith("cpu"))
+        own = os.times()
+        return sum(fields) / ticks, (sum(fields) - idle) / ticks, own.user + own.system, max(1, cores)
+
+    def others_busy(self) -> float | None:
+        """Cores busy with other processes since the previous call (None on the first call, or unknown)."""
+        now, last = self._sample(), self._last
+        self._last = now
+        if now is None or last is None or now[0] <= last[0]:
+            return None
+        wall = (now[0] - last[0]) / now[3]                 # seconds the counters cover (they sum every core)
+        others = (now[1] - last[1]) - (now[2] - last[2])  # busy CPU-seconds, less ours
+        return max(0.0, others / wall)
 
 
 def busy_cores(stat: Path = Path("/proc/stat"), window: float = 0.25) -> float:
@@ -280,6 +317,11 @@ class LlamaRuntime:
         self._factory = llama_factory or _load_llama
         self._llama: Any = None
         self._lock = threading.RLock()
+        # With no --threads, the count follows the machine's load: re-decided before each completion, since a job
+        # that held a core when the model loaded may be gone a minute later (and one may start).
+        self.load = MachineLoad()
+        self.thread_history: list[tuple[int, int]] = []  # (completion number, threads from then on)
+        self._completions = 0
 
     @property
     def loaded(self) -> bool:
@@ -308,6 +350,26 @@ class LlamaRuntime:
                 self.n_threads = choose_threads(n_threads)
                 llama_cpp.llama_set_n_threads(self._llama.ctx, self.n_threads, self.n_threads)
 
+    def _follow_load(self, llama: Any) -> None:
+        """Re-decide the thread count from the load other processes put on the cores since the last completion
+        (only without a fixed --threads); llama.cpp takes a new count for the next call."""
+        self._completions += 1
+        if not self.thread_history:
+            self.thread_history.append((self._completions, self.n_threads or 1))
+        if self.requested_threads is not None:
+            return
+        others = self.load.others_busy()
+        if others is None:
+            return
+        chosen = threads_for(usable_cpus(), others)
+        if chosen != self.n_threads:
+            if hasattr(llama, "ctx"):
+                import llama_cpp
+
+                llama_cpp.llama_set_n_threads(llama.ctx, chosen, chosen)
+            self.n_threads = chosen
+            self.thread_history.append((self._completions, chosen))
+
     def complete(self, top_logprobs: int | None = None, **kwargs: Any) -> Completion:
         """``Llama.create_chat_completion(**kwargs)`` under the lock, with prompt reuse and log-probabilities.
 
@@ -319,6 +381,7 @@ class LlamaRuntime:
         kwargs.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
         with self._lock:
             llama = self.llama()
+            self._follow_load(llama)
             llama.top_logprobs_request = top_logprobs
             llama.last_sampler = None
             llama.last_prompt_evaluated = 0

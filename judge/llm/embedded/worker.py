@@ -79,7 +79,8 @@ def serve(conn: Connection, config: dict[str, Any]) -> None:
 def _handle(runtime: LlamaRuntime, request: dict[str, Any]) -> dict[str, Any]:
     try:
         if request["op"] == "complete":
-            return {"ok": completion_message(runtime.complete(request["top_logprobs"], **request["kwargs"]))}
+            reply = completion_message(runtime.complete(request["top_logprobs"], **request["kwargs"]))
+            return {"ok": {**reply, "threads": runtime.n_threads}}
         if request["op"] == "threads":
             runtime.set_threads(request["threads"])
             return {"ok": runtime.n_threads}

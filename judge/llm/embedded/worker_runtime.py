@@ -149,8 +149,14 @@ class WorkerRuntime:
     def complete(self, top_logprobs: int | None = None, **kwargs: Any) -> Completion:
         """``LlamaRuntime.complete`` in the worker; raises WorkerDied when the worker dies (or is down)."""
         with self._lock:
-            return completion_from_message(self._ask({"op": "complete", "top_logprobs": top_logprobs,
-                                                      "kwargs": kwargs}))
+            message = self._ask({"op": "complete", "top_logprobs": top_logprobs, "kwargs": kwargs})
+            threads = message.get("threads")
+            if threads is not None and threads != self.n_threads:  # the worker follows the machine's load
+                if self.n_threads is not None:
+                    self.events.append(f"llama.cpp threads {self.n_threads} -> {threads}: other processes' load "
+                                       "on the cores changed")
+                self.n_threads = threads
+            return completion_from_message(message)
 
     def _ask(self, request: dict[str, Any]) -> Any:
         if self._down is not None:

@@ -50,7 +50,8 @@ from judge.judging.legacy_support import SupportLayout, support_question
 from judge.judging.passages import PassagePolicy
 from judge.llm.embedded import provider as llama_provider
 from judge.llm.embedded.kernels import KERNELS, resolve_kernels
-from judge.llm.embedded.runtime import Completion, LlamaRuntime, choose_threads, usable_cpus
+from judge.llm.embedded.runtime import Completion, LlamaRuntime
+from judge.llm.embedded.threads import choose_threads, usable_cpus
 from judge.llm.embedded.weights import EMBEDDED_MODEL, embedded_available, ensure_model_file
 from judge.types import Document, Request
 

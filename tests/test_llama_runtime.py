@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 
 from judge.errors import ConfigurationError
-from judge.llm.embedded import runtime as llama_runtime
-from judge.llm.embedded.runtime import LlamaRuntime, PromptStates, choose_threads, common_prefix
+from judge.llm.embedded import threads
+from judge.llm.embedded.runtime import LlamaRuntime, PromptStates, common_prefix
 from judge.llm.embedded.sampling import GreedyGrammarSampler, greedy_under_grammar
+from judge.llm.embedded.threads import choose_threads
 from judge.llm.embedded.weights import EMBEDDED_MODEL, embedded_available
 
 # ------------------------------------------------------------------------------------------------ threads
@@ -32,7 +33,7 @@ from judge.llm.embedded.weights import EMBEDDED_MODEL, embedded_available
 ])
 def test_threads_follow_the_free_cores(monkeypatch, cpus, busy, expected):
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cpus)), raising=False)
-    monkeypatch.setattr(llama_runtime, "busy_cores", lambda: busy)
+    monkeypatch.setattr(threads, "busy_cores", lambda: busy)
     assert choose_threads() == expected
     assert choose_threads(3) == 3  # an explicit --threads wins over the load
 
@@ -48,12 +49,12 @@ def test_busy_cores_are_measured_from_the_kernel_counters_not_the_lagging_load(t
     monkeypatch.setattr(type(stat), "read_text", lambda self, **kw: next(samples) if self == stat
                         else real_read(self, **kw))
     monkeypatch.setattr(os, "getloadavg", lambda: (7.0, 7.0, 7.0), raising=False)  # stale: must not be used
-    assert llama_runtime.busy_cores(stat, window=0.0) == pytest.approx(1.5)
+    assert threads.busy_cores(stat, window=0.0) == pytest.approx(1.5)
 
 
 def test_busy_cores_fall_back_to_the_load_average_without_proc_stat(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "getloadavg", lambda: (0.7, 0.7, 0.7), raising=False)
-    assert llama_runtime.busy_cores(tmp_path / "absent", window=0.0) == 0.7
+    assert threads.busy_cores(tmp_path / "absent", window=0.0) == 0.7
 
 
 def test_threads_must_be_positive():

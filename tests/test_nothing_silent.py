@@ -508,9 +508,10 @@ def test_the_thread_count_is_re_decided_before_each_completion_from_the_load(mon
     from test_llama_runtime import CountingLlama, ask, document
 
     from judge.llm.embedded import runtime as llama_runtime
+    from judge.llm.embedded import threads
 
-    monkeypatch.setattr(llama_runtime, "usable_cpus", lambda: 2)
-    monkeypatch.setattr(llama_runtime, "busy_cores", lambda *a, **k: 1.0)  # a job holds a core at load time
+    monkeypatch.setattr(threads, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(threads, "busy_cores", lambda *a, **k: 1.0)  # a job holds a core at load time
     set_calls = []
     monkeypatch.setattr(llama_cpp, "llama_set_n_threads", lambda ctx, n, batch: set_calls.append((ctx, n, batch)))
     fake = CountingLlama()
@@ -533,7 +534,7 @@ def test_the_thread_count_is_re_decided_before_each_completion_from_the_load(mon
 def test_the_machine_load_leaves_out_this_processs_own_cpu_time(tmp_path, monkeypatch):
     import os
 
-    from judge.llm.embedded.runtime import MachineLoad
+    from judge.llm.embedded.threads import MachineLoad
 
     stat = tmp_path / "stat"
     ticks = os.sysconf("SC_CLK_TCK")

@@ -9,8 +9,8 @@ not thread-safe). Three things make it faster than a bare ``Llama.create_chat_co
 
 * **Threads from the free cores.** llama.cpp's worker threads wait for each other at every layer, so one thread
   more than the cores actually free can make a run several times slower (the bundled example took ~40 minutes
-  instead of ~6 with one of two cores busy). :func:`choose_threads` takes the CPUs this process may use minus the
-  current load, at least one; ``n_threads`` overrides it (the CLI's ``--threads``).
+  instead of ~6 with one of two cores busy). :func:`judge.llm.embedded.threads.choose_threads` takes the CPUs
+  this process may use minus the current load, at least one; ``n_threads`` overrides it (the CLI's ``--threads``).
 * **Greedy sampling that asks the grammar about one token** (:mod:`judge.llm.embedded.sampling`), with the same
   output at temperature 0.
 * **Prompt prefixes processed once.** llama-cpp-python already keeps the KV state of the previous prompt and
@@ -25,7 +25,6 @@ tokens), so a direct litellm call behaves like a judge call.
 from __future__ import annotations
 
 import ctypes
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.errors import ConfigurationError
+from judge.llm.embedded import threads
 from judge.llm.embedded.kernels import KernelChoice, resolve_kernels
 from judge.llm.embedded.sampling import GreedyGrammarSampler, TokenChoice
 from judge.llm.embedded.weights import INSTALL_HINT, ensure_model_file
@@ -46,92 +46,6 @@ DEFAULT_SEED = 0
 DEFAULT_MAX_TOKENS = 512
 STATE_SLOTS = 3           # documents whose prompt prefix is kept besides the live one
 MIN_SAVED_TOKENS = 64     # a state is worth saving only if a prompt would throw away at least this many tokens
-
-
-# ---------------------------------------------------------------------------------------------- threads
-
-
-def usable_cpus() -> int:
-    """CPUs this process may run on (the affinity mask where the OS has one, else os.cpu_count())."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def choose_threads(requested: int | None = None) -> int:
-    """``requested`` when given, else the usable CPUs minus the cores other processes keep busy now, at least 1."""
-    if requested is not None:
-        if requested < 1:
-            raise ConfigurationError(f"--threads must be at least 1, got {requested}")
-        return requested
-    return threads_for(usable_cpus(), busy_cores())
-
-
-def threads_for(cpus: int, others_busy: float) -> int:
-    """The cores other processes leave free (rounded), at least 1: llama.cpp's threads wait for each other at every
-    layer, so a thread on a busy core slows all of them."""
-    return max(1, min(cpus, cpus - int(others_busy + 0.5)))
-
-
-class MachineLoad:
-    """How many cores other processes kept busy since the previous reading: the kernel's CPU counters
-    (/proc/stat) less this process's own CPU time (the model's threads are busy while it computes). No sleep:
-    read between two completions, it measures the time the last one took. None without /proc/stat."""
-
-    def __init__(self, stat: Path = Path("/proc/stat")):
-        self.stat = stat
-        self._last: tuple[float, float, float] | None = None
-
-    def _sample(self) -> tuple[float, float, float, int] | None:
-        try:
-            lines = self.stat.read_text(encoding="ascii").splitlines()
-            fields = [int(v) for v in lines[0].split()[1:]]
-        except (OSError, IndexError, ValueError):
-            return None
-        ticks = os.sysconf("SC_CLK_TCK")
-        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)   # idle + iowait
-        cores = sum(1 for line in lines[1:] if line.startswith("cpu"))
-        own = os.times()
-        return sum(fields) / ticks, (sum(fields) - idle) / ticks, own.user + own.system, max(1, cores)
-
-    def others_busy(self) -> float | None:
-        """Cores busy with other processes since the previous call (None on the first call, or unknown)."""
-        now, last = self._sample(), self._last
-        self._last = now
-        if now is None or last is None or now[0] <= last[0]:
-            return None
-        wall = (now[0] - last[0]) / now[3]                 # seconds the counters cover (they sum every core)
-        others = (now[1] - last[1]) - (now[2] - last[2])  # busy CPU-seconds, less ours
-        return max(0.0, others / wall)
-
-
-def busy_cores(stat: Path = Path("/proc/stat"), window: float = 0.25) -> float:
-    """How many cores are busy right now: measured from the kernel's CPU counters over `window` seconds.
-
-    The 1-minute load average lags by a minute: right after a test suite or a finished job it reports cores busy
-    that are idle by now, and a run started then would keep one thread for its whole life. Without /proc/stat
-    (not Linux) it falls back to the load average, and to 0 without that."""
-    def sample() -> tuple[int, int, int] | None:
-        try:
-            lines = stat.read_text(encoding="ascii").splitlines()
-        except OSError:
-            return None
-        fields = [int(v) for v in lines[0].split()[1:]]
-        cores = sum(1 for line in lines[1:] if line.startswith("cpu"))
-        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)   # idle + iowait
-        return sum(fields), idle, cores
-
-    first = sample()
-    if first is None:
-        try:
-            return float(os.getloadavg()[0])
-        except (AttributeError, OSError):
-            return 0.0
-    time.sleep(window)
-    second = sample()
-    total, idle = second[0] - first[0], second[1] - first[1]
-    return 0.0 if total <= 0 else second[2] * (total - idle) / total
 
 
 # ------------------------------------------------------------------------------------------ prompt states
@@ -295,7 +209,7 @@ class Completion:
 class LlamaRuntime:
     """The embedded model: loaded on first use, one completion at a time, defaults as in ModelSettings.
 
-    ``n_threads`` None chooses from the free cores at load time (:func:`choose_threads`). ``state_slots`` is the
+    ``n_threads`` None chooses from the free cores at load time (:func:`threads.choose_threads`). ``state_slots`` is the
     number of saved prompt states (0 keeps only llama.cpp's live one). ``fast_sampling`` False uses
     llama-cpp-python's own sampler chain (the benchmark's "old" runtime). ``llama_factory(runtime)`` builds the
     model object; tests pass a fake. ``kernels`` chooses llama.cpp's CPU kernels (:mod:`judge.llm.embedded.kernels`;
@@ -319,7 +233,7 @@ class LlamaRuntime:
         self._lock = threading.RLock()
         # With no --threads, the count follows the machine's load: re-decided before each completion, since a job
         # that held a core when the model loaded may be gone a minute later (and one may start).
-        self.load = MachineLoad()
+        self.load = threads.MachineLoad()
         self.thread_history: list[tuple[int, int]] = []  # (completion number, threads from then on)
         self._completions = 0
 
@@ -331,7 +245,7 @@ class LlamaRuntime:
         """The loaded model (loading it, and assembling the weights, on first use)."""
         with self._lock:
             if self._llama is None:
-                self.n_threads = choose_threads(self.requested_threads)
+                self.n_threads = threads.choose_threads(self.requested_threads)
                 started = time.perf_counter()
                 llama = self._factory(self)
                 self.load_seconds = time.perf_counter() - started
@@ -347,7 +261,7 @@ class LlamaRuntime:
             if self._llama is not None and hasattr(self._llama, "ctx"):
                 import llama_cpp
 
-                self.n_threads = choose_threads(n_threads)
+                self.n_threads = threads.choose_threads(n_threads)
                 llama_cpp.llama_set_n_threads(self._llama.ctx, self.n_threads, self.n_threads)
 
     def _follow_load(self, llama: Any) -> None:
@@ -361,7 +275,7 @@ class LlamaRuntime:
         others = self.load.others_busy()
         if others is None:
             return
-        chosen = threads_for(usable_cpus(), others)
+        chosen = threads.threads_for(threads.usable_cpus(), others)
         if chosen != self.n_threads:
             if hasattr(llama, "ctx"):
                 import llama_cpp

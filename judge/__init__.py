@@ -3,11 +3,12 @@
     import judge
     evaluation = judge.evaluate("examples/reports", requests="examples/requests.jsonl",
                                 docs="examples/docs.jsonl", nuggets="examples/nuggets")
-    evaluation.scores.runs["run-cited"]["SentencePrecision"]
+    evaluation.aggregates()["run-cited"]["SentencePrecision"]
 
-The Python API is `evaluate`, `score`, `calibrate`, `read_judgments` and `write_judgments` (judge.api, where each
-has a runnable example). They load on first use, so `import judge` stays light and `judge.__version__` imports no
-model client.
+The Python API (judge.api, where each call has a runnable example): `evaluate`, `score`, `calibrate`, `view`,
+`baselines`, `baseline`, `merge`, `read_judgments`, `write_judgments`, and the awaitable `evaluate_async`,
+`calibrate_async`; each works inside a running event loop (Jupyter) and takes paths or objects. They load on
+first use, so `import judge` stays light and `judge.__version__` imports no model client.
 
 Data flows one way: inputs (`formats/`) -> judging (`judging/`: the flowchart over an oracle, decisions asked
 through `llm/`, text that addresses the judge withheld by `defence/`) -> judgments (the seam: LLM judges and
@@ -23,9 +24,28 @@ from typing import TYPE_CHECKING, Any
 from judge._version import __version__
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ below loads them
-    from judge.api import ScoredJudgments, calibrate, evaluate, read_judgments, score, write_judgments  # noqa: F401
+    from judge.api import (  # noqa: F401
+        EvalRequest,
+        HumanEstimates,
+        ScoredJudgments,
+        baseline,
+        baselines,
+        calibrate,
+        calibrate_async,
+        evaluate,
+        evaluate_async,
+        evaluate_with,
+        evaluate_with_async,
+        merge,
+        read_judgments,
+        score,
+        view,
+        write_judgments,
+    )
 
-_API = ("evaluate", "score", "calibrate", "read_judgments", "write_judgments", "ScoredJudgments")
+_API = ("evaluate", "evaluate_async", "score", "calibrate", "calibrate_async", "view", "baselines", "baseline",
+        "merge", "read_judgments", "write_judgments", "evaluate_with", "evaluate_with_async", "EvalRequest",
+        "ScoredJudgments", "HumanEstimates")
 __all__ = ["__version__", *_API]
 
 

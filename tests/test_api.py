@@ -107,21 +107,21 @@ EVAL_CHOSEN = (
 def test_the_api_and_eval_build_equal_configs(tmp_path, monkeypatch, options, arguments, judging):
     """`judge.evaluate(...)` and `argue-judge eval` with the same inputs and choices judge with equal configs
     (model, sampling, thresholds, prompts, passages, injection policy, cache, concurrency, retry policy, budget):
-    both build it with judge.api.eval_config, and a field set on one path only would break the equality."""
+    both build an EvalRequest that judge.api.evaluate_with runs, and a field set on one path only would break the
+    equality."""
     from typer.testing import CliRunner
 
-    import judge.cli.evaluate as evaluate_cli
     import judge.run.evaluate as run_evaluate
     from judge.cli.app import app
 
     configs: dict = {}
-    monkeypatch.setattr(evaluate_cli, "evaluate", _capture(configs, "cli"))
-    monkeypatch.setattr(run_evaluate, "evaluate", _capture(configs, "api"))
+    monkeypatch.setattr(run_evaluate, "evaluate_async", _capture(configs, "cli"))
     inputs = ["--requests", str(EXAMPLES / "requests.jsonl"), "--docs", str(EXAMPLES / "docs.jsonl"),
               "--nuggets", str(EXAMPLES / "nuggets")]
     result = CliRunner().invoke(app, ["eval", str(EXAMPLES / "reports"), *inputs, *options, "--cache-dir",
                                       str(tmp_path / "cache"), "--out", str(tmp_path / "out")])
     assert isinstance(result.exception, _Captured), result.output
+    monkeypatch.setattr(run_evaluate, "evaluate_async", _capture(configs, "api"))
     with pytest.raises(_Captured):
         api.evaluate(EXAMPLES / "reports", requests=EXAMPLES / "requests.jsonl", docs=EXAMPLES / "docs.jsonl",
                      nuggets=EXAMPLES / "nuggets", cache=tmp_path / "cache", judge=judging, **arguments)

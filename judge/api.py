@@ -83,7 +83,8 @@ SAMPLE_DESIGNS = ("reports", "requests")  # how a --human sample was drawn (judg
 
 # In the order the reference (docs/python.md, generated) lists them.
 __all__ = ["evaluate", "evaluate_async", "score", "calibrate", "calibrate_async", "view", "baselines", "baseline",
-           "merge", "read_judgments", "write_judgments", "evaluate_with", "evaluate_with_async", "EvalRequest",
+           "merge", "read_judgments", "write_judgments", "cache_stats", "clear_cache", "export_cache", "import_cache",
+           "evaluate_with", "evaluate_with_async", "EvalRequest",
            "ScoredJudgments", "HumanEstimates"]
 
 
@@ -582,17 +583,59 @@ def calibration_config(model: ModelSettings, judge: JudgeSettings | None, source
             decision_cache.close()
 
 
+CALIBRATED_POLICIES = ("quarantine", "flag")  # 'penalise' decides flagged sentences without asking the model
+
+
+@dataclass
+class CalibrationProgress:
+    """Callbacks as calibration goes (the CLI hands in its progress bar): `start(total)` once the items are
+    loaded, `item_done()` after each answer."""
+
+    start: Callable[[int], None] = lambda total: None
+    item_done: Callable[[], None] = lambda: None
+
+
+def choose_attacks(names: str | Sequence[str] | None, attacks_file: PathLike | None = None) -> tuple[Any, ...]:
+    """Attack kinds by name, in the order given ("kind,kind", or a list). With `attacks_file`, the kinds of that
+    file ('all': every one, in its order); without, the bundled kinds ('all') and the held-out ones ('unseen'),
+    each also by name. ValueError on an unknown kind."""
+    from judge.defence.injection import UNSEEN_ATTACKS_FILE, load_attacks
+
+    if names is None:
+        if attacks_file is not None:
+            raise ValueError("an attacks file needs attack kinds (KIND[,KIND...] or 'all')")
+        return ()
+    sets = {"all": load_attacks(Path(attacks_file))} if attacks_file is not None else \
+        {"all": load_attacks(), "unseen": load_attacks(UNSEEN_ATTACKS_FILE)}
+    known = {kind: attack for kinds in sets.values() for kind, attack in kinds.items()}
+    given = names.split(",") if isinstance(names, str) else list(names)
+    # A set's name stands for its kinds, in the set's order: "unseen,assessor_note" is every held-out kind and one more.
+    wanted = [kind for n in given if n.strip() for kind in (sets[n.strip()] if n.strip() in sets else [n.strip()])]
+    unknown = [n for n in wanted if n not in known]
+    if unknown or not wanted:
+        raise ValueError(f"unknown attack kind(s) {', '.join(unknown) or '(none given)'}; choose "
+                         f"{' or '.join(repr(s) for s in sets)} or some of {', '.join(known)}")
+    return tuple(known[n] for n in dict.fromkeys(wanted))
+
+
 def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None = None, wice_partial: str = "strict",
               nuggets: PathLike | Sequence[PathLike] | None = None, docs: PathLike | Sequence[PathLike] | None = None,
-              sample: str | None = None, seed: int = 0, model: str = EMBEDDED_MODEL, api_base: str | None = None,
-              api_key: str | None = None, judge: JudgeSettings | None = None, cache: PathLike | None = DEFAULT_CACHE,
-              n_boot: int = 1000, concurrency: int = 4, out: PathLike | None = None,
-              **model_options: Any) -> CalibrationResults:
+              human: Any = None, judged: Any = None, sample: str | None = None, exclude: PathLike | None = None,
+              seed: int = 0, model: str = EMBEDDED_MODEL, api_base: str | None = None, api_key: str | None = None,
+              judge: JudgeSettings | None = None, against: PathLike | None = None,
+              attacks: str | Sequence[str] | None = None, attacks_file: PathLike | None = None,
+              fit_metric: str | None = None, cache: PathLike | None = DEFAULT_CACHE, n_boot: int = 1000,
+              concurrency: int = 4, out: PathLike | None = None, plots: bool = False,
+              progress: CalibrationProgress | None = None, **model_options: Any) -> CalibrationResults:
     """How far each judge decision agrees with human labels, as `argue-judge calibrate` does: AttributionBench and
-    WiCE (supports_citation) and nugget banks with their documents (answers_nugget). `wice_partial`: as
-    --wice-partial, what WiCE's partially_supported is ('strict': not supported, 'exclude', 'separate'). `sample`: as
-    --sample ("40", "attributionbench=200,wice=150"). `out`: also write calibration.md/.html/.json there (no plots).
-    Safe inside a running event loop; `calibrate_async` is the awaitable twin.
+    WiCE (supports_citation) and nugget banks with their documents (answers_nugget); `human` with `judged` (the
+    judge's judgments of the same reports) compares them decision by decision and report by report.
+    `wice_partial`: what WiCE's partially_supported is ('strict': not supported, 'exclude', 'separate'). `sample`:
+    "40" or "attributionbench=200,wice=150". `exclude`: items to leave out (an items.jsonl or ids). `against`: an
+    old prompt directory to compare with the judge's (McNemar). `attacks` (with `attacks_file`): the red team's
+    attack kinds. `fit_metric`: fit a confidence threshold per decision maximising it ('kappa', ...). `out`: also
+    write calibration.md/.html/.json (and with `plots` the figures, with `fit_metric` the thresholds file) there;
+    `results.files` lists them. Safe inside a running event loop; `calibrate_async` is the awaitable twin.
 
     >>> import judge
     >>> from judge.testing import FakeEndpoint, smart_responder
@@ -603,37 +646,57 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     >>> agreement.n > 0 and 0.0 <= agreement.accuracy <= 1.0
     True
     """
+    from judge.calibration.redteam import attacked_count
     from judge.calibration.report import write_calibration_report
-    from judge.calibration.sources import ItemSources, SampleSize, load_items
+    from judge.calibration.report_confidence import THRESHOLDS_NAME
+    from judge.calibration.sources import WICE_PARTIAL_POLICIES, Exclusion, ItemSources, SampleSize, load_items
+    from judge.calibration.stats import FIT_METRICS
     from judge.calibration.suite import calibrate as run_calibration
+    from judge.calibration.suite import write_thresholds
     from judge.diagnostics import Diagnostics
     from judge.errors import InputError
+    from judge.run.score import score as score_records
 
-    OneOf(("strict", "exclude", "separate")).check("wice_partial", wice_partial)
+    from judge.calibration.suite import CalibrationConfig
+
+    OneOf(WICE_PARTIAL_POLICIES).check("wice_partial", wice_partial)
+    OneOf(FIT_METRICS, optional=True).check("fit_metric", fit_metric)
+    Flag().check("plots", plots)
+    for name, value in (("concurrency", concurrency), ("n_boot", n_boot), ("seed", seed)):
+        CalibrationConfig.RULES[name].check(name, value)  # now, not after the items are read
     settings = ModelSettings(model, api_base, api_key, **model_options)
     _check_judge(judge)
+    if judge is not None:
+        OneOf(CALIBRATED_POLICIES).check("judge.on_injection", judge.on_injection)
+    if (human is None) != (judged is None):
+        raise ValueError("human and judged go together: the assessors' judgments and the judge's of the same reports")
+    progress = progress or CalibrationProgress()
     diagnostics = Diagnostics()
     sources = ItemSources(Path(attributionbench) if attributionbench else None, Path(wice) if wice else None,
                           wice_partial,  # type: ignore[arg-type]
                           nuggets=tuple(_paths(nuggets)), docs=tuple(_paths(docs)), index_dir=docstore_dir(cache))
+    chosen_attacks = choose_attacks(attacks, attacks_file)
     sample_size = SampleSize.parse(sample) if sample is not None else None
-    items = load_items(sources, sample_size, seed, diagnostics)
-    if not items:
-        raise InputError("nothing to calibrate: give attributionbench=, wice= or nuggets= with docs=")
+    exclusion = Exclusion.read(Path(exclude)) if exclude is not None else None
+    items = load_items(sources, sample_size, seed, diagnostics, exclusion)
+    human_records = _judgment_records("human", human) if human is not None else []
+    judged_records = _judgment_records("judged", judged) if judged is not None else []
+    if not items and not human_records:
+        raise InputError("nothing to calibrate: give attributionbench=, wice=, nuggets= with docs=, or human= with "
+                         "judged=")
     with calibration_config(settings, judge, sources, cache=cache, sample=sample_size, seed=seed, n_boot=n_boot,
-                            concurrency=concurrency) as config:
-        results = run_calibration(items, config, notes=diagnostics.messages())
+                            concurrency=concurrency,
+                            against=JudgeSettings(prompts_dir=Path(against)) if against else None,
+                            exclude=exclusion, attacks=chosen_attacks, fit_metric=fit_metric) as config:
+        progress.start(len(items) * (2 if against else 1) + attacked_count(items, chosen_attacks))
+        results = run_calibration(items, config, human=human_records or None, judged=judged_records or None,
+                                  score=lambda js: score_records(js, "calibration")[0].rows(),
+                                  notes=diagnostics.messages(), on_item=progress.item_done)
     if out is not None:
-        write_calibration_report(results, out, plots=False)
+        written = write_calibration_report(results, out, plots=plots)
+        thresholds = write_thresholds(results, config, items, Path(out) / THRESHOLDS_NAME)
+        results.files = [*written, *([thresholds] if thresholds else [])]
     return results
-
-
-async def calibrate_async(**arguments: Any) -> CalibrationResults:
-    """`calibrate`, awaited: the same keyword arguments. The calibration itself runs its own event loop in a worker
-    thread (judge.event_loop.run_sync), so awaiting it leaves the caller's loop free."""
-    import asyncio
-
-    return await asyncio.to_thread(calibrate, **arguments)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -843,11 +906,110 @@ def merge(shards: Sequence[PathLike], *, out: PathLike = "argue-out") -> Merged:
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# the decision cache (argue-judge cache stats|clear|export|import)
+
+@contextmanager
+def _cache_failures(target: PathLike, *, writing: bool) -> Iterator[None]:
+    """A store that fails mid-call (a lost Redis connection, a locked or damaged database): OutputError when the
+    call was writing to it, ConfigurationError (an unreadable cache) when reading."""
+    from judge.errors import ConfigurationError, OutputError
+    from judge.llm.cache_backends import CacheBackendError
+
+    try:
+        yield
+    except CacheBackendError as exc:
+        if writing:
+            raise OutputError(f"cannot write the decision cache at {target}: {exc}") from exc
+        raise ConfigurationError(f"cannot read the decision cache at {target}: {exc}") from exc
+
+
+def _cache_target(cache: PathLike) -> str | Path:
+    """A URL as given; a directory only when it holds a cache (opening a mistyped path would create one)."""
+    from judge.llm.cache import existing_cache_directory
+    from judge.llm.cache_backends import is_url
+
+    return str(cache) if is_url(str(cache)) else existing_cache_directory(Path(cache))
+
+
+def cache_stats(cache: PathLike = DEFAULT_CACHE) -> dict[str, Any]:
+    """How many decisions a cache (a directory or redis://...) holds and how much space they use:
+    {"location", "entries", "bytes"} (bytes None where the store cannot say)."""
+    from judge.llm.cache import open_decision_cache
+
+    with _cache_failures(cache, writing=False):
+        store = open_decision_cache(_cache_target(cache))
+        try:
+            return dict(store.stats())
+        finally:
+            store.close()
+
+
+def clear_cache(cache: PathLike = DEFAULT_CACHE) -> int | None:
+    """Delete every cached decision; the number removed (None: an unreadable database was removed whole)."""
+    from judge.llm.cache import clear_cache_directory, existing_cache_directory, open_decision_cache
+    from judge.llm.cache_backends import is_url
+
+    with _cache_failures(cache, writing=True):
+        if is_url(str(cache)):
+            store = open_decision_cache(str(cache))
+            try:
+                return store.clear()
+            finally:
+                store.close()
+        # a directory: this also cures a database that cannot be opened (DecisionCache's error says so)
+        return clear_cache_directory(existing_cache_directory(Path(cache)))
+
+
+def export_cache(cache: PathLike = DEFAULT_CACHE, out: PathLike | None = None) -> Iterator[str] | int:
+    """Every cached decision as JSONL lines (key, value, checksum; a header first), in key order: into the file
+    `out` (replaced when complete; returns the count), or with no `out` as the lines themselves."""
+    from judge.formats.atomic import atomic_path
+    from judge.llm.cache_backends import open_backend
+    from judge.llm.cache_transfer import export_entries
+
+    if out is None:
+        def lines() -> Iterator[str]:
+            with _cache_failures(cache, writing=False):
+                source = open_backend(_cache_target(cache))
+                try:
+                    yield from export_entries(source)
+                finally:
+                    source.close()
+        return lines()
+    with _cache_failures(cache, writing=False):
+        source = open_backend(_cache_target(cache))
+        try:
+            with atomic_path(Path(out)) as temp, temp.open("w", encoding="utf-8") as handle:
+                return sum(handle.write(line) > 0 for line in export_entries(source)) - 1  # minus the header
+        finally:
+            source.close()
+
+
+def import_cache(file: PathLike, cache: PathLike = DEFAULT_CACHE, *, overwrite: bool = False) -> Any:
+    """Add the decisions of a `cache export` file to a cache; counts of added, unchanged, replaced (with
+    `overwrite`) or conflicting entries kept."""
+    from judge.formats._jsonl import decode_utf8
+    from judge.llm.cache_backends import open_backend
+    from judge.llm.cache_transfer import import_entries
+
+    Flag().check("overwrite", overwrite)
+    with _cache_failures(cache, writing=True):
+        destination = open_backend(str(cache))
+        try:
+            with Path(file).open("rb") as lines:
+                text = (decode_utf8(line, str(file), number) for number, line in enumerate(lines, start=1))
+                return import_entries(destination, text, str(file), overwrite=overwrite)
+        finally:
+            destination.close()
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # the judgments format
 
-def read_judgments(path: PathLike, *, nuggets: Any = None) -> list[ReportJudgment]:
+def read_judgments(path: PathLike, *, nuggets: Any = None, format: str | None = None) -> list[ReportJudgment]:
     """Every record of a judgments file (JSONL, .gz too), checked line by line: a bad line raises InputError
-    naming the file and line. With `nuggets`, an Auto-ARGUE judgments file is read too (as `import auto-argue`).
+    naming the file and line. `format`: "argue-judge" (ours), "auto-argue" (Auto-ARGUE's, as `import auto-argue`;
+    it needs `nuggets`), or None: ours, or with `nuggets` either, told apart by the first record.
 
     >>> import judge
     >>> judgments = judge.read_judgments("argue-out/judgments.jsonl")
@@ -856,32 +1018,55 @@ def read_judgments(path: PathLike, *, nuggets: Any = None) -> list[ReportJudgmen
     >>> [int(s.outcome) for s in judgments[0].sentences][:3]   # ARGUE outcomes #1..#8
     [4, 3, 3]
     """
-    if nuggets is None:
+    OneOf(("argue-judge", "auto-argue"), optional=True).check("format", format)
+    if format == "argue-judge" or (format is None and nuggets is None):
         return list(iter_judgments(path))
+    if nuggets is None:
+        raise ValueError("format='auto-argue' needs nuggets= (Auto-ARGUE names matched nuggets by question text)")
     with ExitStack() as stack:
-        return _judgment_records("path", path, _banks("nuggets", nuggets, stack))
+        banks = _banks("nuggets", nuggets, stack)
+        if format == "auto-argue":
+            from judge.adapters.autoargue import read_auto_argue
+
+            return read_auto_argue(Path(path), banks)
+        return _judgment_records("path", path, banks)
 
 
 def write_judgments(path: PathLike, judgments: Iterable[ReportJudgment], *, format: str = "argue-judge",
-                    nuggets: Any = None) -> None:
+                    nuggets: Any = None, docs: Any = None, cache: PathLike | None = DEFAULT_CACHE) -> int:
     """Write records as a judgments file (one JSON object a line, the format `read_judgments` and every command
-    read), replacing it. `format="auto-argue"` writes Auto-ARGUE's format instead (as `export auto-argue`; it
-    needs the `nuggets`).
+    read), replacing it; returns how many records were written. `format="auto-argue"` writes Auto-ARGUE's format
+    instead (as `export auto-argue`): it needs the `nuggets`, and `docs` fill each citation's text.
 
     >>> import judge
     >>> judgments = judge.read_judgments("argue-out/judgments.jsonl")
     >>> cited = [j for j in judgments if j.run_id == "run-cited"]
     >>> judge.write_judgments("run-cited.jsonl", cited)
+    2
     >>> judge.read_judgments("run-cited.jsonl") == cited
     True
     """
     OneOf(("argue-judge", "auto-argue")).check("format", format)
+    records = list(judgments)
     if format == "argue-judge":
-        _write_judgments(Path(path), judgments)
-        return
+        _write_judgments(Path(path), records)
+        return len(records)
     from judge.adapters.autoargue import write_auto_argue
+    from judge.formats import DocumentStore
 
     if nuggets is None:
         raise ValueError("format='auto-argue' needs nuggets= (the banks Auto-ARGUE names nuggets from)")
     with ExitStack() as stack:
-        write_auto_argue(Path(path), list(judgments), _banks("nuggets", nuggets, stack))
+        banks = _banks("nuggets", nuggets, stack)
+        doc_paths = _Materialised(stack).paths("docs", docs, _document_record, Document, optional=True)
+        if not doc_paths:
+            return write_auto_argue(Path(path), records, banks)
+        store = stack.enter_context(DocumentStore.open(doc_paths, docstore_dir(cache)))
+
+        def text(doc_id: str) -> str:
+            document = store.get(doc_id)
+            if document is None:
+                return ""
+            return f"Title: {document.title}\n\nContent: {document.text}" if document.title else document.text
+
+        return write_auto_argue(Path(path), records, banks, text)

@@ -420,7 +420,7 @@ class _Captured(Exception):
 
 
 def test_eval_calibrate_and_the_python_api_build_the_same_embedded_judge(tmp_path, monkeypatch):
-    import judge.cli.calibrate as calibrate_cli
+    import judge.calibration.suite
     import judge.run.evaluate
     from judge.calibration.suite import CalibrationConfig
     from judge.llm.embedded import EMBEDDED_MODEL
@@ -435,7 +435,7 @@ def test_eval_calibrate_and_the_python_api_build_the_same_embedded_judge(tmp_pat
         return stand_in
 
     monkeypatch.setattr(judge.run.evaluate, "evaluate_async", capture("eval"))
-    monkeypatch.setattr(calibrate_cli, "calibrate", capture("calibrate"))
+    monkeypatch.setattr(judge.calibration.suite, "calibrate", capture("calibrate"))
     items = tmp_path / "ab.jsonl"
     items.write_text(json.dumps({"id": "i1", "claim": "The bridge opened in 1932.", "src_dataset": "toy",
                                  "references": ["The bridge opened in 1932."],

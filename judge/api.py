@@ -595,12 +595,14 @@ class CalibrationProgress:
     item_done: Callable[[], None] = lambda: None
 
 
-def choose_attacks(names: str | Sequence[str] | None, attacks_file: PathLike | None = None) -> tuple[Any, ...]:
-    """Attack kinds by name, in the order given ("kind,kind", or a list). With `attacks_file`, the kinds of that
+def choose_attacks(names: str | Sequence[Any] | None, attacks_file: PathLike | None = None) -> tuple[Any, ...]:
+    """Attack kinds by name, in the order given ("kind,kind", or a list; Attack objects are taken as they are). With `attacks_file`, the kinds of that
     file ('all': every one, in its order); without, the bundled kinds ('all') and the held-out ones ('unseen'),
     each also by name. ValueError on an unknown kind."""
-    from judge.defence.injection import UNSEEN_ATTACKS_FILE, load_attacks
+    from judge.defence.injection import UNSEEN_ATTACKS_FILE, Attack, load_attacks
 
+    if not isinstance(names, str) and names is not None and all(isinstance(n, Attack) for n in names):
+        return tuple(names)  # chosen already (an empty sequence: no red team)
     if names is None:
         if attacks_file is not None:
             raise ValueError("an attacks file needs attack kinds (KIND[,KIND...] or 'all')")

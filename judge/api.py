@@ -159,6 +159,12 @@ class _Materialised:
                 handle.write(json.dumps(record, ensure_ascii=False) + "\n")
         return path
 
+    def judgments(self, argument: str, records: Iterable[ReportJudgment]) -> Path:
+        """Records written as a judgments file, by the format's own writer."""
+        path = self._write(f"{argument}.jsonl", ())
+        _write_judgments(path, records)
+        return path
+
     def paths(self, argument: str, value: Any, record: Callable[[Any], Mapping[str, Any]], kind: type,
               *, optional: bool = False) -> list[Path]:
         """Paths as given, or objects (`kind` or dicts) written to `argument`.jsonl."""
@@ -367,8 +373,7 @@ def evaluate_with(request: EvalRequest, progress: JudgingProgress | None = None)
 def _human_paths(human: Any, files: _Materialised) -> list[Path]:
     if _is_paths(human):
         return _paths(human)
-    records = _judgment_records("human", human)
-    return [files._write("human.jsonl", (r.model_dump(mode="json", exclude_none=True) for r in records))]
+    return [files.judgments("human", _judgment_records("human", human))]
 
 
 def _estimates(scores: Scores, signature: ScoreSignature, human: list[Path], judged: Any, sample: str,

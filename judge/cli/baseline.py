@@ -111,7 +111,7 @@ def exam(
 
     _run(debug, lambda: _finish(baseline("exam", reports, nuggets=nuggets, gold=gold or None, out=out, qa=qa, k=k,
                                          match=match.value, f1_threshold=f1_threshold,
-                                         null_threshold=null_threshold)))
+                                         null_threshold=null_threshold), out))
 
 
 @app.command()
@@ -128,7 +128,7 @@ def rouge(
     """ROUGE-1, ROUGE-2 (rouge-score) and ROUGE-SU4 precision, recall and F1 against the gold reports."""
 
     _run(debug, lambda: _finish(baseline("rouge", reports, gold=gold, out=out, multi=multi.value, stem=stem,
-                                         stopwords=stopwords)))
+                                         stopwords=stopwords), out))
 
 
 @app.command("pa-bleu")
@@ -145,11 +145,11 @@ def pa_bleu(
     """pa-BLEU (consensus-weighted over the gold reports) and BLEU (max over them)."""
 
     _run(debug, lambda: _finish(baseline("pa-bleu", reports, gold=gold, out=out, smooth=smooth.value,
-                                         smooth_value=smooth_value)))
+                                         smooth_value=smooth_value), out))
 
 
 @app.command("pa-meteor")
 def pa_meteor(reports: Reports, gold: Gold, out: Out, debug: Debug = False) -> None:
     """pa-METEOR (consensus-weighted over the gold reports) and METEOR (max over them); exact matches only."""
 
-    _run(debug, lambda: _finish(baseline("pa-meteor", reports, gold=gold, out=out)))
+    _run(debug, lambda: _finish(baseline("pa-meteor", reports, gold=gold, out=out), out))

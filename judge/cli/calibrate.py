@@ -97,8 +97,8 @@ def calibrate_command(
                                  param_hint="--fit-threshold/--thresholds")
     if bool(human) != bool(judged):
         raise typer.BadParameter("--human and --judged go together", param_hint="--human/--judged")
-    attacks = chosen_attacks(attack, attacks_file)
     with user_errors(debug):
+        attacks = chosen_attacks(attack, attacks_file)
         model_settings = ModelSettings(model, api_base, api_key, max_tokens=max_tokens, logprobs=logprobs,
                                        threads=threads, kernels=kernels)
         rules = None if fit_threshold else options.judge_thresholds(thresholds, model_settings, prompts)

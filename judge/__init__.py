@@ -5,9 +5,9 @@
                                 docs="examples/docs.jsonl", nuggets="examples/nuggets")
     evaluation.aggregates()["run-cited"]["SentencePrecision"]
 
-The Python API (judge.api, where each call has a runnable example): `evaluate`, `score`, `calibrate`, `view`,
-`baselines`, `baseline`, `merge`, `read_judgments`, `write_judgments`, and the awaitable `evaluate_async`,
-`calibrate_async`; each works inside a running event loop (Jupyter) and takes paths or objects. They load on
+The Python API (judge.api, where each call has a runnable example): `evaluate`, `score`, `calibrate`,
+`html_view`, `run_baselines`, `baseline`, `merge`, `read_judgments`, `write_judgments`, the cache calls, and the
+awaitable `evaluate_async`, `calibrate_async`; each works inside a running event loop (Jupyter) and takes paths or objects. They load on
 first use, so `import judge` stays light and `judge.__version__` imports no model client.
 
 Data flows one way: inputs (`formats/`) -> judging (`judging/`: the flowchart over an oracle, decisions asked
@@ -29,23 +29,29 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ below l
         HumanEstimates,
         ScoredJudgments,
         baseline,
-        baselines,
+        cache_stats,
         calibrate,
         calibrate_async,
+        clear_cache,
         evaluate,
         evaluate_async,
         evaluate_with,
         evaluate_with_async,
+        export_cache,
+        html_view,
+        import_cache,
         merge,
         read_judgments,
+        run_baselines,
         score,
-        view,
         write_judgments,
     )
 
-_API = ("evaluate", "evaluate_async", "score", "calibrate", "calibrate_async", "view", "baselines", "baseline",
-        "merge", "read_judgments", "write_judgments", "evaluate_with", "evaluate_with_async", "EvalRequest",
-        "ScoredJudgments", "HumanEstimates")
+# Not `view` or `baselines`: those names are the subpackages judge.view and judge.baselines, which Python's import
+# system sets on `judge` once they are imported, replacing any function of that name.
+_API = ("evaluate", "evaluate_async", "score", "calibrate", "calibrate_async", "html_view", "run_baselines",
+        "baseline", "merge", "read_judgments", "write_judgments", "cache_stats", "clear_cache", "export_cache",
+        "import_cache", "evaluate_with", "evaluate_with_async", "EvalRequest", "ScoredJudgments", "HumanEstimates")
 __all__ = ["__version__", *_API]
 
 

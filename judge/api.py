@@ -3,8 +3,9 @@
     judge.evaluate(reports, requests=..., docs=..., nuggets=...)   judge reports, score them   (argue-judge eval)
     judge.score(judgments, nuggets=..., measures=[...])            metrics from judgments alone (argue-judge score)
     judge.calibrate(attributionbench=..., wice=..., nuggets=...)   agreement with human labels  (argue-judge calibrate)
-    judge.view(judgments, out=...)                                 the HTML pages               (argue-judge view)
-    judge.baselines(reports, nuggets=..., gold=...)                EXAM, ROUGE, pa-BLEU, ...     (argue-judge baseline)
+    judge.html_view(judgments, out=...)                            the HTML pages               (argue-judge view)
+    judge.run_baselines(reports, nuggets=..., gold=...)            EXAM, ROUGE, pa-BLEU, ...     (eval --with-baselines)
+    judge.baseline(name, reports, ...)                             one baseline, its settings   (argue-judge baseline)
     judge.merge(shards, out=...)                                   shards into one run          (argue-judge merge)
     judge.read_judgments(path) / judge.write_judgments(path, js)   the judgments format, both ways (import/export)
 
@@ -82,10 +83,9 @@ DEFAULT_CACHE = str(DEFAULT_CACHE_DIR)   # eval's and calibrate's --cache-dir de
 SAMPLE_DESIGNS = ("reports", "requests")  # how a --human sample was drawn (judge.metrics.sampling.DESIGNS)
 
 # In the order the reference (docs/python.md, generated) lists them.
-__all__ = ["evaluate", "evaluate_async", "score", "calibrate", "calibrate_async", "view", "baselines", "baseline",
-           "merge", "read_judgments", "write_judgments", "cache_stats", "clear_cache", "export_cache", "import_cache",
-           "evaluate_with", "evaluate_with_async", "EvalRequest",
-           "ScoredJudgments", "HumanEstimates"]
+__all__ = ["evaluate", "evaluate_async", "score", "calibrate", "calibrate_async", "html_view", "run_baselines",
+           "baseline", "merge", "read_judgments", "write_judgments", "cache_stats", "clear_cache", "export_cache",
+           "import_cache", "evaluate_with", "evaluate_with_async", "EvalRequest", "ScoredJudgments", "HumanEstimates"]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -97,6 +97,33 @@ def _paths(value: PathLike | Sequence[PathLike] | None) -> list[Path]:
     if isinstance(value, str | Path):
         return [Path(value)]
     return [Path(v) for v in value]
+
+
+def _check_path(argument: str, value: Any, *, many: bool = False, optional: bool = True) -> None:
+    """TypeError naming `argument` unless `value` is a path (str or Path), with `many` a list of paths too."""
+    if (value is None and optional) or isinstance(value, str | Path) or (many and _is_paths(value)):
+        return
+    wanted = "a path (str or Path)" + (" or a list of paths" if many else "") + (" or None" if optional else "")
+    raise TypeError(f"{argument} must be {wanted}, not {type(value).__name__} {value!r:.60}")
+
+
+def _check_input(argument: str, value: Any, kind: type, *, optional: bool = True) -> None:
+    """TypeError naming `argument` unless `value` is paths, or `kind` objects or dicts (one or a list), checked
+    before any work so that a wrong input never waits behind a slow one."""
+    if value is None:
+        if optional:
+            return
+        raise TypeError(f"{argument} is required: a path or {kind.__name__} objects (or dicts)")
+    if _is_paths(value) or isinstance(value, kind | Mapping):
+        return
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise TypeError(f"{argument} must be a path, paths, or {kind.__name__} objects (or dicts), "
+                        f"not {type(value).__name__} {value!r:.60}")
+    if isinstance(value, Sequence):
+        for item in value:
+            if not isinstance(item, kind | Mapping):
+                raise TypeError(f"{argument}: {type(item).__name__} {item!r:.60} is neither a path nor a "
+                                f"{kind.__name__} (or dict)")
 
 
 def _is_paths(value: Any) -> bool:
@@ -313,6 +340,15 @@ async def evaluate_with_async(request: EvalRequest, progress: JudgingProgress | 
     from judge.run.inputs import Inputs
     from judge.run.outputs import write_outputs
 
+    from judge.run.evaluate import JudgingProgress
+
+    _check_path("cache", request.cache)
+    _check_path("out", request.out)
+    InstanceOf((JudgingProgress,), optional=True).check("progress", progress)
+    for argument, kind, optional in (("reports", Report, False), ("requests", Request, False),
+                                     ("docs", Document, False), ("nuggets", NuggetBank, True),
+                                     ("human", ReportJudgment, True), ("gold", Report, True)):
+        _check_input(argument, getattr(request, argument), kind, optional=optional)
     measures = select_measures(request.measures)
     _check_human(request.sample, request.confidence)
     if request.view and request.out is None:
@@ -396,13 +432,13 @@ def _write_estimates(estimates: HumanEstimates, out: Path) -> HumanEstimates:
 def _eval_baselines(inputs: Any, gold: Any, out: Path | None, evaluation: Evaluation, files: _Materialised
                     ) -> list[BaselineResult]:
     from judge.baselines import BaselineWarning
-    from judge.baselines.suite import run_baselines
+    from judge.baselines.suite import run_baselines as run_suite
     from judge.formats import read_reports
     from judge.formats.scores import write_scores
 
     gold_paths = files.paths("gold", gold, _report_record, Report, optional=True)
     with evaluation.diagnostics.capture_warnings(BaselineWarning, "baselines"):
-        results, notes = run_baselines(inputs.reports, inputs.banks, read_reports(gold_paths) if gold_paths else None)
+        results, notes = run_suite(inputs.reports, inputs.banks, read_reports(gold_paths) if gold_paths else None)
     evaluation.diagnostics.extend(notes, "baselines")  # a baseline that did not run is missing from the table
     if out is not None:
         for result in results:
@@ -543,6 +579,10 @@ def score(judgments: Any, *, nuggets: Any = None, policy: CitationPolicy = "all"
     OneOf(CITATION_POLICIES).check("policy", policy)
     chosen = select_measures(measures)
     _check_human(sample, confidence)
+    _check_path("out", out)
+    _check_input("judgments", judgments, ReportJudgment, optional=False)
+    _check_input("nuggets", nuggets, NuggetBank)
+    _check_input("human", human, ReportJudgment)
     with ExitStack() as stack:
         banks = _banks("nuggets", nuggets, stack)
         records = _judgment_records("judgments", judgments, banks)
@@ -671,6 +711,16 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     Flag().check("plots", plots)
     for name, value in (("concurrency", concurrency), ("n_boot", n_boot), ("seed", seed)):
         CalibrationConfig.RULES[name].check(name, value)  # now, not after the items are read
+    for name, value in (("attributionbench", attributionbench), ("wice", wice), ("exclude", exclude),
+                        ("against", against), ("attacks_file", attacks_file), ("cache", cache), ("out", out)):
+        _check_path(name, value)
+    _check_path("nuggets", nuggets, many=True)
+    _check_path("docs", docs, many=True)
+    InstanceOf((str,), optional=True).check("sample", sample)
+    InstanceOf((str, list, tuple), optional=True).check("attacks", attacks)
+    InstanceOf((CalibrationProgress,), optional=True).check("progress", progress)
+    _check_input("human", human, ReportJudgment)
+    _check_input("judged", judged, ReportJudgment)
     settings = ModelSettings(model, api_base, api_key, **model_options)
     _check_judge(judge)
     if judge is not None:
@@ -706,10 +756,18 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     return results
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# view, baselines, merge
+async def calibrate_async(**arguments: Any) -> CalibrationResults:
+    """`calibrate`, awaited: the same keyword arguments. The calibration runs its own event loop in a worker thread
+    (judge.event_loop.run_sync), so awaiting it leaves the caller's loop free."""
+    import asyncio
 
-def view(judgments: Any, *, out: PathLike = "argue-view", nuggets: Any = None, requests: Any = None,
+    return await asyncio.to_thread(calibrate, **arguments)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the HTML view, the baselines, merge
+
+def html_view(judgments: Any, *, out: PathLike = "argue-view", nuggets: Any = None, requests: Any = None,
          docs: Any = None, against: Any = None, policy: CitationPolicy = "all",
          cache: PathLike | None = DEFAULT_CACHE) -> ViewFiles:
     """Static HTML pages of judgments (LLM judges or human assessors), as `argue-judge view` does: OUT/index.html
@@ -717,7 +775,7 @@ def view(judgments: Any, *, out: PathLike = "argue-view", nuggets: Any = None, r
     judge or assessor (comparison pages). Paths or objects, as everywhere.
 
     >>> import judge
-    >>> pages = judge.view("argue-out/judgments.jsonl", out="view", nuggets="examples/nuggets")
+    >>> pages = judge.html_view("argue-out/judgments.jsonl", out="view", nuggets="examples/nuggets")
     >>> pages.index.name, len(pages.pages)
     ('index.html', 6)
     """
@@ -726,6 +784,12 @@ def view(judgments: Any, *, out: PathLike = "argue-view", nuggets: Any = None, r
     from judge.view import write_view
 
     OneOf(CITATION_POLICIES).check("policy", policy)
+    _check_path("out", out, optional=False)
+    _check_path("cache", cache)
+    for argument, value, kind in (("judgments", judgments, ReportJudgment), ("nuggets", nuggets, NuggetBank),
+                                  ("requests", requests, Request), ("docs", docs, Document),
+                                  ("against", against, ReportJudgment)):
+        _check_input(argument, value, kind, optional=argument != "judgments")
     with ExitStack() as stack:
         files = _Materialised(stack)
         banks = _banks("nuggets", nuggets, stack)
@@ -788,7 +852,7 @@ class _Rows:
         return [r for r in self.all_rows if r.request_id == ALL]
 
 
-def baselines(reports: Any, *, nuggets: Any = None, gold: Any = None, out: PathLike | None = None
+def run_baselines(reports: Any, *, nuggets: Any = None, gold: Any = None, out: PathLike | None = None
               ) -> list[BaselineScores]:
     """Score reports with the baselines, as `argue-judge baseline` and `eval --with-baselines` do: EXAM from the
     nugget banks, and with `gold` reports ROUGE, pa-BLEU and pa-METEOR. A baseline whose extra is not installed
@@ -797,7 +861,7 @@ def baselines(reports: Any, *, nuggets: Any = None, gold: Any = None, out: PathL
     >>> import judge, warnings
     >>> with warnings.catch_warnings():   # EXAM is skipped without nugget banks, and says so
     ...     warnings.simplefilter("ignore")
-    ...     scored = judge.baselines("examples/reports", gold="examples/gold")
+    ...     scored = judge.run_baselines("examples/reports", gold="examples/gold")
     >>> [b.name for b in scored]
     ['rouge', 'pa-bleu', 'pa-meteor']
     >>> sorted(scored[1].aggregates())
@@ -805,7 +869,9 @@ def baselines(reports: Any, *, nuggets: Any = None, gold: Any = None, out: PathL
     """
     import warnings
 
-    from judge.baselines.suite import run_baselines
+    from judge.baselines.suite import run_baselines as run_suite
+
+    _check_path("out", out)
     from judge.formats import read_reports
     from judge.formats.scores import write_scores
 
@@ -814,7 +880,7 @@ def baselines(reports: Any, *, nuggets: Any = None, gold: Any = None, out: PathL
         report_list = read_reports(files.paths("reports", reports, _report_record, Report))
         banks = _banks("nuggets", nuggets, stack)
         gold_paths = files.paths("gold", gold, _report_record, Report, optional=True)
-        results, notes = run_baselines(report_list, banks, read_reports(gold_paths) if gold_paths else None)
+        results, notes = run_suite(report_list, banks, read_reports(gold_paths) if gold_paths else None)
     for note in notes:
         from judge.baselines import BaselineWarning
 
@@ -856,6 +922,10 @@ def baseline(name: str, reports: Any, *, nuggets: Any = None, gold: Any = None, 
     if unknown:
         raise TypeError(f"baseline {name!r} has no setting {', '.join(sorted(unknown))}; its settings: "
                         f"{', '.join(BASELINE_SETTINGS[name]) or 'none'}")
+    _check_path("out", out)
+    _check_input("reports", reports, Report, optional=False)
+    _check_input("nuggets", nuggets, NuggetBank)
+    _check_input("gold", gold, Report)
     chosen = {**BASELINE_SETTINGS[name], **settings}
     for key, value in chosen.items():
         BASELINE_RULES[key].check(key, value)
@@ -907,8 +977,9 @@ def merge(shards: Sequence[PathLike], *, out: PathLike = "argue-out") -> Merged:
     `argue-judge merge` does."""
     from judge.run.merge import merge_outputs
 
-    if isinstance(shards, str | Path):
-        raise TypeError("shards must be a list of output folders (one per shard), not one path")
+    if isinstance(shards, str | Path) or not _is_paths(shards):
+        raise TypeError(f"shards must be a list of output folders (one per shard), not {shards!r:.60}")
+    _check_path("out", out, optional=False)
     return merge_outputs([Path(s) for s in shards], Path(out))
 
 
@@ -932,6 +1003,7 @@ def _cache_failures(target: PathLike, *, writing: bool) -> Iterator[None]:
 
 def _cache_target(cache: PathLike) -> str | Path:
     """A URL as given; a directory only when it holds a cache (opening a mistyped path would create one)."""
+    _check_path("cache", cache, optional=False)
     from judge.llm.cache import existing_cache_directory
     from judge.llm.cache_backends import is_url
 
@@ -956,6 +1028,7 @@ def clear_cache(cache: PathLike = DEFAULT_CACHE) -> int | None:
     from judge.llm.cache import clear_cache_directory, existing_cache_directory, open_decision_cache
     from judge.llm.cache_backends import is_url
 
+    _check_path("cache", cache, optional=False)
     with _cache_failures(cache, writing=True):
         if is_url(str(cache)):
             store = open_decision_cache(str(cache))
@@ -974,6 +1047,8 @@ def export_cache(cache: PathLike = DEFAULT_CACHE, out: PathLike | None = None) -
     from judge.llm.cache_backends import open_backend
     from judge.llm.cache_transfer import export_entries
 
+    _check_path("cache", cache, optional=False)
+    _check_path("out", out)
     if out is None:
         def lines() -> Iterator[str]:
             with _cache_failures(cache, writing=False):
@@ -1000,6 +1075,8 @@ def import_cache(file: PathLike, cache: PathLike = DEFAULT_CACHE, *, overwrite: 
     from judge.llm.cache_transfer import import_entries
 
     Flag().check("overwrite", overwrite)
+    _check_path("file", file, optional=False)
+    _check_path("cache", cache, optional=False)
     with _cache_failures(cache, writing=True):
         destination = open_backend(str(cache))
         try:
@@ -1026,6 +1103,8 @@ def read_judgments(path: PathLike, *, nuggets: Any = None, format: str | None = 
     [4, 3, 3]
     """
     OneOf(("argue-judge", "auto-argue"), optional=True).check("format", format)
+    _check_path("path", path, optional=False)
+    _check_input("nuggets", nuggets, NuggetBank)
     if format == "argue-judge" or (format is None and nuggets is None):
         return list(iter_judgments(path))
     if nuggets is None:
@@ -1054,6 +1133,12 @@ def write_judgments(path: PathLike, judgments: Iterable[ReportJudgment], *, form
     True
     """
     OneOf(("argue-judge", "auto-argue")).check("format", format)
+    _check_path("path", path, optional=False)
+    _check_path("cache", cache)
+    if isinstance(judgments, str | bytes) or not isinstance(judgments, Iterable):
+        raise TypeError(f"judgments must be ReportJudgment records, not {type(judgments).__name__}")
+    _check_input("nuggets", nuggets, NuggetBank)
+    _check_input("docs", docs, Document)
     records = list(judgments)
     if format == "argue-judge":
         _write_judgments(Path(path), records)

@@ -41,7 +41,8 @@ def test_every_docstring_example_of_the_api_runs(readme_folder):
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     tests = [t for t in finder.find(api) if t.examples]
     names = {t.name.rsplit(".", 1)[-1] for t in tests}
-    assert names >= {"evaluate", "score", "calibrate", "read_judgments", "write_judgments"}
+    assert names >= {"evaluate", "score", "calibrate", "html_view", "run_baselines", "read_judgments",
+                     "write_judgments"}
     for test in tests:
         runner.run(test)
     result = runner.summarize(verbose=False)
@@ -52,6 +53,11 @@ def test_every_docstring_example_of_the_api_runs(readme_folder):
 def test_the_api_is_judge_s_top_level_and_loads_on_first_use():
     assert set(judge.__all__) >= {"evaluate", "score", "calibrate", "read_judgments", "write_judgments"}
     assert judge.score is api.score and judge.evaluate is api.evaluate
+    import importlib
+
+    importlib.import_module("judge.baselines.suite")  # importing the subpackages must not hide an API call
+    importlib.import_module("judge.view")
+    assert judge.html_view is api.html_view and judge.run_baselines is api.run_baselines
     with pytest.raises(AttributeError, match="no attribute 'scores'"):
         judge.scores  # noqa: B018  (a typo must not pass silently)
     # `import judge` and `judge.__version__` load no model client; nor do score and the judgments format.

@@ -163,7 +163,7 @@ ENTRY_POINTS = {
                                                                                         "separate")),
                    "fit_metric": OneOf(("kappa",), optional=True), "plots": Flag(),
                    "judge": InstanceOf((JudgeSettings,), optional=True)}, [ModelSettings]),
-    "view": ({"policy": JudgeSettings.RULES["policy"]}, []),
+    "html_view": ({"policy": JudgeSettings.RULES["policy"]}, []),
     "baseline": ({"name": OneOf(tuple(api.BASELINE_SETTINGS))}, []),
     "read_judgments": ({"format": OneOf(("argue-judge", "auto-argue"), optional=True)}, []),
     "write_judgments": ({"format": OneOf(("argue-judge", "auto-argue"))}, []),
@@ -198,8 +198,8 @@ def _call(name, argument, value, tmp_path):
         return api.score(tmp_path / "missing.jsonl", **{argument: value})
     if name == "calibrate":
         return api.calibrate(nuggets=INPUTS["nuggets"], docs=INPUTS["docs"], **{**arguments, argument: value})
-    if name == "view":
-        return api.view(tmp_path / "missing.jsonl", out=tmp_path / "view", **{argument: value})
+    if name == "html_view":
+        return api.html_view(tmp_path / "missing.jsonl", out=tmp_path / "view", **{argument: value})
     if name == "baseline":
         return api.baseline(value, INPUTS["reports"])
     if name == "read_judgments":
@@ -238,3 +238,50 @@ def test_the_issue_examples_are_refused():
         JudgeSettings(on_injection="punish")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_chars=0"):
         PassagePolicy(max_chars=0)
+
+
+# Inputs of the wrong type (a number where a path or records go) are refused naming the argument as well, never
+# an AttributeError from inside. Every input of every entry point is walked; the base call is otherwise valid.
+def _base_calls(tmp_path):
+    judgments = tmp_path / "j.jsonl"
+    return {
+        "evaluate": (api.evaluate, (INPUTS["reports"],), dict(requests=INPUTS["requests"], docs=INPUTS["docs"],
+                                                               model="openai/fake", cache=None)),
+        "score": (api.score, (judgments,), {}),
+        "calibrate": (api.calibrate, (), dict(nuggets=INPUTS["nuggets"], docs=INPUTS["docs"], model="openai/fake",
+                                              cache=None)),
+        "html_view": (api.html_view, (judgments,), dict(out=tmp_path / "view")),
+        "run_baselines": (api.run_baselines, (INPUTS["reports"],), {}),
+        "baseline": (api.baseline, ("rouge", INPUTS["reports"]), {}),
+        "merge": (api.merge, ([tmp_path / "a"],), dict(out=tmp_path / "merged")),
+        "cache_stats": (api.cache_stats, (tmp_path / "cache",), {}),
+        "clear_cache": (api.clear_cache, (tmp_path / "cache",), {}),
+        "export_cache": (api.export_cache, (tmp_path / "cache",), {}),
+        "import_cache": (api.import_cache, (tmp_path / "x.jsonl",), {}),
+        "read_judgments": (api.read_judgments, (judgments,), {}),
+        "write_judgments": (api.write_judgments, (tmp_path / "w.jsonl", []), {}),
+    }
+
+
+WRONG_TYPE_CASES = [(name, parameter) for name in ("evaluate", "score", "calibrate", "html_view", "run_baselines",
+                                                   "baseline",
+                                                   "merge", "cache_stats", "clear_cache", "export_cache",
+                                                   "import_cache", "read_judgments", "write_judgments")
+                    for parameter in inspect.signature(getattr(api, name)).parameters
+                    if parameter in INPUT_ARGUMENTS | {"judgments", "path", "shards", "file"}
+                    and parameter not in ("sample",)]
+
+
+@pytest.mark.parametrize("name,parameter", WRONG_TYPE_CASES, ids=[f"{n}-{p}" for n, p in WRONG_TYPE_CASES])
+def test_every_api_input_of_the_wrong_type_is_refused_naming_it(name, parameter, tmp_path):
+    call, args, kwargs = _base_calls(tmp_path)[name]
+    positional = list(inspect.signature(call).parameters)
+    args = list(args)
+    if parameter in positional[:len(args)]:
+        args[positional.index(parameter)] = 42
+    else:
+        kwargs = {**kwargs, parameter: 42}
+    with pytest.raises((TypeError, ValueError)) as refused:
+        call(*args, **kwargs)
+    assert not isinstance(refused.value, AttributeError)
+    assert parameter in str(refused.value), f"{name}({parameter}=42): {refused.value!r}"

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from judge.api import view
+from judge.api import html_view
 from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console
@@ -36,7 +36,7 @@ def view_command(
 ) -> None:
     """Write DIR/index.html (leaderboard, outcome histograms) and one page per report; no server, no network."""
     with user_errors(debug):
-        files = view(judgments, out=out, nuggets=nuggets, requests=requests, docs=docs, against=against,
+        files = html_view(judgments, out=out, nuggets=nuggets, requests=requests, docs=docs, against=against,
                      policy=citation_policy, cache=cache_dir)  # type: ignore[arg-type]
     pages = len(files.pages)
     console.print(f"wrote {files.index} and {pages} page(s), {files.total_bytes / 1024:.0f} KiB in all",

@@ -27,6 +27,9 @@ def select_measures(measures: Iterable[str | Measure] | str | Measure | None, ar
         return None
     if isinstance(measures, str | Measure):
         measures = [measures]
+    if not isinstance(measures, Iterable):
+        raise TypeError(f"{argument} must be measure names (a list of str such as ['F1']), "
+                        f"not {type(measures).__name__}")
     computed = {m.name for m in MEASURES} | {m.name for m in aggregate_measures()}
     names: list[str] = []
     for given in measures:

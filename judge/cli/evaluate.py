@@ -107,6 +107,7 @@ def eval_command(
 ) -> None:
     """Judge reports sentence by sentence (ARGUE) and write judgments, scores and a leaderboard. With --human,
     also the prediction-powered estimates of each run's scores from a human sample (docs/ppi.md)."""
+    ppi.check_design(sample)
     with user_errors(debug):
         settings = model_settings(model, api_base or [], router, api_key, timeout, temperature, seed, max_tokens)
         settings = replace(settings, logprobs=logprobs, threads=threads, kernels=kernels)

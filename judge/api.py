@@ -306,6 +306,21 @@ class HumanEstimates:
             raise ImportError("to_pandas() needs pandas: pip install pandas (or use to_records())") from None
         return pandas.json_normalize(self.to_records())
 
+    def _repr_html_(self) -> str:
+        import html
+
+        def cell(interval: dict[str, Any]) -> str:
+            if interval["value"] is None:
+                return "–"
+            bounds = "" if interval["low"] is None else f" [{interval['low']:.3f}, {interval['high']:.3f}]"
+            return f"{interval['value']:.3f}{bounds}"
+
+        rows = "".join(f"<tr><td>{html.escape(r['run_id'])}</td><td>{html.escape(r['measure'])}</td>"
+                       f"<td>{r['labelled']}/{r['reports']}</td><td>{cell(r['ppi'])}</td></tr>"
+                       for r in self.to_records())
+        return (f"<table><thead><tr><th>run_id</th><th>measure</th><th>n/N</th><th>PPI</th></tr></thead>"
+                f"<tbody>{rows}</tbody></table><p><code>{html.escape(self.signature.short())}</code></p>")
+
 
 @dataclass(frozen=True)
 class EvalRequest:

@@ -330,6 +330,7 @@ def test_human_gives_the_prediction_powered_table(readme_folder):
     assert {r["run_id"] for r in rows} == {"run-cited", "run-miscited", "run-padded"}
     written = json.loads((readme_folder / "scored" / "ppi.json").read_text())
     assert written["runs"] == rows
+    assert "run-cited" in scored.estimates._repr_html_()
 
 
 def test_the_quickstart_notebook_runs_top_to_bottom(tmp_path):

@@ -3,11 +3,12 @@
     import judge
     evaluation = judge.evaluate("examples/reports", requests="examples/requests.jsonl",
                                 docs="examples/docs.jsonl", nuggets="examples/nuggets")
-    evaluation.scores.runs["run-cited"]["SentencePrecision"]
+    evaluation.aggregates()["run-cited"]["SentencePrecision"]
 
-The Python API is `evaluate`, `score`, `calibrate`, `read_judgments` and `write_judgments` (judge.api, where each
-has a runnable example). They load on first use, so `import judge` stays light and `judge.__version__` imports no
-model client.
+The Python API (judge.api, where each call has a runnable example): `evaluate`, `score`, `calibrate`,
+`html_view`, `run_baselines`, `baseline`, `merge`, `read_judgments`, `write_judgments`, the cache calls, and the
+awaitable `evaluate_async`, `calibrate_async`; each works inside a running event loop (Jupyter) and takes paths or objects. They load on
+first use, so `import judge` stays light and `judge.__version__` imports no model client.
 
 Data flows one way: inputs (`formats/`) -> judging (`judging/`: the flowchart over an oracle, decisions asked
 through `llm/`, text that addresses the judge withheld by `defence/`) -> judgments (the seam: LLM judges and
@@ -23,9 +24,34 @@ from typing import TYPE_CHECKING, Any
 from judge._version import __version__
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ below loads them
-    from judge.api import ScoredJudgments, calibrate, evaluate, read_judgments, score, write_judgments  # noqa: F401
+    from judge.api import (  # noqa: F401
+        EvalRequest,
+        HumanEstimates,
+        ScoredJudgments,
+        baseline,
+        cache_stats,
+        calibrate,
+        calibrate_async,
+        clear_cache,
+        evaluate,
+        evaluate_async,
+        evaluate_with,
+        evaluate_with_async,
+        export_cache,
+        html_view,
+        import_cache,
+        merge,
+        read_judgments,
+        run_baselines,
+        score,
+        write_judgments,
+    )
 
-_API = ("evaluate", "score", "calibrate", "read_judgments", "write_judgments", "ScoredJudgments")
+# Not `view` or `baselines`: those names are the subpackages judge.view and judge.baselines, which Python's import
+# system sets on `judge` once they are imported, replacing any function of that name.
+_API = ("evaluate", "evaluate_async", "score", "calibrate", "calibrate_async", "html_view", "run_baselines",
+        "baseline", "merge", "read_judgments", "write_judgments", "cache_stats", "clear_cache", "export_cache",
+        "import_cache", "evaluate_with", "evaluate_with_async", "EvalRequest", "ScoredJudgments", "HumanEstimates")
 __all__ = ["__version__", *_API]
 
 

@@ -8,11 +8,13 @@ depend on it.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
-from judge.labels import CitationPolicy
+from judge.labels import CITATION_POLICIES, CitationPolicy
 
 # What eval does with a sentence or document the injection detector flags (defence.injection): every policy records
 # and counts the flag; `quarantine` also withholds the flagged pieces from the model (judge.defence.quarantine), `flag`
@@ -27,6 +29,142 @@ INJECTION_POLICIES: tuple[InjectionPolicy, ...] = get_args(InjectionPolicy)
 InjectionDetector = Literal["rules+learned+script", "rules+learned", "rules"]
 INJECTION_DETECTORS: tuple[InjectionDetector, ...] = get_args(InjectionDetector)
 DEFAULT_INJECTION_DETECTOR: InjectionDetector = "rules+learned+script"
+# llama.cpp CPU kernels of the embedded judge (judge.llm.embedded.kernels says what each does).
+Kernels = Literal["auto", "safe", "fast"]
+KERNEL_CHOICES: tuple[Kernels, ...] = get_args(Kernels)
+
+
+# The rules of every setting, declared once on the settings objects below. The API checks them when an object is
+# built (ValueError/TypeError naming the argument); the CLI reads the same rules for its options' ranges and
+# choices (judge.cli.options), so a new setting cannot be checked on one path and not the other
+# (tests/test_numeric_options.py walks the CLI, tests/test_api_validation.py the API).
+
+@dataclass(frozen=True)
+class Bounds:
+    """The declared range of a number: `nan`, `inf` and a value outside it are refused. Upper bounds are far beyond
+    any sensible setting; they exist so that a typo (an extra 000) is refused at once instead of allocating
+    terabytes or waiting for years."""
+
+    low: float
+    high: float
+    low_open: bool = False      # (low, high]: e.g. a timeout must be more than 0
+    high_open: bool = False     # [low, high): e.g. a confidence level must be less than 1
+
+    def contains(self, value: float) -> bool:
+        if not math.isfinite(value):
+            return False
+        above_low = value > self.low if self.low_open else value >= self.low
+        below_high = value < self.high if self.high_open else value <= self.high
+        return above_low and below_high
+
+    @property
+    def interval(self) -> str:
+        return f"{'(' if self.low_open else '['}{_show(self.low)}, {_show(self.high)}{')' if self.high_open else ']'}"
+
+    def __str__(self) -> str:
+        return f"a number in {self.interval}"
+
+
+def _show(limit: float) -> str:
+    return str(int(limit)) if float(limit).is_integer() else f"{limit:g}"
+
+
+FRACTION = Bounds(0, 1)
+SEED = Bounds(0, 2**32 - 1)            # numpy's and llama.cpp's seeds are unsigned 32-bit
+COUNT = Bounds(1, 1_000_000)           # things to do at once, tokens, retrieved sentences
+USD = Bounds(0, 1_000_000)
+CHARACTERS = Bounds(1, 10**9)          # a passage budget: above any document's length it cuts nothing
+SECONDS = Bounds(0, 86_400, low_open=True)  # a request attempt may wait at most a day
+CONCURRENCY = Bounds(1, 1024)
+THREADS = Bounds(1, 1024)
+TEMPERATURE = Bounds(0, 2)
+DOC_BYTES = Bounds(1, 2**40)
+BOOTSTRAP = Bounds(0, 1_000_000)
+CONFIDENCE = Bounds(0, 1, low_open=True, high_open=True)  # of an interval: 0.95, never 0 or 1
+
+
+@dataclass(frozen=True)
+class Number:
+    """A numeric setting: its range, whether it must be a whole number, whether None is allowed."""
+
+    bounds: Bounds
+    integer: bool = False
+    optional: bool = False
+
+    def check(self, argument: str, value: Any) -> None:
+        if value is None and self.optional:
+            return
+        kinds = (int,) if self.integer else (int, float)
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            what = "a whole number" if self.integer else "a number"
+            raise TypeError(f"{argument} must be {what}{' or None' if self.optional else ''}, "
+                            f"not {type(value).__name__} {value!r}")
+        if not self.bounds.contains(value):
+            raise ValueError(f"{argument}={value!r} is not {self.bounds}")
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """A setting that takes one of a few names."""
+
+    choices: tuple[str, ...]
+    optional: bool = False
+
+    def check(self, argument: str, value: Any) -> None:
+        if value is None and self.optional:
+            return
+        if value not in self.choices:
+            raise ValueError(f"{argument}={value!r}: choose one of {', '.join(self.choices)}")
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A yes/no setting (None too when `optional`: decided later)."""
+
+    optional: bool = False
+
+    def check(self, argument: str, value: Any) -> None:
+        if not (isinstance(value, bool) or (value is None and self.optional)):
+            raise TypeError(f"{argument} must be True or False{' or None' if self.optional else ''}, "
+                            f"not {value!r}")
+
+
+@dataclass(frozen=True)
+class InstanceOf:
+    """A setting that is itself a settings object (or a path)."""
+
+    kinds: tuple[type, ...]
+    optional: bool = False
+
+    def check(self, argument: str, value: Any) -> None:
+        if not (isinstance(value, self.kinds) or (value is None and self.optional)):
+            names = " or ".join(k.__name__ for k in self.kinds) + (" or None" if self.optional else "")
+            raise TypeError(f"{argument} must be {names}, not {type(value).__name__} {value!r}")
+
+
+Rule = Number | OneOf | Flag | InstanceOf
+
+
+def check_rules(settings: Any, rules: Mapping[str, Rule]) -> None:
+    """Check every field of `settings` that has a rule; the first broken one raises, naming the field."""
+    for name, rule in rules.items():
+        rule.check(name, getattr(settings, name))
+
+
+def bounds_of(settings: type, name: str) -> Bounds:
+    """The declared range of a numeric setting (what the CLI prints in --help and checks)."""
+    rule = settings.RULES[name]
+    if not isinstance(rule, Number):
+        raise TypeError(f"{settings.__name__}.{name} is not a numeric setting")
+    return rule.bounds
+
+
+def choices_of(settings: type, name: str) -> tuple[str, ...]:
+    """The names a setting takes (what the CLI offers and checks)."""
+    rule = settings.RULES[name]
+    if not isinstance(rule, OneOf):
+        raise TypeError(f"{settings.__name__}.{name} is not a choice")
+    return rule.choices
 
 
 @dataclass(frozen=True)
@@ -57,7 +195,20 @@ class ModelSettings:
     # llama.cpp CPU kernels of the embedded judge (--kernels auto|safe|fast, judge.llm.embedded.kernels). Not keyed: the
     # paths round differently, but a rerun replays cached answers whichever path made them; run-summary.json
     # records the path a run used.
-    kernels: str = "auto"
+    kernels: Kernels = "auto"
+
+    RULES: ClassVar[dict[str, Rule]] = {
+        "model": InstanceOf((str,)), "api_base": InstanceOf((str,), optional=True),
+        "api_key": InstanceOf((str,), optional=True), "temperature": Number(TEMPERATURE),
+        "seed": Number(SEED, integer=True, optional=True), "max_tokens": Number(COUNT, integer=True),
+        "timeout": Number(SECONDS), "logprobs": Flag(optional=True),
+        "threads": Number(THREADS, integer=True, optional=True), "kernels": OneOf(KERNEL_CHOICES),
+    }
+
+    def __post_init__(self) -> None:
+        check_rules(self, self.RULES)
+        if not self.model:
+            raise ValueError("model must name a model (a litellm model id such as openai/gpt-4o-mini)")
 
     @property
     def routed(self) -> bool:
@@ -104,6 +255,15 @@ class RetryPolicy:
     # At a random 1/3 fault rate a row of 16 comes about 0.0016 times in 100,000 requests (docs/robustness.md).
     give_up_after: int = 16
 
+    RULES: ClassVar[dict[str, Rule]] = {
+        "transport_attempts": Number(Bounds(1, 1000), integer=True), "reasks": Number(Bounds(0, 100), integer=True),
+        "wait_multiplier": Number(Bounds(0, 3600)), "wait_max": Number(Bounds(0, 86_400)),
+        "give_up_after": Number(COUNT, integer=True),
+    }
+
+    def __post_init__(self) -> None:
+        check_rules(self, self.RULES)
+
 
 @dataclass(frozen=True)
 class PassagePolicy:
@@ -113,6 +273,14 @@ class PassagePolicy:
     window_chars: int = 800
     # None: no limit. Not in the tag: it refuses documents, it never changes what the judge is shown.
     max_doc_bytes: int | None = None
+
+    RULES: ClassVar[dict[str, Rule]] = {
+        "max_chars": Number(CHARACTERS, integer=True), "window_chars": Number(CHARACTERS, integer=True),
+        "max_doc_bytes": Number(DOC_BYTES, integer=True, optional=True),
+    }
+
+    def __post_init__(self) -> None:
+        check_rules(self, self.RULES)
 
     @property
     def tag(self) -> str:
@@ -168,6 +336,18 @@ class JudgeSettings:
     # Which detector stack flags and withholds text (INJECTION_DETECTORS). Not in the cache key: what the model is
     # shown, after the quarantine, is what the cache keys on.
     injection_detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR
+
+    RULES: ClassVar[dict[str, Rule]] = {
+        "policy": OneOf(CITATION_POLICIES), "truncate": Flag(), "passages": InstanceOf((PassagePolicy,)),
+        "prompts_dir": InstanceOf((Path,), optional=True), "on_injection": OneOf(INJECTION_POLICIES),
+        "thresholds": InstanceOf((Thresholds, DefaultThresholds), optional=True),
+        "injection_detector": OneOf(INJECTION_DETECTORS),
+    }
+
+    def __post_init__(self) -> None:
+        if isinstance(self.prompts_dir, str):  # a notebook writes a path as a string
+            object.__setattr__(self, "prompts_dir", Path(self.prompts_dir))
+        check_rules(self, self.RULES)
 
     @property
     def withholds(self) -> bool:

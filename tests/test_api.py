@@ -6,6 +6,7 @@ from __future__ import annotations
 import doctest
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -40,7 +41,8 @@ def test_every_docstring_example_of_the_api_runs(readme_folder):
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     tests = [t for t in finder.find(api) if t.examples]
     names = {t.name.rsplit(".", 1)[-1] for t in tests}
-    assert names >= {"evaluate", "score", "calibrate", "read_judgments", "write_judgments"}
+    assert names >= {"evaluate", "score", "calibrate", "html_view", "run_baselines", "read_judgments",
+                     "write_judgments"}
     for test in tests:
         runner.run(test)
     result = runner.summarize(verbose=False)
@@ -51,6 +53,11 @@ def test_every_docstring_example_of_the_api_runs(readme_folder):
 def test_the_api_is_judge_s_top_level_and_loads_on_first_use():
     assert set(judge.__all__) >= {"evaluate", "score", "calibrate", "read_judgments", "write_judgments"}
     assert judge.score is api.score and judge.evaluate is api.evaluate
+    import importlib
+
+    importlib.import_module("judge.baselines.suite")  # importing the subpackages must not hide an API call
+    importlib.import_module("judge.view")
+    assert judge.html_view is api.html_view and judge.run_baselines is api.run_baselines
     with pytest.raises(AttributeError, match="no attribute 'scores'"):
         judge.scores  # noqa: B018  (a typo must not pass silently)
     # `import judge` and `judge.__version__` load no model client; nor do score and the judgments format.
@@ -107,21 +114,21 @@ EVAL_CHOSEN = (
 def test_the_api_and_eval_build_equal_configs(tmp_path, monkeypatch, options, arguments, judging):
     """`judge.evaluate(...)` and `argue-judge eval` with the same inputs and choices judge with equal configs
     (model, sampling, thresholds, prompts, passages, injection policy, cache, concurrency, retry policy, budget):
-    both build it with judge.api.eval_config, and a field set on one path only would break the equality."""
+    both build an EvalRequest that judge.api.evaluate_with runs, and a field set on one path only would break the
+    equality."""
     from typer.testing import CliRunner
 
-    import judge.cli.evaluate as evaluate_cli
     import judge.run.evaluate as run_evaluate
     from judge.cli.app import app
 
     configs: dict = {}
-    monkeypatch.setattr(evaluate_cli, "evaluate", _capture(configs, "cli"))
-    monkeypatch.setattr(run_evaluate, "evaluate", _capture(configs, "api"))
+    monkeypatch.setattr(run_evaluate, "evaluate_async", _capture(configs, "cli"))
     inputs = ["--requests", str(EXAMPLES / "requests.jsonl"), "--docs", str(EXAMPLES / "docs.jsonl"),
               "--nuggets", str(EXAMPLES / "nuggets")]
     result = CliRunner().invoke(app, ["eval", str(EXAMPLES / "reports"), *inputs, *options, "--cache-dir",
                                       str(tmp_path / "cache"), "--out", str(tmp_path / "out")])
     assert isinstance(result.exception, _Captured), result.output
+    monkeypatch.setattr(run_evaluate, "evaluate_async", _capture(configs, "api"))
     with pytest.raises(_Captured):
         api.evaluate(EXAMPLES / "reports", requests=EXAMPLES / "requests.jsonl", docs=EXAMPLES / "docs.jsonl",
                      nuggets=EXAMPLES / "nuggets", cache=tmp_path / "cache", judge=judging, **arguments)
@@ -149,17 +156,16 @@ def test_the_api_and_calibrate_build_equal_configs(tmp_path, monkeypatch, option
     from typer.testing import CliRunner
 
     import judge.calibration.suite as suite
-    import judge.cli.calibrate as calibrate_cli
     from judge.cli.app import app
 
     configs: dict = {}
-    monkeypatch.setattr(calibrate_cli, "calibrate", _capture(configs, "cli"))
-    monkeypatch.setattr(suite, "calibrate", _capture(configs, "api"))
+    monkeypatch.setattr(suite, "calibrate", _capture(configs, "cli"))
     cache = tmp_path / "cache"
     result = CliRunner().invoke(app, ["calibrate", "--nuggets", str(EXAMPLES / "nuggets"), "--docs",
                                       str(EXAMPLES / "docs.jsonl"), *options, "--cache-dir", str(cache),
                                       "--out", str(tmp_path / "out")])
     assert isinstance(result.exception, _Captured), result.output
+    monkeypatch.setattr(suite, "calibrate", _capture(configs, "api"))
     with pytest.raises(_Captured):
         api.calibrate(nuggets=EXAMPLES / "nuggets", docs=EXAMPLES / "docs.jsonl", cache=cache, judge=judging,
                       **arguments)
@@ -175,7 +181,6 @@ def test_the_api_and_calibrate_read_wice_partial_alike(tmp_path, monkeypatch, pa
     from typer.testing import CliRunner
 
     import judge.calibration.suite as suite
-    import judge.cli.calibrate as calibrate_cli
     from judge.cli.app import app
 
     wice = tmp_path / "wice.jsonl"
@@ -184,11 +189,163 @@ def test_the_api_and_calibrate_read_wice_partial_alike(tmp_path, monkeypatch, pa
                                         "evidence": ["The port doubled its traffic in 2020."]}) + "\n"
                             for k, (label, claim) in enumerate(claims)), encoding="utf-8")
     configs: dict = {}
-    monkeypatch.setattr(calibrate_cli, "calibrate", _capture(configs, "cli"))
-    monkeypatch.setattr(suite, "calibrate", _capture(configs, "api"))
+    monkeypatch.setattr(suite, "calibrate", _capture(configs, "cli"))
     result = CliRunner().invoke(app, ["calibrate", "--wice", str(wice), "--wice-partial", partial, "--cache-dir",
                                       str(tmp_path / "cache"), "--out", str(tmp_path / "out")])
     assert isinstance(result.exception, _Captured), result.output
+    monkeypatch.setattr(suite, "calibrate", _capture(configs, "api"))
     with pytest.raises(_Captured):
         api.calibrate(wice=wice, wice_partial=partial, cache=tmp_path / "cache")
     assert configs["api"].wice_partial == configs["cli"].wice_partial == partial
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Every command is a shell over one API call
+
+def _leaf_commands():
+    import typer.main
+
+    from judge.cli.app import app
+
+    root = typer.main.get_command(app)
+    for name in root.list_commands(None):  # built when asked (cli.app.LazyCommands)
+        root.get_command(None, name)
+
+    def walk(command, path):
+        subcommands = getattr(command, "commands", None)
+        if subcommands:
+            for name, sub in subcommands.items():
+                yield from walk(sub, (*path, name))
+        else:
+            yield " ".join(path), command
+
+    return dict(walk(root, ()))
+
+
+def test_every_command_names_the_api_call_behind_it():
+    """The walk finds every command of the CLI (typer's own model); each must name its call in judge.api, the call
+    must be public API, and the command's module must import it: a command with no API counterpart fails here."""
+    import inspect
+
+    from judge.cli.app import API_CALLS
+
+    commands = _leaf_commands()
+    assert {"eval", "score", "calibrate", "view", "merge", "cache stats", "baseline exam"} <= set(commands)
+    missing = sorted(set(commands) - set(API_CALLS))
+    assert not missing, f"commands without an API call in judge.cli.app.API_CALLS: {missing}"
+    assert not set(API_CALLS) - set(commands), "API_CALLS names a command that does not exist"
+    for name, command in commands.items():
+        call = API_CALLS[name]
+        assert call in api.__all__ and callable(getattr(api, call)), f"{name}: judge.api.{call} is not public"
+        module = inspect.getmodule(command.callback.__wrapped__ if hasattr(command.callback, "__wrapped__")
+                                   else command.callback)
+        imports = [line for line in inspect.getsource(module).splitlines() if line.startswith("from judge.api import")]
+        assert any(re.search(rf"\b{call}\b", line) for line in imports), \
+            f"{name}: {module.__name__} does not import judge.api.{call}"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Notebook-grade: a running event loop, objects instead of files, rows
+
+def test_the_sync_api_runs_inside_a_running_event_loop(tmp_path):
+    """A notebook cell runs inside the kernel's event loop, where asyncio.run refuses to start."""
+    import asyncio
+
+    from judge.testing import FakeEndpoint
+
+    async def cell():
+        with FakeEndpoint(smart_responder) as model:
+            return api.evaluate(EXAMPLES / "reports", requests=EXAMPLES / "requests.jsonl",
+                                docs=EXAMPLES / "docs.jsonl", nuggets=EXAMPLES / "nuggets", model="openai/fake",
+                                api_base=model.api_base, api_key="none", cache=None)
+
+    evaluation = asyncio.run(cell())
+    assert sorted(evaluation.scores.runs) == ["run-cited", "run-miscited", "run-padded"]
+
+    async def awaited():
+        with FakeEndpoint(smart_responder) as model:
+            return await api.evaluate_async(EXAMPLES / "reports", requests=EXAMPLES / "requests.jsonl",
+                                            docs=EXAMPLES / "docs.jsonl", nuggets=EXAMPLES / "nuggets",
+                                            model="openai/fake", api_base=model.api_base, api_key="none",
+                                            cache=None)
+
+    assert asyncio.run(awaited()).scores.rows() == evaluation.scores.rows()
+
+
+def test_objects_and_files_judge_alike(readme_folder):
+    """Reports, requests, documents and nugget banks as the package's types (or dicts) give the scores the files
+    give: they are read by the same readers."""
+    from judge.formats import read_nugget_banks, read_reports, read_requests
+    from judge.types import Document
+
+    reports = read_reports([EXAMPLES / "reports"])
+    requests = list(read_requests(EXAMPLES / "requests.jsonl").values())
+    documents = [Document(**json.loads(line)) for line in (EXAMPLES / "docs.jsonl").read_text().splitlines()]
+    banks = list(read_nugget_banks([EXAMPLES / "nuggets"]).values())
+    with FakeEndpoint(smart_responder) as model:
+        from_objects = api.evaluate(reports, requests=requests, docs=documents, nuggets=banks, model="openai/fake",
+                                    api_base=model.api_base, api_key="none", cache=None)
+    from_files = api.score("argue-out/judgments.jsonl", nuggets="examples/nuggets")
+    assert from_objects.scores.rows() == from_files.scores.rows()
+    with pytest.raises(TypeError, match="reports"):
+        api.evaluate([42], requests=requests, docs=documents, cache=None, model="openai/fake")
+
+
+def test_results_convert_to_rows_and_draw_a_leaderboard(readme_folder):
+    scored = api.score("argue-out/judgments.jsonl", nuggets="examples/nuggets",
+                       measures=["F1", "SentencePrecision", "sentence_precision"])
+    records = scored.to_records()
+    assert {r["measure"] for r in records} == {"F1", "SentencePrecision"}  # an alias names the same measure
+    assert set(records[0]) == {"run_id", "request_id", "measure", "value"}
+    frame = scored.to_pandas(aggregate=True)
+    assert list(frame.columns) == ["run_id", "request_id", "measure", "value"] and set(frame.request_id) == {"all"}
+    html = scored._repr_html_()
+    assert "<table>" in html and "run-cited" in html and scored.signature.short() in html
+    with pytest.raises(ValueError, match="measures: .*'Recall@10'"):
+        api.score("argue-out/judgments.jsonl", measures=["Recall@10"])
+
+
+def test_to_pandas_without_pandas_says_how_to_get_it(readme_folder, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_pandas(name, *args, **kwargs):
+        if name == "pandas":
+            raise ImportError("No module named 'pandas'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    with pytest.raises(ImportError, match="pip install pandas"):
+        api.score("argue-out/judgments.jsonl").to_pandas()
+
+
+def test_human_gives_the_prediction_powered_table(readme_folder):
+    """`human=` is the API's --human: the estimates the command writes to ppi.json."""
+    judgments = api.read_judgments("argue-out/judgments.jsonl")
+    human = [j.model_copy(update={"assessor": "human:a"}) for j in judgments if j.run_id != "run-padded"]
+    scored = api.score(judgments, nuggets="examples/nuggets", human=human, out="scored")
+    assert scored.estimates is not None and "human:" in scored.estimates.signature.short()
+    rows = scored.estimates.to_records()
+    assert {r["run_id"] for r in rows} == {"run-cited", "run-miscited", "run-padded"}
+    written = json.loads((readme_folder / "scored" / "ppi.json").read_text())
+    assert written["runs"] == rows
+    assert "run-cited" in scored.estimates._repr_html_()
+
+
+def test_the_quickstart_notebook_runs_top_to_bottom(tmp_path):
+    """examples/quickstart.ipynb in a real Jupyter kernel (nbclient + ipykernel): a cell that raises fails the
+    test, so the notebook cannot go stale. It runs where a user opens it, beside the bundled example."""
+    nbformat = pytest.importorskip("nbformat", reason="the test extra installs nbclient and ipykernel")
+    from nbclient import NotebookClient
+
+    for entry in EXAMPLES.iterdir():  # the example's files, not a copy: the notebook must write none of its own
+        (tmp_path / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
+    notebook = nbformat.read(EXAMPLES / "quickstart.ipynb", as_version=4)
+    NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=False,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    html = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
+    assert any("run-cited" in page and "<table" in page for page in html)  # the leaderboard drew itself
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in EXAMPLES.iterdir())

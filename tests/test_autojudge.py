@@ -83,7 +83,7 @@ def test_bundled_example_gives_the_same_scores_as_argue_judge_eval(endpoint, tmp
     for run in {k[0] for k in got}:
         f1 = [v for (r, t, m), v in got.items() if r == run and m == "F1"]
         assert rows(board)[(run, "all", "F1")] == pytest.approx(sum(f1) / len(f1))
-    signature = judge.last_evaluation.score_signature.short()
+    signature = judge.last_evaluation.signature.short()
     assert all(signature in spec.description for spec in board.spec.measures)
     assert "openai/fake" in judge.last_evaluation.judge_signature.short()
     assert (tmp_path / "out" / "argue.argue" / "judgments.jsonl").is_file()

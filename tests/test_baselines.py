@@ -593,16 +593,18 @@ def test_all_importance_zero_gives_nan_and_a_warning():
 
 @pytest.fixture
 def cli(monkeypatch):
-    """The sub-app with in-memory inputs: a path's name picks the reports / banks, so no reader is needed."""
+    """The sub-app with in-memory inputs: a path's name picks the reports / banks, so no reader is needed (the
+    commands are shells over judge.api.baseline, which reads its inputs with these two)."""
     from typer.testing import CliRunner
 
+    import judge.api
     import judge.cli.baseline as cli_mod
 
     store = {"runs.jsonl": RUNS, "gold.jsonl": GOLD, "one.jsonl": [rep("g", "q1", "the cat")],
              "other.jsonl": [rep("g", "q7", "the cat")]}
-    monkeypatch.setattr(cli_mod, "_read_reports",
+    monkeypatch.setattr("judge.formats.read_reports",
                         lambda paths: [r for p in paths for r in store[Path(p).name]])
-    monkeypatch.setattr(cli_mod, "_read_banks", lambda paths: BANKS)
+    monkeypatch.setattr(judge.api, "_banks", lambda argument, nuggets, stack: BANKS if nuggets else {})
     runner = CliRunner()
     return lambda *args: runner.invoke(cli_mod.app, [str(a) for a in args])
 

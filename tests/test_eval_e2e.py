@@ -217,7 +217,7 @@ def test_transport_faults_are_retried_and_not_failures(tmp_path):
         assert ep.faults_served == [429, 500, "timeout"]
     assert evaluation.usage.transport_retries == 3
     assert evaluation.usage.failures == 0
-    assert evaluation.score_signature.failed == 0
+    assert evaluation.signature.failed == 0
     assert not [s for j in evaluation.judgments for s in j.sentences if s.status == "failed"]
 
 

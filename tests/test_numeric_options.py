@@ -103,3 +103,185 @@ def test_numeric_option_edge_value(path, param, value, tmp_path, monkeypatch):
     assert bounds is not None and bounds.contains(number), f"{option} accepted {value} outside its range"
     assert result.exit_code != 0 or "nan" not in result.stdout.lower(), output
     assert result.exit_code in (0, 2) and len(lines) <= 1, output
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The Python API, walked the same way: the rules are the settings objects' (judge.settings RULES), which the
+# options above read, so a value the CLI refuses is refused by the API with a ValueError or TypeError naming the
+# argument, before any input is read or any model asked (issue 37, item 6).
+
+import inspect  # noqa: E402
+
+from judge import api  # noqa: E402
+from judge.calibration.suite import CalibrationConfig  # noqa: E402
+from judge.run.evaluate import EvalConfig  # noqa: E402
+from judge.settings import (  # noqa: E402
+    Flag,
+    InstanceOf,
+    JudgeSettings,
+    ModelSettings,
+    Number,
+    OneOf,
+    PassagePolicy,
+    RetryPolicy,
+)
+
+BAD_NUMBERS = (0, -1, math.nan, math.inf, -math.inf, 10**18, 1.5, "3", True)
+BAD_CHOICES = ("most", "", 3, None)
+EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples"
+INPUTS = {"reports": EXAMPLES / "reports", "requests": EXAMPLES / "requests.jsonl", "docs": EXAMPLES / "docs.jsonl",
+          "nuggets": EXAMPLES / "nuggets"}
+
+
+def _bad_values(rule):
+    if isinstance(rule, Number):
+        for value in BAD_NUMBERS:
+            fits = isinstance(value, int | float) and not isinstance(value, bool) and rule.bounds.contains(value) \
+                and (not rule.integer or isinstance(value, int))
+            if not fits:
+                yield value
+    elif isinstance(rule, OneOf):
+        yield from (v for v in BAD_CHOICES if v not in rule.choices and not (v is None and rule.optional))
+    elif isinstance(rule, Flag):
+        yield from ("yes", 1) + (() if rule.optional else (None,))
+    elif isinstance(rule, InstanceOf):
+        yield 42
+
+
+# Each entry point's own arguments that have a rule (the rest are inputs, paths or objects, checked by the readers)
+# and the settings whose fields reach it through **options. A parameter added to an entry point fails
+# test_every_api_argument_has_a_rule until it is listed here with its rule, or as an input.
+ENTRY_POINTS = {
+    "evaluate": ({"concurrency": EvalConfig.RULES["concurrency"], "sample": api._HUMAN_RULES["sample"],
+                  "confidence": api._HUMAN_RULES["confidence"], "view": Flag(), "baselines": Flag(),
+                  "judge": InstanceOf((JudgeSettings,), optional=True)},
+                 [ModelSettings, EvalConfig]),
+    "score": ({"policy": JudgeSettings.RULES["policy"], "sample": api._HUMAN_RULES["sample"],
+               "confidence": api._HUMAN_RULES["confidence"]}, []),
+    "calibrate": ({"concurrency": CalibrationConfig.RULES["concurrency"], "seed": CalibrationConfig.RULES["seed"],
+                   "n_boot": CalibrationConfig.RULES["n_boot"], "wice_partial": OneOf(("strict", "exclude",
+                                                                                        "separate")),
+                   "fit_metric": OneOf(("kappa",), optional=True), "plots": Flag(),
+                   "judge": InstanceOf((JudgeSettings,), optional=True)}, [ModelSettings]),
+    "html_view": ({"policy": JudgeSettings.RULES["policy"]}, []),
+    "baseline": ({"name": OneOf(tuple(api.BASELINE_SETTINGS))}, []),
+    "read_judgments": ({"format": OneOf(("argue-judge", "auto-argue"), optional=True)}, []),
+    "write_judgments": ({"format": OneOf(("argue-judge", "auto-argue"))}, []),
+}
+INPUT_ARGUMENTS = {"reports", "requests", "docs", "nuggets", "judgments", "human", "judged", "gold", "against", "cache", "out",
+                   "attributionbench", "wice", "sample", "exclude", "attacks", "attacks_file", "progress", "path",
+                   "shards", "file", "model", "api_base", "api_key", "measures", "overwrite"}
+SETTINGS_PASSED_WHOLE = {"retry": RetryPolicy, "judge": JudgeSettings}
+
+
+def api_cases():
+    for name, (own, settings) in ENTRY_POINTS.items():
+        for argument, rule in own.items():
+            for value in _bad_values(rule):
+                yield name, argument, value
+        for settings_class in settings:
+            for argument, rule in settings_class.RULES.items():
+                if argument in ("model", "judge", "retry", "cache_dir", "shard", "api_base", "api_key"):
+                    continue  # passed as their own arguments, or objects checked by InstanceOf above
+                if argument == "concurrency" and name != "evaluate":
+                    continue
+                for value in _bad_values(rule):
+                    yield name, argument, value
+
+
+def _call(name, argument, value, tmp_path):
+    arguments = {"model": "openai/fake", "api_base": "http://127.0.0.1:9/v1", "api_key": "none", "cache": None}
+    if name == "evaluate":
+        return api.evaluate(INPUTS["reports"], requests=INPUTS["requests"], docs=INPUTS["docs"],
+                            **{**arguments, argument: value})
+    if name == "score":
+        return api.score(tmp_path / "missing.jsonl", **{argument: value})
+    if name == "calibrate":
+        return api.calibrate(nuggets=INPUTS["nuggets"], docs=INPUTS["docs"], **{**arguments, argument: value})
+    if name == "html_view":
+        return api.html_view(tmp_path / "missing.jsonl", out=tmp_path / "view", **{argument: value})
+    if name == "baseline":
+        return api.baseline(value, INPUTS["reports"])
+    if name == "read_judgments":
+        return api.read_judgments(tmp_path / "missing.jsonl", **{argument: value})
+    return api.write_judgments(tmp_path / "out.jsonl", [], **{argument: value})
+
+
+@pytest.mark.parametrize("name,argument,value", [pytest.param(n, a, v, id=f"{n}-{a}={v!r}")
+                                                 for n, a, v in api_cases()])
+def test_every_api_entry_point_refuses_what_the_cli_refuses(name, argument, value, tmp_path):
+    """A ValueError or TypeError whose message names the argument, before any file is read (the inputs named by
+    score, view and read_judgments do not exist: reaching them would raise InputError instead)."""
+    with pytest.raises((ValueError, TypeError)) as refused:
+        _call(name, argument, value, tmp_path)
+    assert argument in str(refused.value), f"{name}({argument}={value!r}): {refused.value}"
+    assert not isinstance(refused.value, AttributeError)
+
+
+def test_every_api_argument_has_a_rule():
+    for name, (own, _) in ENTRY_POINTS.items():
+        parameters = inspect.signature(getattr(api, name)).parameters
+        unlisted = [p for p in parameters if p not in own and p not in INPUT_ARGUMENTS
+                    and parameters[p].kind is not inspect.Parameter.VAR_KEYWORD]
+        assert not unlisted, f"judge.api.{name}: give {unlisted} a rule (judge.settings) and list it here"
+
+
+def test_the_issue_examples_are_refused():
+    """concurrency=0 used to hang on asyncio.Semaphore(0); policy='most', on_injection='punish' ran to the end
+    and signed cite:most|inj:punish."""
+    with pytest.raises(ValueError, match="concurrency=0"):
+        api.evaluate(INPUTS["reports"], requests=INPUTS["requests"], docs=INPUTS["docs"], model="openai/fake",
+                     cache=None, concurrency=0)
+    with pytest.raises(ValueError, match="policy='most'"):
+        JudgeSettings(policy="most", on_injection="punish")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="on_injection='punish'"):
+        JudgeSettings(on_injection="punish")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_chars=0"):
+        PassagePolicy(max_chars=0)
+
+
+# Inputs of the wrong type (a number where a path or records go) are refused naming the argument as well, never
+# an AttributeError from inside. Every input of every entry point is walked; the base call is otherwise valid.
+def _base_calls(tmp_path):
+    judgments = tmp_path / "j.jsonl"
+    return {
+        "evaluate": (api.evaluate, (INPUTS["reports"],), dict(requests=INPUTS["requests"], docs=INPUTS["docs"],
+                                                               model="openai/fake", cache=None)),
+        "score": (api.score, (judgments,), {}),
+        "calibrate": (api.calibrate, (), dict(nuggets=INPUTS["nuggets"], docs=INPUTS["docs"], model="openai/fake",
+                                              cache=None)),
+        "html_view": (api.html_view, (judgments,), dict(out=tmp_path / "view")),
+        "run_baselines": (api.run_baselines, (INPUTS["reports"],), {}),
+        "baseline": (api.baseline, ("rouge", INPUTS["reports"]), {}),
+        "merge": (api.merge, ([tmp_path / "a"],), dict(out=tmp_path / "merged")),
+        "cache_stats": (api.cache_stats, (tmp_path / "cache",), {}),
+        "clear_cache": (api.clear_cache, (tmp_path / "cache",), {}),
+        "export_cache": (api.export_cache, (tmp_path / "cache",), {}),
+        "import_cache": (api.import_cache, (tmp_path / "x.jsonl",), {}),
+        "read_judgments": (api.read_judgments, (judgments,), {}),
+        "write_judgments": (api.write_judgments, (tmp_path / "w.jsonl", []), {}),
+    }
+
+
+WRONG_TYPE_CASES = [(name, parameter) for name in ("evaluate", "score", "calibrate", "html_view", "run_baselines",
+                                                   "baseline",
+                                                   "merge", "cache_stats", "clear_cache", "export_cache",
+                                                   "import_cache", "read_judgments", "write_judgments")
+                    for parameter in inspect.signature(getattr(api, name)).parameters
+                    if parameter in INPUT_ARGUMENTS | {"judgments", "path", "shards", "file"}
+                    and parameter not in ("sample",)]
+
+
+@pytest.mark.parametrize("name,parameter", WRONG_TYPE_CASES, ids=[f"{n}-{p}" for n, p in WRONG_TYPE_CASES])
+def test_every_api_input_of_the_wrong_type_is_refused_naming_it(name, parameter, tmp_path):
+    call, args, kwargs = _base_calls(tmp_path)[name]
+    positional = list(inspect.signature(call).parameters)
+    args = list(args)
+    if parameter in positional[:len(args)]:
+        args[positional.index(parameter)] = 42
+    else:
+        kwargs = {**kwargs, parameter: 42}
+    with pytest.raises((TypeError, ValueError)) as refused:
+        call(*args, **kwargs)
+    assert not isinstance(refused.value, AttributeError)
+    assert parameter in str(refused.value), f"{name}({parameter}=42): {refused.value!r}"

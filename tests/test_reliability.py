@@ -229,11 +229,11 @@ def test_three_malformed_answers_then_a_healthy_server_rerun_has_no_failure(tmp_
                             cache_dir=tmp_path / "cache", concurrency=1)
         ep.fail_next(["malformed"] * (1 + RetryPolicy().reasks))  # the first decision: 1 ask + its re-asks, garbage
         first = evaluate(inputs, config)
-        assert first.usage.failures == 1 and first.score_signature.failed == 1
+        assert first.usage.failures == 1 and first.signature.failed == 1
         calls = ep.calls
         again = evaluate(inputs, config)
         asked_again = ep.calls - calls
-    assert again.usage.failures == 0 and again.score_signature.failed == 0
+    assert again.usage.failures == 0 and again.signature.failed == 0
     assert not [s for j in again.judgments for s in j.sentences if s.status == "failed"]
     # only the failed decision (and a follow-up its answer leads to) reached the server again
     assert asked_again == again.usage.model_calls and 1 <= asked_again <= 2
@@ -253,7 +253,7 @@ def test_an_answer_cut_off_at_max_tokens_is_a_failed_decision_not_a_crash(tmp_pa
         ep.fail_next(["truncated"])
         first = evaluate(inputs, config)
         assert ep.faults_served == ["truncated"]
-        assert first.usage.failures == 1 and first.score_signature.failed == 1
+        assert first.usage.failures == 1 and first.signature.failed == 1
         [error] = [d.error for j in first.judgments for s in j.sentences for d in s.decisions if d.error]
         assert error == "the answer was cut off at --max-tokens 512 before it was complete"
         again = evaluate(inputs, config)

@@ -335,12 +335,12 @@ def test_resume_after_an_outage_asks_the_failed_decisions_again(uninterrupted, t
         ep.fail_next([500] * 12)  # an outage: 6 decisions in a row spend both their attempts on it
         outage = evaluate(inputs, config, out=out)
         write_outputs(outage, out)
-        assert outage.usage.failures == 6 and outage.score_signature.failed > 0
+        assert outage.usage.failures == 6 and outage.signature.failed > 0
         ep.reset()  # the server is back
         resumed = evaluate(inputs, replace(config, resume=True), out=out)
         write_outputs(resumed, out)
         asked = ep.calls
-    assert resumed.usage.failures == 0 and resumed.score_signature.failed == 0
+    assert resumed.usage.failures == 0 and resumed.signature.failed == 0
     assert 6 <= asked == resumed.usage.model_calls  # the failed ones (and what their answers lead to), not all
     assert resumed.run["resumed_reports"] >= 1  # reports without a failure are kept as they were
     for name in STABLE:

@@ -508,8 +508,8 @@ class _Captured(Exception):
 
 
 def test_eval_calibrate_and_the_python_api_build_the_same_embedded_judge(tmp_path, monkeypatch):
-    import judge.cli.calibrate as calibrate_cli
-    import judge.cli.evaluate as evaluate_cli
+    import judge.calibration.suite
+    import judge.run.evaluate
     from judge.calibration.suite import CalibrationConfig
     from judge.llm.embedded.weights import EMBEDDED_MODEL
     from judge.run.evaluate import EvalConfig
@@ -522,8 +522,8 @@ def test_eval_calibrate_and_the_python_api_build_the_same_embedded_judge(tmp_pat
             raise _Captured
         return stand_in
 
-    monkeypatch.setattr(evaluate_cli, "evaluate", capture("eval"))
-    monkeypatch.setattr(calibrate_cli, "calibrate", capture("calibrate"))
+    monkeypatch.setattr(judge.run.evaluate, "evaluate_async", capture("eval"))
+    monkeypatch.setattr(judge.calibration.suite, "calibrate", capture("calibrate"))
     items = tmp_path / "ab.jsonl"
     items.write_text(json.dumps({"id": "i1", "claim": "The bridge opened in 1932.", "src_dataset": "toy",
                                  "references": ["The bridge opened in 1932."],

@@ -138,7 +138,7 @@ def litellm_model(model: str, base_url: str | None) -> str:
 def leaderboard(evaluation: Evaluation, topic_ids: Sequence[str]) -> Any:
     aj = framework()
     LeaderboardSpec, MeasureSpec, LeaderboardBuilder = aj.LeaderboardSpec, aj.MeasureSpec, aj.LeaderboardBuilder
-    signature = evaluation.score_signature.short()
+    signature = evaluation.signature.short()
     spec = LeaderboardSpec(measures=tuple(MeasureSpec(name, float, f"{text}. argue-judge signature: {signature}")
                                           for name, text in MEASURES.items()))
     values: dict[tuple[str, str], dict[str, float]] = {}

@@ -60,6 +60,8 @@ class CalibrationResults(BaseModel):
     notes: list[str] = Field(default_factory=list, description="free-text lines, e.g. importer skip counts")
     items: list[ItemOutcome] = Field(default_factory=list, exclude=True,
                                      description="per item (written to items.jsonl, not to calibration.json)")
+    files: list[Path] = Field(default_factory=list, exclude=True,
+                              description="what a call with an output folder wrote there (not in calibration.json)")
 
 
 def _canonical(value: Any) -> Any:

@@ -3,12 +3,12 @@ the red team: the same items attacked, clean against attacked)."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import ClassVar
 
 from judge.calibration.confidence_by_decision import confidence_by_decision, fit_thresholds, thresholds_file
 from judge.calibration.items import CalibrationItem
@@ -19,6 +19,7 @@ from judge.calibration.sources import Exclusion, SampleSize
 from judge.calibration.stats import AttackResult, FitMetric, agreement_by_decision, compare_prompts_on_items
 from judge.calibration.stats.confidence_calibration import DEFAULT_FOLDS
 from judge.defence.injection import Attack
+from judge.event_loop import run_sync
 from judge.formats.atomic import write_text_atomic
 from judge.formats.judgments import DecisionRecord, ReportJudgment
 from judge.judging.decisions.asker import Decider
@@ -27,7 +28,18 @@ from judge.judging.signature import CalibrationSignature, JudgeSignature
 from judge.judging.thresholds import resolve_thresholds, thresholds_json
 from judge.llm.cache.store import DecisionCache
 from judge.llm.client import DecisionClient
-from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
+from judge.settings import (
+    BOOTSTRAP,
+    CONCURRENCY,
+    SEED,
+    InstanceOf,
+    JudgeSettings,
+    ModelSettings,
+    Number,
+    RetryPolicy,
+    Rule,
+    check_rules,
+)
 
 
 @dataclass(frozen=True)
@@ -46,7 +58,15 @@ class CalibrationConfig:
     attacks: tuple[Attack, ...] = ()       # red team: each item is asked again under each of these attacks
     fit_metric: FitMetric | None = None    # --fit-threshold: fit decision thresholds maximising this metric
 
+    RULES: ClassVar[dict[str, Rule]] = {
+        "model": InstanceOf((ModelSettings,)), "judge": InstanceOf((JudgeSettings,)),
+        "against": InstanceOf((JudgeSettings,), optional=True), "retry": InstanceOf((RetryPolicy,)),
+        "concurrency": Number(CONCURRENCY, integer=True), "n_boot": Number(BOOTSTRAP, integer=True),
+        "seed": Number(SEED, integer=True),
+    }
+
     def __post_init__(self) -> None:
+        check_rules(self, self.RULES)
         # The judge calibrated is the judge eval runs: its default thresholds come from the same function.
         # Thresholds are fitted on the model's own verdicts, so fitting applies none.
         judge = replace(self.judge, thresholds=None) if self.fit_metric is not None else self.judge
@@ -79,7 +99,7 @@ def calibrate(items: list[CalibrationItem], config: CalibrationConfig, *,
     notes = list(notes or [])
     results = CalibrationResults(signature=config.signature(len(items)).short(), notes=notes)
     if items:
-        records, old_labels, attacked = asyncio.run(_predict_all(items, config, on_item))
+        records, old_labels, attacked = run_sync(_predict_all(items, config, on_item))
         labels = labels_of(items, records)
         results.items.extend(
             ItemOutcome(item_id=i.item_id, decision=i.decision, group=i.group, human=i.human_label,

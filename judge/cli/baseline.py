@@ -17,11 +17,10 @@ from typing import Annotated, TypeVar
 
 import typer
 
+from judge.api import BASELINE_RULES, BaselineScores, baseline
 from judge.cli import options
 from judge.cli.errors import user_errors
-from judge.cli.options import Bounds
 from judge.diagnostics import Diagnostics
-from judge.formats.scores import ScoreRow, write_scores
 
 app = typer.Typer(
     help="Automatic baselines (EXAM, ROUGE, pa-BLEU, pa-METEOR) that score the same reports and write the "
@@ -72,25 +71,12 @@ def _known_errors(debug: bool) -> Iterator[None]:
             typer.echo(f"warning: {message}", err=True)
 
 
-def _read_reports(paths: list[Path]) -> list:
-    from judge.formats import read_reports
-
-    return read_reports(paths)
-
-
-def _read_banks(paths: list[Path]) -> dict:
-    from judge.formats import read_nugget_banks
-
-    return read_nugget_banks(paths)
-
-
-def _finish(rows: list[ScoreRow], out: Path, name: str, signature: str, metrics: list[str]) -> None:
+def _finish(scored: BaselineScores, out: Path) -> None:
+    """Print the leaderboard of a baseline whose NAME.scores.tsv is written."""
     from judge.cli.render import console, print_leaderboard
 
-    path = out / f"{name}.scores.tsv"
-    write_scores(path, rows, signature)
-    print_leaderboard(rows, metrics, f"{name} leaderboard")
-    console.print(f"wrote {path}", highlight=False)
+    print_leaderboard(scored.rows, list(scored.measures or [scored.headline]), f"{scored.name} leaderboard")
+    console.print(f"wrote {out / f'{scored.name}.scores.tsv'}", highlight=False)
 
 
 def _run(debug: bool, work: Callable[[], T]) -> T:
@@ -110,34 +96,22 @@ def exam(
     qa: Annotated[str, typer.Option(help="QA reader: embedding (all-MiniLM-L6-v2 retrieve-and-verify), "
                                     "embedding:DIR, or extractive:DIR (a local SQuAD 2.0 checkpoint).")
                   ] = "embedding",
-    k: Annotated[int, options.number("--k", bounds=Bounds(1, 1000),
+    k: Annotated[int, options.number("--k", bounds=BASELINE_RULES["k"].bounds,
                                      help="Sentences the embedding reader retrieves per question.")] = 3,
     match: Annotated[MatchMode, typer.Option(help="f1: normalised exact match or token F1 >= threshold; "
                                              "exact: normalised exact match only.")] = MatchMode.f1,
-    f1_threshold: Annotated[float, options.number("--f1-threshold", bounds=Bounds(0, 1, low_open=True),
+    f1_threshold: Annotated[float, options.number("--f1-threshold", bounds=BASELINE_RULES["f1_threshold"].bounds,
                                                   help="Token F1 needed in f1 mode.")] = 0.5,
     null_threshold: Annotated[float, options.number(
-        "--null-threshold", bounds=Bounds(-1000, 1000),
+        "--null-threshold", bounds=BASELINE_RULES["null_threshold"].bounds,
         help="Extractive reader: answer when best span score - null score >= -THRESHOLD.")] = 0.0,
     debug: Debug = False,
 ) -> None:
     """EXAM: the share of nugget questions a QA reader answers correctly from the report text alone."""
 
-    def work() -> None:
-        from judge.baselines.answers import AnswerMatcher
-        from judge.baselines.exam import N_EXAM, exam_scores, exam_signature
-        from judge.baselines.readers import load_qa
-
-        matcher = AnswerMatcher(match.value, f1_threshold)
-        runs = _read_reports(reports)
-        banks = _read_banks(nuggets)
-        gold_reports = _read_reports(gold) if gold else None
-        reader = load_qa(qa, k=k, matcher=matcher, null_threshold=null_threshold)
-        rows = exam_scores(runs, banks, reader, gold=gold_reports, matcher=matcher)
-        metrics = ["EXAM"] + ([N_EXAM] if gold_reports is not None else [])
-        _finish(rows, out, "exam", exam_signature(reader, matcher, gold=gold_reports is not None), metrics)
-
-    _run(debug, work)
+    _run(debug, lambda: _finish(baseline("exam", reports, nuggets=nuggets, gold=gold or None, out=out, qa=qa, k=k,
+                                         match=match.value, f1_threshold=f1_threshold,
+                                         null_threshold=null_threshold), out))
 
 
 @app.command()
@@ -153,15 +127,8 @@ def rouge(
 ) -> None:
     """ROUGE-1, ROUGE-2 (rouge-score) and ROUGE-SU4 precision, recall and F1 against the gold reports."""
 
-    def work() -> None:
-        from judge.baselines.rouge import rouge_scores, rouge_signature
-
-        rows = rouge_scores(_read_reports(reports), _read_reports(gold), multi=multi.value, stem=stem,
-                            stopwords=stopwords)
-        metrics = ["ROUGE-1-F", "ROUGE-2-F", "ROUGE-SU4-F"]  # P and R are in the TSV
-        _finish(rows, out, "rouge", rouge_signature(stem, stopwords, multi.value), metrics)
-
-    _run(debug, work)
+    _run(debug, lambda: _finish(baseline("rouge", reports, gold=gold, out=out, multi=multi.value, stem=stem,
+                                         stopwords=stopwords), out))
 
 
 @app.command("pa-bleu")
@@ -171,29 +138,18 @@ def pa_bleu(
     out: Out,
     smooth: Annotated[Smoothing, typer.Option(help="sacrebleu sentence-BLEU smoothing.")] = Smoothing.exp,
     smooth_value: Annotated[float | None, options.number(
-        "--smooth-value", bounds=Bounds(0, 100), show_default=False,
+        "--smooth-value", bounds=BASELINE_RULES["smooth_value"].bounds, show_default=False,
         help="k for add-k, epsilon for floor (sacrebleu defaults when omitted).")] = None,
     debug: Debug = False,
 ) -> None:
     """pa-BLEU (consensus-weighted over the gold reports) and BLEU (max over them)."""
 
-    def work() -> None:
-        from judge.baselines.consensus import pa_bleu_scores, pa_bleu_signature
-
-        rows = pa_bleu_scores(_read_reports(reports), _read_reports(gold), smooth.value, smooth_value)
-        _finish(rows, out, "pa-bleu", pa_bleu_signature(smooth.value, smooth_value), ["pa-BLEU", "BLEU"])
-
-    _run(debug, work)
+    _run(debug, lambda: _finish(baseline("pa-bleu", reports, gold=gold, out=out, smooth=smooth.value,
+                                         smooth_value=smooth_value), out))
 
 
 @app.command("pa-meteor")
 def pa_meteor(reports: Reports, gold: Gold, out: Out, debug: Debug = False) -> None:
     """pa-METEOR (consensus-weighted over the gold reports) and METEOR (max over them); exact matches only."""
 
-    def work() -> None:
-        from judge.baselines.consensus import pa_meteor_scores, pa_meteor_signature
-
-        rows = pa_meteor_scores(_read_reports(reports), _read_reports(gold))
-        _finish(rows, out, "pa-meteor", pa_meteor_signature(), ["pa-METEOR", "METEOR"])
-
-    _run(debug, work)
+    _run(debug, lambda: _finish(baseline("pa-meteor", reports, gold=gold, out=out), out))

@@ -8,25 +8,17 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from judge.api import calibration_config, docstore_dir
-from judge.calibration.importers import read_paired_judgments
-from judge.calibration.redteam import attacked_count
-from judge.calibration.report import write_calibration_report
+from judge.api import CALIBRATED_POLICIES, CalibrationProgress, calibrate, choose_attacks
 from judge.calibration.report_confidence import THRESHOLDS_NAME
-from judge.calibration.sources import WICE_PARTIAL_POLICIES, Exclusion, ItemSources, SampleSize, load_items
+from judge.calibration.sources import WICE_PARTIAL_POLICIES
 from judge.calibration.stats import FIT_METRICS
-from judge.calibration.suite import calibrate, write_thresholds
+from judge.calibration.suite import CalibrationConfig
 from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console
-from judge.defence.injection import UNSEEN_ATTACKS_FILE, Attack, load_attacks
-from judge.diagnostics import Diagnostics
-from judge.errors import InputError
+from judge.defence.injection import Attack
 from judge.llm.embedded.weights import EMBEDDED_MODEL
-from judge.run.score import score
-from judge.settings import DEFAULT_INJECTION_DETECTOR, JudgeSettings, ModelSettings, PassagePolicy
-
-CALIBRATED_POLICIES = ("quarantine", "flag")
+from judge.settings import DEFAULT_INJECTION_DETECTOR, JudgeSettings, ModelSettings, PassagePolicy, bounds_of
 
 
 def calibrate_command(
@@ -50,10 +42,10 @@ def calibrate_command(
         "--exclude", help="Leave out these items before sampling: an items.jsonl of an earlier calibration (e.g. "
         "the items a prompt was tuned on) or one item id per line.", exists=True, dir_okay=False)] = None,
     seed: Annotated[int, options.number(
-        "--seed", bounds=options.SEED,
+        "--seed", bounds=bounds_of(CalibrationConfig, "seed"),
         help="Seed of the stratified sample and the bootstrap (recorded in the signature).")] = 0,
     n_boot: Annotated[int, options.number(
-        "--n-boot", bounds=options.Bounds(0, 1_000_000),
+        "--n-boot", bounds=bounds_of(CalibrationConfig, "n_boot"),
         help="Bootstrap resamples for kappa intervals; 0 leaves the intervals undefined.")] = 1000,
     model: options.Model = EMBEDDED_MODEL,
     api_base: options.ApiBase = None,
@@ -105,40 +97,26 @@ def calibrate_command(
     if bool(human) != bool(judged):
         raise typer.BadParameter("--human and --judged go together", param_hint="--human/--judged")
     with user_errors(debug):
-        diagnostics = Diagnostics()
-        sources = ItemSources(attributionbench, wice, wice_partial,  # type: ignore[arg-type]  (checked above)
-                              tuple(nuggets or ()), tuple(docs or ()),
-                              index_dir=docstore_dir(cache_dir))
         attacks = chosen_attacks(attack, attacks_file)
-        sample_size = SampleSize.parse(sample) if sample is not None else None
-        exclusion = Exclusion.read(exclude) if exclude is not None else None
-        items = load_items(sources, sample_size, seed, diagnostics, exclusion)
-        human_records, judged_records, files = read_paired_judgments(list(human), list(judged)) \
-            if human and judged else ([], [], {})
-        for name, records in files.items():  # each file's own warnings, as `score FILE` gives them
-            diagnostics.extend((f"{name}: {w}" for w in score(records, "calibration")[2]), "scores")
-        if not items and not human_records:
-            raise InputError("nothing to calibrate: give --attributionbench, --wice, --nuggets/--docs "
-                             "or --human with --judged")
         model_settings = ModelSettings(model, api_base, api_key, max_tokens=max_tokens, logprobs=logprobs,
                                        threads=threads, kernels=kernels)
         rules = None if fit_threshold else options.judge_thresholds(thresholds, model_settings, prompts)
         settings = JudgeSettings(prompts_dir=prompts, passages=PassagePolicy(max_chars=max_doc_chars),
                                  on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
                                  injection_detector=injection_detector)  # type: ignore[arg-type]
-        with calibration_config(model_settings, settings, sources, cache=cache_dir, sample=sample_size, seed=seed,
-                                n_boot=n_boot, concurrency=concurrency,
-                                against=JudgeSettings(prompts_dir=against) if against else None, exclude=exclusion,
-                                attacks=attacks, fit_metric=fit_metric if fit_threshold else None) as config, \
-                Progress(TextColumn("calibrating"), BarColumn(), MofNCompleteColumn(), TextColumn("items"),
-                         TimeElapsedColumn(), console=console) as bar:
-            task = bar.add_task("items", total=len(items) * (2 if against else 1) + attacked_count(items, attacks))
-            results = calibrate(items, config, human=human_records or None, judged=judged_records or None,
-                                score=lambda js: score(js, "calibration")[0].rows(), notes=diagnostics.messages(),
-                                on_item=lambda: bar.advance(task))
-        written = write_calibration_report(results, out, plots=plots)
-        thresholds = write_thresholds(results, config, items, out / THRESHOLDS_NAME)
-        written += [thresholds] if thresholds else []
+        with Progress(TextColumn("calibrating"), BarColumn(), MofNCompleteColumn(), TextColumn("items"),
+                      TimeElapsedColumn(), console=console) as bar:
+            task = bar.add_task("items", total=None)
+            results = calibrate(
+                attributionbench=attributionbench, wice=wice, wice_partial=wice_partial, nuggets=nuggets,
+                docs=docs, human=human, judged=judged, sample=sample, exclude=exclude, seed=seed,
+                model=model_settings.model, api_base=api_base, api_key=api_key, judge=settings, against=against,
+                attacks=attacks, fit_metric=fit_metric if fit_threshold else None, cache=cache_dir, n_boot=n_boot,
+                concurrency=concurrency, out=out, plots=plots,
+                progress=CalibrationProgress(start=lambda total: bar.update(task, total=total),
+                                             item_done=lambda: bar.advance(task)),
+                max_tokens=max_tokens, logprobs=logprobs, threads=threads, kernels=kernels)
+        written = results.files
     for name, result in results.decisions.items():
         console.print(f"{name}: n={result.n} accuracy={_fmt(result.accuracy)} balanced={_fmt(result.balanced_accuracy)}"
                       f" kappa={_fmt(result.kappa)} [{_fmt(result.kappa_ci_low)}, {_fmt(result.kappa_ci_high)}]"
@@ -172,22 +150,11 @@ def _fmt(value: float | None) -> str:
 
 
 def chosen_attacks(names: str | None, path: Path | None) -> tuple[Attack, ...]:
-    """`--attack` as attack kinds, in the order given. With `--attacks-file`, the kinds of that file ('all': every
-    one, in its order); without, the bundled kinds ('all') and the held-out ones ('unseen'), each also by name."""
-    if names is None:
-        if path is not None:
-            raise typer.BadParameter("--attacks-file needs --attack (KIND[,KIND...] or 'all')",
-                                     param_hint="--attacks-file")
-        return ()
-    sets = {"all": load_attacks(path)} if path is not None else \
-        {"all": load_attacks(), "unseen": load_attacks(UNSEEN_ATTACKS_FILE)}
-    known = {kind: attack for kinds in sets.values() for kind, attack in kinds.items()}
-    # A set's name stands for its kinds, in the set's order: "unseen,assessor_note" is every held-out kind and one more.
-    wanted = [kind for n in names.split(",") if n.strip()
-              for kind in (sets[n.strip()] if n.strip() in sets else [n.strip()])]
-    unknown = [n for n in wanted if n not in known]
-    if unknown or not wanted:
-        raise typer.BadParameter(f"unknown attack kind(s) {', '.join(unknown) or '(none given)'}; choose "
-                                 f"{' or '.join(repr(s) for s in sets)} or some of {', '.join(known)}",
-                                 param_hint="--attack")
-    return tuple(known[n] for n in dict.fromkeys(wanted))
+    """`--attack` (and `--attacks-file`) as attack kinds, chosen as judge.api.choose_attacks chooses them."""
+    if names is None and path is not None:
+        raise typer.BadParameter("--attacks-file needs --attack (KIND[,KIND...] or 'all')",
+                                 param_hint="--attacks-file")
+    try:
+        return choose_attacks(names, path)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--attack") from None

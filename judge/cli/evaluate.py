@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from judge.api import docstore_dir, eval_config
+from judge.api import EvalRequest, evaluate_with
 from judge.cli import options, ppi
 from judge.cli.errors import run_failed, user_errors
 from judge.cli.render import (
@@ -20,28 +20,16 @@ from judge.cli.render import (
     print_leaderboard,
     print_usage,
 )
-from judge.diagnostics import Diagnostics
 from judge.errors import ConfigurationError
-from judge.formats.lock import output_lock
-from judge.labels import CITATION_POLICIES
 from judge.llm.embedded.kernels import kernels_line
 from judge.llm.embedded.weights import EMBEDDED_MODEL, EMBEDDED_PROVIDER
 from judge.llm.pricing import price_known
 from judge.llm.router import resolve_model, servers
-from judge.run.evaluate import Progress as Hooks
-from judge.run.evaluate import evaluate
+from judge.run.evaluate import EvalConfig, JudgingProgress
 from judge.run.inputs import Inputs
-from judge.run.outputs import write_outputs
-from judge.run.prediction_powered import check_human_files, estimate_with_humans, ppi_json
+from judge.run.outputs import OUTPUT_NAMES, Evaluation
 from judge.run.shards import Shard
-from judge.settings import (
-    DEFAULT_INJECTION_DETECTOR,
-    INJECTION_POLICIES,
-    JudgeSettings,
-    ModelSettings,
-    PassagePolicy,
-    RetryPolicy,
-)
+from judge.settings import DEFAULT_INJECTION_DETECTOR, JudgeSettings, ModelSettings, PassagePolicy, RetryPolicy
 
 
 def eval_command(
@@ -64,23 +52,23 @@ def eval_command(
     truncate: Annotated[bool, typer.Option(
         "--truncate/--no-truncate", help="Judge only the sentences within the request's length limit.")] = True,
     max_doc_chars: options.MaxDocChars = 6000,
-    max_doc_bytes: Annotated[int | None, options.number(
-        "--max-doc-bytes", bounds=options.Bounds(1, 2**40), help="Refuse, before any model call, a cited document "
+    max_doc_bytes: Annotated[int | None, options.setting(
+        PassagePolicy, "max_doc_bytes", "--max-doc-bytes", help="Refuse, before any model call, a cited document "
         "larger than this (UTF-8 bytes); the message names its file and line.")] = None,
     concurrency: options.Concurrency = 4,
     threads: options.Threads = None,
     kernels: options.Kernels = "auto",
-    max_cost: Annotated[float | None, options.number(
-        "--max-cost", bounds=options.USD, help="Stop before spending more (USD); 0 allows no paid model call "
+    max_cost: Annotated[float | None, options.setting(
+        EvalConfig, "max_cost", "--max-cost", help="Stop before spending more (USD); 0 allows no paid model call "
         "(cached decisions and free models still run).")] = None,
-    price_per_1k: Annotated[float | None, options.number(
-        "--price-per-1k", bounds=options.USD, help="USD per 1,000 tokens (prompt and completion "
+    price_per_1k: Annotated[float | None, options.setting(
+        EvalConfig, "price_per_1k", "--price-per-1k", help="USD per 1,000 tokens (prompt and completion "
         "alike) for a model litellm has no price for; needed for --max-cost with such a model.")] = None,
-    max_failed_fraction: Annotated[float, options.number(
-        "--max-failed-fraction", bounds=options.FRACTION, help="Report the run failed (exit code 5) when more "
+    max_failed_fraction: Annotated[float, options.setting(
+        EvalConfig, "max_failed_fraction", "--max-failed-fraction", help="Report the run failed (exit code 5) when more "
         "than this share of its sentences failed; outputs are written all the same.")] = 0.2,
-    give_up_after: Annotated[int, options.number(
-        "--give-up-after", bounds=options.COUNT, help="Stop asking after this many transport failures in a row "
+    give_up_after: Annotated[int, options.setting(
+        RetryPolicy, "give_up_after", "--give-up-after", help="Stop asking after this many transport failures in a row "
         "(timeouts, refused or dropped connections, 5xx; rate limits do not count) with no answer from the server "
         "between them: the decisions not yet asked are recorded failed, not cached, and the run exits 5 (--resume "
         "asks them later). Not in the signature.")
@@ -95,8 +83,8 @@ def eval_command(
         "log in --out/.argue-run) if there is one, else those of the finished --out/judgments.jsonl; without it "
         "they are judged again, from the cache.")] = False,
     prompts: options.Prompts = None,
-    on_injection: Annotated[str, typer.Option(
-        "--on-injection", help="Text that addresses the judge ('Note to the assessor: ...'), in a sentence or a cited "
+    on_injection: Annotated[str, options.setting(
+        JudgeSettings, "on_injection", "--on-injection", help="Text that addresses the judge ('Note to the assessor: ...'), in a sentence or a cited "
         "document, is always flagged and counted. 'quarantine' withholds the flagged pieces from the model (and, "
         "with the default --injection-detector, pieces in a script foreign to their text, unflagged), which judges "
         "what remains; 'flag' shows the model the text as written; 'penalise' judges a flagged sentence "
@@ -120,88 +108,92 @@ def eval_command(
     """Judge reports sentence by sentence (ARGUE) and write judgments, scores and a leaderboard. With --human,
     also the prediction-powered estimates of each run's scores from a human sample (docs/ppi.md)."""
     ppi.check_design(sample)
-    if citation_policy not in CITATION_POLICIES:
-        raise typer.BadParameter(f"choose one of {', '.join(CITATION_POLICIES)}", param_hint="--citation-policy")
-    if on_injection not in INJECTION_POLICIES:
-        raise typer.BadParameter(f"choose one of {', '.join(INJECTION_POLICIES)}", param_hint="--on-injection")
     if gold and not with_baselines:  # an option that cannot take effect is refused, not ignored
         raise typer.BadParameter("only the baselines read it: add --with-baselines, or drop --gold",
                                  param_hint="--gold")
     ppi.check_human_options(human, sample, confidence)
     with user_errors(debug):
-        part = Shard.parse(shard) if shard else None
         settings = model_settings(model, api_base or [], router, api_key, timeout, temperature, seed, max_tokens)
+        settings = replace(settings, logprobs=logprobs, threads=threads, kernels=kernels)
     if max_cost is not None and price_per_1k is None and not price_known(settings.model):
         raise typer.BadParameter(f"litellm has no price for {settings.model!r}, so the budget cannot be enforced; "
                                  "add --price-per-1k USD (per 1,000 tokens)", param_hint="--max-cost")
-    passages = PassagePolicy(max_chars=max_doc_chars, max_doc_bytes=max_doc_bytes)
-    settings = replace(settings, logprobs=logprobs, threads=threads, kernels=kernels)
-    with user_errors(debug):  # a bad thresholds file stops the run before any input is read
+    with user_errors(debug):  # a bad thresholds file or shard stops the run before any input is read
         rules = options.judge_thresholds(thresholds, settings, prompts)
-    # Inputs are read and checked before --out is touched. Then one run writes --out at a time, to its last rename
-    # (judge.formats.lock); until then the finished files of an earlier run stay as they are (the new ones are
-    # written in OUT/.argue-run and swapped in by write_outputs).
-    with user_errors(debug), Inputs.load(reports, requests, nuggets, docs, docstore_dir(cache),
-                                         max_doc_bytes=max_doc_bytes, shard=part, out=out) as inputs, \
-            output_lock(out, "eval"):
-        if human:  # refuse a human file that does not fit before any model call
-            check_human_files(human, inputs.reports, sample)  # type: ignore[arg-type]
-        config = eval_config(
-            settings,
-            JudgeSettings(citation_policy, truncate, passages, prompts,  # type: ignore[arg-type]
-                          on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
-                          injection_detector=injection_detector),  # type: ignore[arg-type]
-            cache=None if no_cache else cache, concurrency=concurrency,
-            retry=RetryPolicy(give_up_after=give_up_after), max_cost=max_cost, price_per_1k=price_per_1k,
-            max_failed_fraction=max_failed_fraction, shard=part, resume=resume)
-        runs = len({entry.run_id for entry in inputs.reports.entries})
-        console.print(f"Judging {len(inputs.reports)} reports of {runs} runs "
-                      f"with {settings.model}" + (f" (shard {part})" if part else "")
-                      + (f" on {len(servers(settings))} servers" if settings.routed else ""), highlight=False)
-        if settings.model.startswith(f"{EMBEDDED_PROVIDER}/"):
-            console.print(kernels_line(settings.kernels), highlight=False, soft_wrap=True)
-        with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TextColumn("sentences"), TimeElapsedColumn(), console=console, transient=False) as bar:
-            task = bar.add_task("judging", total=None)
-            counts = {"decisions": 0, "cached": 0}
+        part = Shard.parse(shard) if shard else None
+    request = EvalRequest(
+        reports, requests, docs, nuggets, settings,
+        JudgeSettings(citation_policy, truncate,  # type: ignore[arg-type]  (the option's callback checked it)
+                      PassagePolicy(max_chars=max_doc_chars, max_doc_bytes=max_doc_bytes), prompts,
+                      on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
+                      injection_detector=injection_detector),  # type: ignore[arg-type]
+        cache=None if no_cache else cache, out=out, concurrency=concurrency,
+        run_options={"retry": RetryPolicy(give_up_after=give_up_after), "max_cost": max_cost,
+                     "price_per_1k": price_per_1k, "max_failed_fraction": max_failed_fraction, "shard": part,
+                     "resume": resume},
+        max_doc_bytes=max_doc_bytes, human=human, sample=sample, confidence=confidence, view=view,
+        baselines=with_baselines, gold=gold)
+    with user_errors(debug), ProgressBar() as bar:
+        evaluation = evaluate_with(request, bar.callbacks(settings, part))
+    _render(evaluation, settings, out)
 
-            def decision_done(cached: bool) -> None:
-                counts["decisions"] += 1
-                counts["cached"] += cached
-                bar.update(task, description=f"{counts['decisions']} decisions ({counts['cached']} cached)")
 
-            evaluation = evaluate(inputs, config, Hooks(
-                start=lambda total: bar.update(task, total=total),
-                sentence_done=lambda: bar.advance(task), decision_done=decision_done), out=out)
-        baseline_rows, headlines = ([], [])
-        if with_baselines:  # before the summary is written, so their diagnostics reach run-summary.json
-            baseline_rows, headlines = _baselines(inputs, gold, out, evaluation.diagnostics)
-        # before the summary is written, so the human files' warnings reach run-summary.json
-        corrected = estimate_with_humans(evaluation.scores, evaluation.score_signature, human,
-                                         evaluation.judgments, sample, confidence,  # type: ignore[arg-type]
-                                         citation_policy, inputs.banks,  # type: ignore[arg-type]
-                                         evaluation.diagnostics) if human else None
-        paths = write_outputs(evaluation, out)
-        ppi_paths = ppi.write(*corrected, out) if corrected is not None else []
-        if view:  # while the document store is open: the pages show the cited documents
-            from judge.view import write_view  # pulls in jinja2 and scipy only when asked for
+class ProgressBar:
+    """eval's progress on the terminal: what is judged, then a bar of sentences and a count of decisions."""
 
-            index = write_view(evaluation.judgments, out / "view", requests=inputs.requests, banks=inputs.banks,
-                               documents=inputs.documents,
-                               estimates=ppi_json(*corrected) if corrected else None).index
-    print_argue_leaderboard(evaluation.scores.aggregate_rows())
-    print_flags(evaluation.scores.aggregate_rows(), str(paths["judgments.jsonl"]))
-    if with_baselines:
-        print_leaderboard(evaluation.scores.aggregate_rows() + baseline_rows, ["F1", *headlines],
+    def __init__(self) -> None:
+        self.bar = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
+                            MofNCompleteColumn(), TextColumn("sentences"), TimeElapsedColumn(), console=console,
+                            transient=False)
+        self.counts = {"decisions": 0, "cached": 0}
+        self.task: Any = None
+
+    def __enter__(self) -> ProgressBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.task is not None:
+            self.bar.stop()
+
+    def callbacks(self, settings: ModelSettings, part: Shard | None) -> JudgingProgress:
+        def loaded(inputs: Inputs) -> None:
+            runs = len({entry.run_id for entry in inputs.reports.entries})
+            console.print(f"Judging {len(inputs.reports)} reports of {runs} runs "
+                          f"with {settings.model}" + (f" (shard {part})" if part else "")
+                          + (f" on {len(servers(settings))} servers" if settings.routed else ""), highlight=False)
+            if settings.model.startswith(f"{EMBEDDED_PROVIDER}/"):
+                console.print(kernels_line(settings.kernels), highlight=False, soft_wrap=True)
+            self.bar.start()
+            self.task = self.bar.add_task("judging", total=None)
+
+        def decision_done(cached: bool) -> None:
+            self.counts["decisions"] += 1
+            self.counts["cached"] += cached
+            self.bar.update(self.task, description=f"{self.counts['decisions']} decisions "
+                                                   f"({self.counts['cached']} cached)")
+
+        return JudgingProgress(loaded=loaded, start=lambda total: self.bar.update(self.task, total=total),
+                               sentence_done=lambda: self.bar.advance(self.task), decision_done=decision_done)
+
+
+def _render(evaluation: Evaluation, settings: ModelSettings, out: Path) -> None:
+    """What eval prints once the files are written."""
+    rows = evaluation.scores.aggregate_rows()
+    paths = [out / name for name in OUTPUT_NAMES]
+    print_argue_leaderboard(rows)
+    print_flags(rows, str(out / "judgments.jsonl"))
+    if evaluation.baseline_results:
+        print_leaderboard(rows + [row for r in evaluation.baseline_results for row in r.rows],
+                          ["F1", *(r.headline for r in evaluation.baseline_results)],
                           "The judge beside the baselines (run level)", sort_by="F1")
-    if corrected is not None:
-        ppi.show(*corrected, ppi_paths)
+    if evaluation.estimates is not None:
+        ppi.show(evaluation.estimates.corrected, evaluation.estimates.signature, evaluation.estimates.paths)
     print_usage(evaluation.usage, evaluation.seconds)
-    print_diagnostics(evaluation.diagnostics, paths["run-summary.json"])
-    console.print(f"signature: {evaluation.score_signature.short()}", highlight=False, soft_wrap=True)
-    console.print(f"wrote {', '.join(str(p) for p in paths.values())}", highlight=False, soft_wrap=True)
-    if view:
-        console.print(f"view: {index}", highlight=False, soft_wrap=True)
+    print_diagnostics(evaluation.diagnostics, out / "run-summary.json")
+    console.print(f"signature: {evaluation.signature.short()}", highlight=False, soft_wrap=True)
+    console.print(f"wrote {', '.join(str(p) for p in paths)}", highlight=False, soft_wrap=True)
+    if evaluation.view_index is not None:
+        console.print(f"view: {evaluation.view_index}", highlight=False, soft_wrap=True)
     if evaluation.failure:
         run_failed(evaluation.failure)
 
@@ -217,20 +209,3 @@ def model_settings(model: str, api_bases: list[str], router: Path | None, api_ke
     return ModelSettings(model, api_bases[0] if len(api_bases) == 1 else None, api_key, temperature, seed,
                          max_tokens, timeout=timeout, api_bases=tuple(api_bases) if len(api_bases) > 1 else (),
                          router_config=router)
-
-
-def _baselines(inputs: Inputs, gold: list[Path] | None, out: Path, diagnostics: Diagnostics
-               ) -> tuple[list, list[str]]:
-    from judge.baselines import BaselineWarning
-    from judge.baselines.suite import run_baselines
-    from judge.formats import read_reports
-    from judge.formats.scores import write_scores
-
-    with diagnostics.capture_warnings(BaselineWarning, "baselines"):
-        results, notes = run_baselines(inputs.reports, inputs.banks, read_reports(list(gold)) if gold else None)
-    diagnostics.extend(notes, "baselines")  # a baseline that did not run is missing from the table
-    rows = []
-    for result in results:
-        write_scores(out / f"{result.name}.scores.tsv", result.rows, str(result.signature))
-        rows.extend(result.rows)
-    return rows, [r.headline for r in results]

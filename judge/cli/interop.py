@@ -12,13 +12,10 @@ from typing import Annotated
 
 import typer
 
-from judge.adapters.autoargue import read_auto_argue, write_auto_argue
+from judge.api import read_judgments, write_judgments
 from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console
-from judge.formats import DocumentStore, read_nugget_banks
-from judge.formats.judgments import write_judgments
-from judge.judging.judgments_reader import iter_judgments
 
 import_app = typer.Typer(help="Read judgments written by other tools into argue-judge's judgments format.",
                          no_args_is_help=True)
@@ -37,7 +34,7 @@ def import_auto_argue(
 ) -> None:
     """Convert Auto-ARGUE judgments into OUT/judgments.jsonl (no model calls)."""
     with user_errors(debug):
-        judgments = read_auto_argue(source, read_nugget_banks(list(nuggets)))
+        judgments = read_judgments(source, nuggets=nuggets, format="auto-argue")
         path = out / "judgments.jsonl"
         write_judgments(path, judgments)
     console.print(f"wrote {len(judgments)} report judgments to {path}", highlight=False)
@@ -56,16 +53,6 @@ def export_auto_argue(
 ) -> None:
     """Write argue-judge judgments as an Auto-ARGUE judgments file."""
     with user_errors(debug):
-        records = [j for path in judgments for j in iter_judgments(path)]
-        banks = read_nugget_banks(list(nuggets))
-        if docs:
-            with DocumentStore.open(list(docs), cache_dir / "docstore") as store:
-                def text(doc_id: str) -> str:
-                    document = store.get(doc_id)
-                    if document is None:
-                        return ""
-                    return f"Title: {document.title}\n\nContent: {document.text}" if document.title else document.text
-                written = write_auto_argue(out, records, banks, text)
-        else:
-            written = write_auto_argue(out, records, banks)
+        records = [j for path in judgments for j in read_judgments(path)]
+        written = write_judgments(out, records, format="auto-argue", nuggets=nuggets, docs=docs, cache=cache_dir)
     console.print(f"wrote {written} Auto-ARGUE judgments records to {out}", highlight=False)

@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
+from judge.api import merge
 from judge.cli import options
 from judge.cli.errors import run_failed, user_errors
 from judge.cli.render import console, print_argue_leaderboard
-from judge.run.merge import merge_outputs
 
 
 def merge_command(
@@ -20,7 +20,7 @@ def merge_command(
 ) -> None:
     """Combine shard outputs into exactly the judgments, scores and leaderboard a single run writes."""
     with user_errors(debug):
-        merged = merge_outputs(shards, out)
+        merged = merge(shards, out=out)
     print_argue_leaderboard(merged.rows)
     for note in merged.notes:
         console.print(f"note: {note}", highlight=False)

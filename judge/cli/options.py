@@ -2,74 +2,62 @@
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from judge import settings
 from judge.cli.render import console
 from judge.judging.thresholds import choose_thresholds
 from judge.labels import CITATION_POLICIES
 from judge.llm.cache.store import DEFAULT_CACHE_DIR
-from judge.llm.embedded.kernels import KERNELS
 from judge.llm.embedded.weights import EMBEDDED_MODEL
 from judge.llm.logprob import asks_logprobs
-from judge.settings import INJECTION_DETECTORS, ModelSettings, Thresholds
+from judge.settings import JudgeSettings, ModelSettings, Thresholds
 
 
-@dataclass(frozen=True)
-class Bounds:
+class Bounds(settings.Bounds):
     """The declared range of a numeric option, checked when the command line is parsed (it is the option's typer
     callback): `nan`, `inf` and a value outside the range are usage errors (one line, exit 2) before anything
-    runs, never a silent setting. The range is printed in the option's --help and in docs/errors.md.
+    runs, never a silent setting. The range is printed in the option's --help and in docs/errors.md. The ranges of
+    settings are declared on the settings objects (judge.settings: `RULES`), which the API checks too.
 
     Every int and float option of every command gets one (tests/test_numeric_options.py walks the CLI's own
     model and feeds each numeric option 0, -1, nan, inf and 10**18)."""
-
-    low: float
-    high: float
-    low_open: bool = False      # (low, high]: e.g. a timeout must be more than 0
-    high_open: bool = False     # [low, high): e.g. a confidence level must be less than 1
 
     def __call__(self, value: float | None) -> float | None:
         if value is not None and not self.contains(value):
             raise typer.BadParameter(f"{value} is not {self}")
         return value
 
-    def contains(self, value: float) -> bool:
-        if not math.isfinite(value):
-            return False
-        above_low = value > self.low if self.low_open else value >= self.low
-        below_high = value < self.high if self.high_open else value <= self.high
-        return above_low and below_high
-
-    @property
-    def interval(self) -> str:
-        return f"{'(' if self.low_open else '['}{_show(self.low)}, {_show(self.high)}{')' if self.high_open else ']'}"
-
-    def __str__(self) -> str:
-        return f"a number in {self.interval}"
+    @classmethod
+    def of(cls, bounds: settings.Bounds) -> Bounds:
+        return bounds if isinstance(bounds, cls) else cls(bounds.low, bounds.high, bounds.low_open, bounds.high_open)
 
 
-def _show(limit: float) -> str:
-    return str(int(limit)) if float(limit).is_integer() else f"{limit:g}"
-
-
-def number(*declarations: str, bounds: Bounds, help: str, **extra: Any) -> Any:
+def number(*declarations: str, bounds: settings.Bounds, help: str, **extra: Any) -> Any:
     """A typer.Option for an int or float with its declared range: the one mechanism for numeric options."""
-    return typer.Option(*declarations, callback=bounds, help=f"{help} Range: {bounds.interval}.", **extra)
+    return typer.Option(*declarations, callback=Bounds.of(bounds), help=f"{help} Range: {bounds.interval}.", **extra)
 
 
-# Shared ranges. Upper bounds are far beyond any sensible setting; they exist so that a typo (an extra 000) is
-# refused at once instead of allocating terabytes or waiting for years.
-FRACTION = Bounds(0, 1)
-SEED = Bounds(0, 2**32 - 1)            # numpy's and llama.cpp's seeds are unsigned 32-bit
-COUNT = Bounds(1, 1_000_000)           # things to do at once, tokens, retrieved sentences
-USD = Bounds(0, 1_000_000)
-CHARACTERS = Bounds(1, 10**9)          # a passage budget: above any document's length it cuts nothing
-SECONDS = Bounds(0, 86_400, low_open=True)  # a request attempt may wait at most a day
+def setting(settings_class: type, name: str, *declarations: str, help: str, **extra: Any) -> Any:
+    """A typer.Option for a setting whose range or choices the settings object declares (judge.settings RULES):
+    the CLI checks what the API checks."""
+    rule = settings_class.RULES[name]
+    if isinstance(rule, settings.Number):
+        return number(*declarations, bounds=rule.bounds, help=help, **extra)
+    choices = settings.choices_of(settings_class, name)
+    return typer.Option(*declarations, callback=lambda value: one_of(value, choices), help=help, **extra)
+
+
+# Shared ranges (declared in judge.settings, beside the settings they bound).
+FRACTION = settings.FRACTION
+SEED = settings.SEED
+COUNT = settings.COUNT
+USD = settings.USD
+CHARACTERS = settings.CHARACTERS
+SECONDS = settings.SECONDS
 
 
 def one_of(value: str, choices: tuple[str, ...]) -> str:
@@ -89,24 +77,25 @@ ThresholdsOption = Annotated[str | None, typer.Option(
     "with less confidence flips (both verdicts are kept in the judgments; the signature names the rules). Default: "
     "the embedded judge with the shipped prompts uses the thresholds fitted for it on dev data "
     "(judge/data/embedded-thresholds.json); other judges use none. eval and calibrate decide this alike.")]
-Temperature = Annotated[float, number("--temperature", bounds=Bounds(0, 2),
-                                       help="Sampling temperature (recorded in the signature).")]
-Seed = Annotated[int, number("--seed", bounds=SEED,
-                             help="Sampling seed passed to the model (recorded in the signature).")]
-MaxTokens = Annotated[int, number("--max-tokens", bounds=COUNT, help="Maximum tokens per judgment.")]
-Concurrency = Annotated[int, number("--concurrency", "-j", bounds=Bounds(1, 1024), help="Decisions in flight at once.")]
-Threads = Annotated[int | None, number(
-    "--threads", bounds=Bounds(1, 1024), help="CPU threads of the embedded judge. Default: the cores free when the "
+Temperature = Annotated[float, setting(ModelSettings, "temperature", "--temperature",
+                                        help="Sampling temperature (recorded in the signature).")]
+Seed = Annotated[int, setting(ModelSettings, "seed", "--seed",
+                              help="Sampling seed passed to the model (recorded in the signature).")]
+MaxTokens = Annotated[int, setting(ModelSettings, "max_tokens", "--max-tokens", help="Maximum tokens per judgment.")]
+Concurrency = Annotated[int, number("--concurrency", "-j", bounds=settings.CONCURRENCY,  # EvalConfig's rule
+                                    help="Decisions in flight at once.")]
+Threads = Annotated[int | None, setting(
+    ModelSettings, "threads", "--threads", help="CPU threads of the embedded judge. Default: the cores free when the "
     "model loads (one more thread than free cores can make it several times slower).")]
-MaxDocChars = Annotated[int, number("--max-doc-chars", bounds=CHARACTERS,
-                                    help="Longer documents are cut into the passages closest to the sentence.")]
-Kernels = Annotated[str, typer.Option(
-    "--kernels", callback=lambda value: one_of(value, KERNELS), help="llama.cpp CPU kernels of the embedded judge: "
+MaxDocChars = Annotated[int, setting(settings.PassagePolicy, "max_chars", "--max-doc-chars",
+                                     help="Longer documents are cut into the passages closest to the sentence.")]
+Kernels = Annotated[str, setting(
+    ModelSettings, "kernels", "--kernels", help="llama.cpp CPU kernels of the embedded judge: "
     "'fast' (weights repacked for the CPU's widest kernels, AMX where compiled in), 'safe' (no AMX, no repacking), "
     "'auto' (safe on CPUs with AMX, whose kernels crash llama-cpp-python 0.3.36, fast elsewhere). Recorded in "
     "run-summary.json; hosted models ignore it.")]
-InjectionDetectorOption = Annotated[str, typer.Option(
-    "--injection-detector", callback=lambda value: one_of(value, INJECTION_DETECTORS), help="What flags and "
+InjectionDetectorOption = Annotated[str, setting(
+    JudgeSettings, "injection_detector", "--injection-detector", help="What flags and "
     "withholds text that addresses the judge: 'rules+learned+script' (the rules, then the learned detector of "
     "judge/data/injection-detector.json, flag it; the quarantine also withholds, unflagged, pieces in a non-Latin "
     "script foreign to their text), 'rules+learned' or 'rules' (the defence before each addition: to measure what "
@@ -122,14 +111,15 @@ ApiBases = Annotated[list[str] | None, typer.Option(
 RouterConfig = Annotated[Path | None, typer.Option(
     "--router", help="A litellm Router config (YAML or JSON, `model_list` [+ `router_settings`]); its deployments "
     "of --model serve the run.", exists=True, dir_okay=False)]
-Timeout = Annotated[float, number(
-    "--timeout", bounds=SECONDS,
+Timeout = Annotated[float, setting(
+    ModelSettings, "timeout", "--timeout",
     help="Seconds per request attempt before it is abandoned and retried (not in the signature).")]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the decision cache.")]
 NUGGET_FORMATS = ("files or directories of *.json / *.jsonl (.gz too) holding v3 banks (Auto-ARGUE, AutoJudge, "
                   "RAGTIME), v1/v2 'items' banks or castorini nuggetizer records; one bank per request")
-Policy = Annotated[str, typer.Option(
-    "--citation-policy", help=f"How several citations must support a sentence: {', '.join(CITATION_POLICIES)}.")]
+Policy = Annotated[str, setting(
+    JudgeSettings, "policy", "--citation-policy",
+    help=f"How several citations must support a sentence: {', '.join(CITATION_POLICIES)}.")]
 Prompts = Annotated[Path | None, typer.Option("--prompts", help="Directory of prompt templates (default: prompts/).",
                                               exists=True, file_okay=False)]
 def under_folders(value: Path | None) -> Path | None:
@@ -174,5 +164,5 @@ Sample = Annotated[str, typer.Option(
     "--sample", help="How the --human reports were chosen: 'reports' (at random, stratified by request where every "
     "request has one) or 'requests' (whole requests at random, every report of each judged).")]
 Confidence = Annotated[float, number(
-    "--confidence", bounds=Bounds(0, 1, low_open=True, high_open=True),
+    "--confidence", bounds=settings.CONFIDENCE,
     help="Confidence level of the --human intervals (e.g. 0.95).")]

@@ -8,16 +8,11 @@ from typing import Annotated
 
 import typer
 
-from judge.adapters.autoargue import read_any_judgments
+from judge.api import score
 from judge.cli import options, ppi
 from judge.cli.errors import user_errors
 from judge.cli.render import console, print_argue_leaderboard, print_diagnostics, print_flags
-from judge.diagnostics import Diagnostics
-from judge.formats import read_nugget_banks
-from judge.formats.lock import output_lock
-from judge.formats.sniff import naming_the_format
-from judge.run.outputs import write_scored
-from judge.run.score import judge_label_of, score
+from judge.run.outputs import SCORE_NAMES
 
 
 def score_command(
@@ -37,25 +32,13 @@ def score_command(
     ppi.check_design(sample)
     ppi.check_human_options(human, sample, confidence)
     with user_errors(debug):
-        banks = read_nugget_banks(list(nuggets)) if nuggets else None
-        with naming_the_format("an argue-judge judgments file"):
-            records = read_any_judgments(list(judgments), banks)
-        scores, signature, warnings = score(records, judge_label_of(records), citation_policy, banks)  # type: ignore[arg-type]
-        diagnostics = Diagnostics()
-        diagnostics.extend(warnings, "scores")
-        corrected = None
-        if human:  # the estimators import scipy (seconds of start-up): loaded only when asked for
-            from judge.run.prediction_powered import estimate_with_humans
-
-            corrected = estimate_with_humans(scores, signature, human, records, sample, confidence,  # type: ignore[arg-type]
-                                             citation_policy, banks, diagnostics)  # type: ignore[arg-type]
-        with output_lock(out, "score"):
-            scored = write_scored(scores, signature, out, diagnostics)
-            ppi_paths = ppi.write(*corrected, out) if corrected is not None else []
-    print_argue_leaderboard(scores.aggregate_rows())
-    print_flags(scores.aggregate_rows(), ", ".join(str(path) for path in judgments))
-    print_diagnostics(diagnostics, scored[-1])
-    console.print(f"signature: {signature.short()}", highlight=False, soft_wrap=True)
-    console.print(f"wrote {', '.join(str(path) for path in scored)}", highlight=False)
-    if corrected is not None:
-        ppi.show(*corrected, ppi_paths)
+        scored = score(judgments, nuggets=nuggets, policy=citation_policy,  # type: ignore[arg-type]
+                       human=human, sample=sample, confidence=confidence, out=out)
+    rows = scored.scores.aggregate_rows()
+    print_argue_leaderboard(rows)
+    print_flags(rows, ", ".join(str(path) for path in judgments))
+    print_diagnostics(scored.diagnostics, scored.summary)
+    console.print(f"signature: {scored.signature.short()}", highlight=False, soft_wrap=True)
+    console.print(f"wrote {', '.join(str(out / name) for name in SCORE_NAMES)}", highlight=False)
+    if scored.estimates is not None:
+        ppi.show(scored.estimates.corrected, scored.estimates.signature, scored.estimates.paths)

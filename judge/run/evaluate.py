@@ -15,9 +15,10 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from judge.diagnostics import Diagnostics
+from judge.event_loop import run_sync
 from judge.formats.atomic import WorkingFolder
 from judge.formats.judgments import ReportJudgment, nugget_summaries
 from judge.formats.lock import output_lock
@@ -35,10 +36,22 @@ from judge.run.outputs import OUTPUT_NAMES, Evaluation, write_outputs, write_sco
 from judge.run.score import score
 from judge.run.shards import Shard
 from judge.run.streaming import JudgmentStream, StoredJudgments
-from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
+from judge.settings import (
+    CONCURRENCY,
+    FRACTION,
+    USD,
+    Flag,
+    InstanceOf,
+    JudgeSettings,
+    ModelSettings,
+    Number,
+    RetryPolicy,
+    Rule,
+    check_rules,
+)
 from judge.types import Report
 
-__all__ = ["OUTPUT_NAMES", "EvalConfig", "Evaluation", "Inputs", "Progress", "evaluate", "evaluate_async",
+__all__ = ["OUTPUT_NAMES", "EvalConfig", "Evaluation", "Inputs", "JudgingProgress", "evaluate", "evaluate_async",
            "run_failure", "score", "stream_for", "write_outputs", "write_score_files"]
 
 
@@ -57,11 +70,19 @@ class EvalConfig:
     # limit or nuggets changed is judged again): those of a killed run's log in OUT/.argue-run if there is one,
     # else those of the finished OUT/judgments.jsonl (see stream_for).
     resume: bool = False
-
     # The options that could not take effect on this model, each a sentence (judge.llm.applied); set from `model`.
     unapplied: tuple[str, ...] = ()
 
+    RULES: ClassVar[dict[str, Rule]] = {
+        "model": InstanceOf((ModelSettings,)), "judge": InstanceOf((JudgeSettings,)),
+        "retry": InstanceOf((RetryPolicy,)), "concurrency": Number(CONCURRENCY, integer=True),
+        "cache_dir": InstanceOf((Path, str), optional=True), "max_cost": Number(USD, optional=True),
+        "price_per_1k": Number(USD, optional=True), "max_failed_fraction": Number(FRACTION),
+        "shard": InstanceOf((Shard,), optional=True), "resume": Flag(), "unapplied": InstanceOf((tuple,)),
+    }
+
     def __post_init__(self) -> None:
+        check_rules(self, self.RULES)
         # What is applied, not what was asked, reaches the signature; the rest is said (run-summary.json).
         model, notes = applied_settings(self.model)
         object.__setattr__(self, "model", model)
@@ -71,27 +92,29 @@ class EvalConfig:
 
 
 @dataclass
-class Progress:
-    """Callbacks the CLI hands in (a rich progress bar); the library never prints."""
+class JudgingProgress:
+    """Callbacks the CLI hands in (a rich progress bar); the library never prints. `loaded`: the inputs are read
+    and checked, judging is about to start (the CLI says what it will judge)."""
 
+    loaded: Callable[[Inputs], None] | None = None
     start: Callable[[int], None] = lambda total: None
     sentence_done: Callable[[], None] = lambda: None
     decision_done: Callable[[bool], None] = lambda cached: None
 
 
-def evaluate(inputs: Inputs, config: EvalConfig, progress: Progress | None = None, out: Path | None = None
+def evaluate(inputs: Inputs, config: EvalConfig, progress: JudgingProgress | None = None, out: Path | None = None
              ) -> Evaluation:
-    """Judge every report and score the judgments (runs its own event loop: from a notebook, await
-    `evaluate_async` instead). With `out`, each report's judgment is appended to `out/judgments.jsonl` the moment
+    """Judge every report and score the judgments (safe inside a running event loop: judge.event_loop.run_sync;
+    async code awaits `evaluate_async`). With `out`, each report's judgment is appended to `out/judgments.jsonl` the moment
     it is complete, and the file is put in its final order at the end (see judge.run.streaming); that file is in
     the working folder `out/.argue-run`, so the finished files of an earlier run stay as they are until
     `write_outputs` replaces them all at once."""
-    return asyncio.run(evaluate_async(inputs, config, progress, out))
+    return run_sync(evaluate_async(inputs, config, progress, out))
 
 
-async def evaluate_async(inputs: Inputs, config: EvalConfig, progress: Progress | None = None,
+async def evaluate_async(inputs: Inputs, config: EvalConfig, progress: JudgingProgress | None = None,
                          out: Path | None = None) -> Evaluation:
-    progress = progress or Progress()
+    progress = progress or JudgingProgress()
     started = time.perf_counter()
     signature = JudgeSignature.of(config.model, config.retry, config.judge, inputs.requests.values())
     stream = None
@@ -147,7 +170,7 @@ def stream_for(out: Path, resume: bool, signature: str) -> JudgmentStream:
 
 
 async def _judge_all(inputs: Inputs, config: EvalConfig, signature: JudgeSignature,
-                     cache: DecisionCache | None, progress: Progress,
+                     cache: DecisionCache | None, progress: JudgingProgress,
                      stream: JudgmentStream | None = None
                      ) -> tuple[Sequence[ReportJudgment], Usage, int, tuple[dict[str, Any] | None, list[str]]]:
     """Judge the reports, at most `concurrency` (at least 8) reports in flight so memory stays bounded: a report
@@ -274,8 +297,6 @@ def run_failure(judgments: Iterable[ReportJudgment], usage: Usage, max_failed_fr
         return (f"{failed} of {judged} sentences ({failed / judged:.0%}) failed, more than "
                 f"--max-failed-fraction {max_failed_fraction:g}; rerun to ask them again (answers are cached)")
     return None
-
-
 
 
 def confidence_missing(judgments: Iterable[ReportJudgment], model: ModelSettings) -> list[str]:

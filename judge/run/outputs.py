@@ -24,6 +24,7 @@ from judge.formats.lock import output_lock
 from judge.formats.scores import leaderboard, write_leaderboard, write_scores
 from judge.judging.signature import JudgeSignature, ScoreSignature
 from judge.metrics import Scores
+from judge.metrics.table import ScoreTable
 from judge.run.streaming import StoredJudgments
 
 if TYPE_CHECKING:  # only the type: importing the client would pull litellm into `merge` and `score`
@@ -47,15 +48,17 @@ DIAGNOSTIC_SOURCES = ("documents", "inputs", "cache", "scores", "settings", "emb
 
 
 @dataclass
-class Evaluation:
+class Evaluation(ScoreTable):
     """What a run produced, ready to be written: judgments (a run into an output folder reads them back from its
-    judgments.jsonl one at a time: StoredJudgments), their scores, and the per-run facts of run-summary.json."""
+    judgments.jsonl one at a time: StoredJudgments), their scores, and the per-run facts of run-summary.json.
+    `signature` is the scores' signature (what scores.tsv and the leaderboard carry); `judge_signature` the
+    judge's, in full. As rows: `to_records()`, `to_pandas()` (judge.metrics.table)."""
 
     judgments: Sequence[ReportJudgment]
     scores: Scores
     usage: Usage
     judge_signature: JudgeSignature
-    score_signature: ScoreSignature
+    signature: ScoreSignature
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
     seconds: float = 0.0
     failure: str | None = None  # why the run as a whole failed (see run_failure); outputs are written anyway
@@ -64,6 +67,13 @@ class Evaluation:
     judgments_path: Path | None = None
     # Per-run facts for run-summary.json that change no verdict (RUN_KEYS): timeout, servers, shard, ...
     run: dict[str, Any] = field(default_factory=dict)
+    # The measures the rows and the leaderboard keep (judge.metrics.table.select_measures); None: every one.
+    measures: tuple[str, ...] | None = None
+    # What the Python API adds when asked (judge.api.evaluate): prediction-powered estimates from a human sample
+    # (judge.api.HumanEstimates), the HTML view's index page, the baselines' scores.
+    estimates: Any = None
+    view_index: Path | None = None
+    baseline_results: list[Any] = field(default_factory=list)
 
     @property
     def warnings(self) -> list[str]:
@@ -115,12 +125,12 @@ def write_outputs(evaluation: Evaluation, out_dir: Path) -> dict[str, Path]:
 def _write_evaluation(work: WorkingFolder, evaluation: Evaluation, streamed: bool) -> None:
     """The run's outputs, in the working folder (the finalised judgments log is there already when `streamed`)."""
     paths = {name: work.file(name) for name in OUTPUT_NAMES}
-    summary = run_summary(evaluation.judge_signature.as_dict(), evaluation.score_signature, asdict(evaluation.usage),
+    summary = run_summary(evaluation.judge_signature.as_dict(), evaluation.signature, asdict(evaluation.usage),
                           evaluation.seconds, evaluation.failure, evaluation.diagnostics, evaluation.run)
     try:
         if not streamed:
             write_judgments(paths["judgments.jsonl"], evaluation.judgments)
-        write_score_files(evaluation.scores, evaluation.score_signature, paths["scores.tsv"],
+        write_score_files(evaluation.scores, evaluation.signature, paths["scores.tsv"],
                           paths["leaderboard.tsv"])
         write_run_summary(paths["run-summary.json"], summary)
         write_cache_log(paths["cache-log.jsonl"], evaluation.judgments)

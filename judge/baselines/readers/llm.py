@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-import threading
 from collections.abc import Awaitable, Callable, Sequence
 
 from judge.baselines.readers.base import NO_ANSWER, QAAnswer, locate
+from judge.event_loop import run_sync
 
 Ask = Callable[[str, str], "str | None | Awaitable[str | None]"]
 
@@ -49,29 +48,5 @@ class LLMReaderQA:
     def answer(self, question: str, sentences: Sequence[str], answers: Sequence[str] = ()) -> QAAnswer:
         raw = self.ask(question, " ".join(sentences))
         if inspect.isawaitable(raw):
-            raw = _run_coroutine(raw)
+            raw = run_sync(raw)
         return self._result(raw, sentences)
-
-
-def _run_coroutine(awaitable: Awaitable) -> object:
-    async def wrap() -> object:
-        return await awaitable
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(wrap())
-    box: dict[str, object] = {}
-
-    def worker() -> None:
-        try:
-            box["value"] = asyncio.run(wrap())
-        except BaseException as exc:  # noqa: BLE001 -- re-raised in the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=worker)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    return box.get("value")

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from judge.errors import ConfigurationError
+from judge.settings import KERNEL_CHOICES as KERNELS
+from judge.settings import Kernels
 
-Kernels = Literal["auto", "safe", "fast"]
-KERNELS: tuple[Kernels, ...] = get_args(Kernels)
 CPUINFO = Path("/proc/cpuinfo")
 AMX_FLAGS = ("amx_tile", "amx_int8")
 

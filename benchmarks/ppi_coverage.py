@@ -8,6 +8,8 @@ Populations (one per cell and seed, fixed while its samples are drawn; the targe
 * F1-like (per-report values in [0, 1] with mass at 0 and 1): a share `prevalence` of units has a non-zero
   human value, half of those 1 and half uniform on (0, 1); the judge reproduces the human value exactly on
   round(accuracy * N) units and elsewhere draws a value independently from the same distribution;
+* window (`--window`): binary, a judge wrong only on positives (all its errors one way) on a few units: the
+  samples that show no disagreement, and the error rates such samples can miss;
 * dev: the 350 items of calibration/embedded-dev/items.jsonl, by group and all together (human label vs the
   embedded judge's verdict under its fitted thresholds, kappa 0.34).
 

@@ -8,6 +8,8 @@ Populations (one per cell and seed, fixed while its samples are drawn; the targe
 * F1-like (per-report values in [0, 1] with mass at 0 and 1): a share `prevalence` of units has a non-zero
   human value, half of those 1 and half uniform on (0, 1); the judge reproduces the human value exactly on
   round(accuracy * N) units and elsewhere draws a value independently from the same distribution;
+* window (`--window`): binary, a judge wrong only on positives (all its errors one way) on a few units: the
+  samples that show no disagreement, and the error rates such samples can miss;
 * dev: the 350 items of calibration/embedded-dev/items.jsonl, by group and all together (human label vs the
   embedded judge's verdict under its fitted thresholds, kappa 0.34).
 
@@ -26,6 +28,7 @@ where the judge's accuracy is >= 0.8.
         [--accuracies ...] [--no-dev] [--prior 0.75]
     nice python -m benchmarks.ppi_coverage --issue --draws 4000     # the cases issue 35 reported
     nice python -m benchmarks.ppi_coverage --pairs --draws 1000     # pair differences, 3 runs x 60 requests
+    nice python -m benchmarks.ppi_coverage --window --draws 2000 --seeds 0 1   # good one-way judges, no disagreement
 """
 
 from __future__ import annotations
@@ -107,6 +110,49 @@ def rates_population(sensitivity: float, specificity: float, prevalence: float, 
     judge[rng.choice(positive, round((1 - sensitivity) * len(positive)), replace=False)] = 0
     judge[rng.choice(negative, round((1 - specificity) * len(negative)), replace=False)] = 1
     return human, judge
+
+
+def one_way_population(errors: float, prevalence: float, units: int, rng: np.random.Generator
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Binary labels with a judge that misses positives only: it says 0 on max(1, round(errors * N)) of the
+    round(prevalence * N) positive units and agrees elsewhere, so every error moves its mean the same way (the
+    worst case for a sample that shows no disagreement)."""
+    human = np.zeros(units)
+    positive = rng.choice(units, round(prevalence * units), replace=False)
+    human[positive] = 1
+    judge = human.copy()
+    judge[rng.choice(positive, max(1, round(errors * units)), replace=False)] = 0
+    return human, judge
+
+
+# The window where a good judge's sample shows no disagreement: error rates of 1% or less (at N = 100 the
+# smallest is one unit, 1%), and near the largest rate a sample of n can miss (unseen_error_rate(n) at 0.95:
+# 0.26, 0.14, 0.058), each all one way, binary, as (errors, prevalence, N, n).
+WINDOW_CELLS = tuple((errors, prevalence, units, n) for errors in (0.01, 0.005, 0.001)
+                     for prevalence in (0.5, 0.7, 0.9) for units in (1000, 100) for n in (10, 20, 50)) + \
+    tuple((errors, 0.5, 1000, n) for errors, n in ((0.28, 10), (0.25, 10), (0.15, 20), (0.14, 20), (0.12, 20),
+                                                    (0.06, 50), (0.05, 50)))
+
+
+def window_cells(draws: int, seeds: list[int]) -> None:
+    print("\n| judge errors (one way) | prevalence | N | n | method | coverage | lowest seed | mean width |")
+    print("|---|---|---|---|---|---|---|---|")
+    misses = []
+    for errors, prevalence, units, n in WINDOW_CELLS:
+        per_seed = [cell(*one_way_population(errors, prevalence, units, np.random.default_rng([seed, 11])), n,
+                         draws, np.random.default_rng([seed, 13])) for seed in seeds]
+        count = max(1, round(errors * units))
+        for m in METHODS:
+            hits = [s[m][0] for s in per_seed]
+            width = sum(s[m][1] for s in per_seed) / (draws * len(seeds))
+            coverage = sum(hits) / (draws * len(seeds))
+            print(f"| {count} of {units} | {prevalence} | {units} | {n} | {m} | {coverage:.3f} | "
+                  f"{min(hits) / draws:.3f} | {width:.4f} |", flush=True)
+            if m in ("PPI", "human-only") and coverage < 0.93:
+                misses.append(f"{count} of {units}, prevalence {prevalence}, n {n}: {m} {coverage:.3f}")
+    print(f"# targets missed: {len(misses)}")
+    for miss in misses:
+        print(f"#   {miss}")
 
 
 # The cases issue 35 reported (old method's coverage there: 0.843, 0.330, 0.672, 0.815, 0.685, 0.526, 0.776,
@@ -268,6 +314,8 @@ def main() -> None:
     parser.add_argument("--kinds", nargs="*", default=["binary", "F1-like"], help="grid parts to run")
     parser.add_argument("--units", type=int, nargs="+", default=list(POPULATIONS), help="population sizes N")
     parser.add_argument("--issue", action="store_true", help="only the cases issue 35 reported")
+    parser.add_argument("--window", action="store_true",
+                        help="only good judges whose errors all go one way (samples that show no disagreement)")
     parser.add_argument("--accuracies", type=float, nargs="+", default=list(ACCURACIES))
     parser.add_argument("--no-dev", action="store_true", help="leave out the 350 dev items")
     parser.add_argument("--prior", type=float, default=PRIOR_WEIGHT, help="pseudo-observation weight per corner")
@@ -277,6 +325,11 @@ def main() -> None:
     if args.issue:
         print(f"# issue 35's cells: {args.draws} draws per seed; seeds {args.seeds}; nominal {CONFIDENCE:.2f}")
         issue_cells(args.draws, args.seeds)
+        print(f"\n# {time.perf_counter() - started:.0f} s")
+        return
+    if args.window:
+        print(f"# window cells: {args.draws} draws per seed; seeds {args.seeds}; nominal {CONFIDENCE:.2f}")
+        window_cells(args.draws, args.seeds)
         print(f"\n# {time.perf_counter() - started:.0f} s")
         return
     if args.pairs:

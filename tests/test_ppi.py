@@ -17,6 +17,7 @@ from scipy import stats
 from judge.errors import InputError
 from judge.formats.judgments import ReportJudgment, SentenceJudgment
 from judge.judging.signature import ScoreSignature
+from judge.metrics import ppi as ppi_module
 from judge.metrics import score_judgments
 from judge.metrics.corrected import correct_scores
 from judge.metrics.ppi import (
@@ -27,6 +28,7 @@ from judge.metrics.ppi import (
     ppi_difference,
     ppi_mean,
     tuned_lambda,
+    unseen_error_rate,
     variance_ratio,
     wilson,
 )
@@ -132,6 +134,44 @@ def test_a_judge_that_agrees_on_every_sampled_unit_still_gives_a_real_interval()
     assert e.ppi.low <= human.mean() <= e.ppi.high
     assert e.status.startswith(NO_DISAGREEMENT)
     assert math.isfinite(e.effective_labels)
+
+
+def _agreeing_sample(unlabelled_errors: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """N = 1,000 units, half of them positive; the judge matches the humans on the 20 labelled units and misses
+    `unlabelled_errors` positives among the 980 unlabelled ones (all one way: the judge's mean is too low)."""
+    human = np.zeros(1000)
+    human[::2] = 1
+    judge = human.copy()
+    judge[np.arange(20, 1000, 2)[:unlabelled_errors]] = 0
+    sample = np.full(1000, np.nan)
+    sample[:20] = human[:20]
+    return human, judge, sample
+
+
+def test_a_judge_that_agrees_on_every_sampled_unit_covers_a_one_percent_error_on_the_unlabelled_units():
+    human, judge, sample = _agreeing_sample(round(0.01 * 980))
+    assert np.array_equal(judge[:20], human[:20]) and human.mean() - judge.mean() == pytest.approx(10 / 1000)
+    e = ppi_mean(judge, sample)
+    assert e.status.startswith(NO_DISAGREEMENT) and e.lam == 1.0
+    assert e.ppi.value == pytest.approx(judge.mean())
+    assert e.ppi.low <= human.mean() <= e.ppi.high
+    # at least the largest disagreement rate 20 agreeing labels leave plausible, on the unlabelled share
+    margin = 0.98 * (1 - 0.05 ** (1 / 20))
+    assert e.ppi.high - e.ppi.value >= margin - 1e-12 and e.ppi.value - e.ppi.low >= margin - 1e-12
+
+
+def test_the_interval_covers_any_error_rate_a_sample_without_disagreement_leaves_plausible(monkeypatch):
+    # 13% of the unlabelled units wrong, all one way: 20 labels show none of it in 0.87^20 = 6% of samples.
+    # The prior alone (without the unseen-error width) misses it; the interval covers it.
+    human, judge, sample = _agreeing_sample(round(0.13 * 980))
+    shift = human.mean() - judge.mean()
+    assert unseen_error_rate(20, 0.95) == pytest.approx(1 - 0.05 ** (1 / 20))
+    assert shift == pytest.approx(127 / 1000) and shift < 0.98 * unseen_error_rate(20, 0.95)
+    e = ppi_mean(judge, sample)
+    assert e.ppi.low <= human.mean() <= e.ppi.high
+    monkeypatch.setattr(ppi_module, "_unseen_errors", lambda centre, low, high, se, *rest: (low, high, se))
+    prior_alone = ppi_mean(judge, sample)
+    assert prior_alone.ppi.high < human.mean()
 
 
 def test_few_labels_are_flagged():

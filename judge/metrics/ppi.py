@@ -17,7 +17,9 @@ variance (not in the point estimate). For binary values this is a Dirichlet prio
 2x2 table, as in Bayesian PPI (Hofer et al. 2024); with lambda = 1 it is of the kind of Agresti &
 Min's (2005) adjusted interval for matched proportions (they add 0.5 per cell), with lambda = 0 (human only) an
 Agresti-Coull-type interval (Agresti & Coull 1998 add z^2/2 ~ 2 successes and failures; here 2 * PRIOR_WEIGHT).
-It fades as 1/n. Every interval is clipped to what the human mean can still be given the labelled values (each
+It fades as 1/n. A sample in which the judge matched every human value also gets at least the width of the
+judge errors such a sample could have missed (a Clopper-Pearson bound on the disagreement rate, applied to the
+unlabelled share). Every interval is clipped to what the human mean can still be given the labelled values (each
 unlabelled unit in [0, 1]).
 benchmarks/ppi_coverage.py measures the coverage over a grid of judges, prevalences and sample sizes.
 
@@ -37,7 +39,7 @@ NOT_ESTIMABLE = "not estimable: no labelled report"
 NO_INTERVAL = "no interval: one labelled report"
 OK = "ok"
 FEW_LABELS = "few labels"              # n below MIN_LABELS: coverage not checked there
-NO_DISAGREEMENT = "no disagreement"    # the width comes from the prior pseudo-observations alone
+NO_DISAGREEMENT = "no disagreement"    # the width comes from the errors such a sample could have missed
 
 # Weight of the pseudo-observation at each corner (y, f) of [0, 1]^2. Agresti & Min (2005) add 0.5 per cell; on
 # the coverage grid (benchmarks/ppi_coverage.py, one seed, 1,000 draws) 0.5 left PPI at 0.88-0.92 for rare
@@ -77,7 +79,8 @@ class Estimate:
     n * Var(human-only) / Var(PPI): how many human labels the human-only estimate would need for PPI's precision.
     `status` says why an estimate is missing or cannot be fully trusted: a unit set with no labelled unit is NOT
     ESTIMABLE (never silently the judge's number); FEW_LABELS below MIN_LABELS labelled units; NO_DISAGREEMENT
-    when the judge matched the humans on every labelled unit, so the width rests on the prior alone."""
+    when the judge matched the humans on every labelled unit, so the width rests on the errors such a sample
+    could have missed (an assumption-free bound, but not a measurement of this judge)."""
 
     units: int
     labelled: int
@@ -124,8 +127,8 @@ def ppi_mean(judge: Sequence[float] | np.ndarray, human: Sequence[float] | np.nd
     NaN where the unit is not labelled. `inclusion`: per unit, the probability pi_i that the design labelled it
     (used for labelled units only); None = a simple random sample, pi = n / N. `lam`: a fixed lambda (1:
     original PPI, 0: human only); None = power-tuned and clipped to [0, 1] (PPI++). `prior_weight`: the weight
-    of each corner pseudo-observation (0: the classical interval, which collapses when the sample shows no
-    disagreement).
+    of each corner pseudo-observation (0: the classical interval, with neither the prior nor the width of the
+    errors a sample without disagreement can miss; it collapses then).
     """
     f = np.asarray(judge, dtype=float)
     y = np.asarray(human, dtype=float)
@@ -161,7 +164,7 @@ def ppi_mean(judge: Sequence[float] | np.ndarray, human: Sequence[float] | np.nd
         if n < MIN_LABELS:
             status = f"{FEW_LABELS}: {n} < {MIN_LABELS}, the interval may undercover"
         elif not ppi.disagreement[0]:
-            status = f"{NO_DISAGREEMENT}: the judge matched all {n} labels; width from the prior"
+            status = f"{NO_DISAGREEMENT}: the judge matched all {n} labels; width from the errors n labels can miss"
     return Estimate(units, n, judge_only, human_i, ppi_i, lam_used, effective, status, confidence)
 
 
@@ -214,8 +217,10 @@ def ppi_batch(f: np.ndarray, y: np.ndarray, labelled: np.ndarray, pi: np.ndarray
         lam_s = np.full(len(n), float(lam))
     e = np.where(mask, y0 - lam_s[:, None] * f, 0.0)
     corners = _corners(lam_s)
-    e_bar, _, low, high, se, spread = _interval(e, w, mask, pi_u, n, weight, fitted, corners, confidence,
-                                                 prior_weight)
+    e_bar, centre, low, high, se, spread = _interval(e, w, mask, pi_u, n, weight, fitted, corners, confidence,
+                                                      prior_weight)
+    if prior_weight > 0:
+        low, high, se = _unseen_errors(centre, low, high, se, f, y0, mask, pi_u, n, fitted, lam_s, confidence)
     value = lam_s * f.mean() + e_bar
     low, high = _clip_to_feasible(value, low + lam_s * f.mean(), high + lam_s * f.mean(), y0, mask)
     return Batch(n, lam_s, fitted, value, low, high, se, spread, e, e_bar)
@@ -285,6 +290,37 @@ def _interval(e: np.ndarray, w: np.ndarray, mask: np.ndarray, pi: np.ndarray, n:
     se = np.where(full, 0.0, np.where(df >= 1, se, np.nan))
     half = np.where(full, 0.0, np.where(df >= 1, half, np.nan))
     return e_bar, centre, centre - half, centre + half, se, spread
+
+
+def unseen_error_rate(n: np.ndarray | int, confidence: float) -> np.ndarray:
+    """The largest judge-human disagreement rate that a simple random sample of n units showing none leaves
+    plausible: the one-sided Clopper-Pearson upper limit for 0 of n at level c, 1 - (1 - c)^(1/n) (Clopper &
+    Pearson 1934; about 3/n at c = 0.95, the "rule of three", Hanley & Lippman-Hand 1983). One-sided because
+    the errors a sample misses shift the estimate one way: a rate above it goes unseen in at most 1 - c of
+    samples."""
+    n = np.asarray(n, dtype=float)
+    with np.errstate(divide="ignore"):
+        return 1 - (1 - confidence) ** (1 / np.maximum(n, 1))
+
+
+def _unseen_errors(centre: np.ndarray, low: np.ndarray, high: np.ndarray, se: np.ndarray, f: np.ndarray,
+                   y0: np.ndarray, mask: np.ndarray, pi: np.ndarray, n: np.ndarray, fitted: np.ndarray,
+                   lam: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Widen the interval of a sample in which the judge matched every human value to the error the judge can
+    still make on the unlabelled units: a disagreement rate up to unseen_error_rate(n) there, each error moving
+    the rectifier by at most lambda (values in [0, 1]), so the mean by lambda * rate * (1 - mean_S pi). A
+    single observed disagreement already gives the t interval about this width (n = 10 to 50); the prior alone
+    gave less (a judge wrong on 12% of the units, all one way, was missed at n = 20 whenever the sample showed
+    none of it, 0.88^20 = 8% of samples: coverage 0.927, benchmarks/ppi_coverage.py --window)."""
+    agree = ~np.any(mask & (np.abs(y0 - f[None, :]) > 1e-12), axis=1)
+    keep = np.where(mask, 1 - pi, 0.0).sum(axis=1) / np.maximum(n, 1)
+    margin = np.where(agree & (keep > 0) & (n >= 1), lam * keep * unseen_error_rate(n, confidence), 0.0)
+    wider = np.isfinite(low) & (centre - low < margin)
+    low = np.where(wider, centre - margin, low)
+    high = np.where(wider, centre + margin, high)
+    df = np.maximum(n - 1 - fitted, 1)
+    se = np.where(wider, margin / stats.t.ppf((1 + confidence) / 2, df), se)
+    return low, high, se
 
 
 def _clip_to_feasible(value: np.ndarray, low: np.ndarray, high: np.ndarray, y0: np.ndarray, mask: np.ndarray

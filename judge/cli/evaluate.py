@@ -94,6 +94,14 @@ def eval_command(
         "--resume", help="Keep the reports already judged whose inputs did not change: those of a killed run (its "
         "log in --out/.argue-run) if there is one, else those of the finished --out/judgments.jsonl; without it "
         "they are judged again, from the cache.")] = False,
+    ray: Annotated[str | None, typer.Option(
+        "--ray", metavar="ADDRESS",
+        help="Judge on Ray workers: 'local', a Ray runtime on every core of this machine (loopback only); 'auto' or "
+        "ray://HOST:PORT, an existing cluster (needs the [ray] extra; docs/scale.md). Outputs are byte-identical to "
+        "one process.")] = None,
+    workers: Annotated[int | None, options.number(
+        "--workers", bounds=options.Bounds(1, 100_000), help="Ray workers (with --ray; default: every core of the "
+        "cluster). --concurrency is per worker.")] = None,
     prompts: options.Prompts = None,
     on_injection: Annotated[str, typer.Option(
         "--on-injection", help="Text that addresses the judge ('Note to the assessor: ...'), in a sentence or a cited "
@@ -126,6 +134,7 @@ def eval_command(
         raise typer.BadParameter(f"choose one of {', '.join(INJECTION_POLICIES)}", param_hint="--on-injection")
     with user_errors(debug):
         part = Shard.parse(shard) if shard else None
+        ray = check_ray_address(ray, workers)
         settings = model_settings(model, api_base or [], router, api_key, timeout, temperature, seed, max_tokens)
     if max_cost is not None and price_per_1k is None and not price_known(settings.model):
         raise typer.BadParameter(f"litellm has no price for {settings.model!r}, so the budget cannot be enforced; "
@@ -149,11 +158,12 @@ def eval_command(
                           injection_detector=injection_detector),  # type: ignore[arg-type]
             cache=None if no_cache else cache, concurrency=concurrency,
             retry=RetryPolicy(give_up_after=give_up_after), max_cost=max_cost, price_per_1k=price_per_1k,
-            max_failed_fraction=max_failed_fraction, shard=part, resume=resume)
+            max_failed_fraction=max_failed_fraction, shard=part, resume=resume, ray=ray, workers=workers)
         runs = len({entry.run_id for entry in inputs.reports.entries})
         console.print(f"Judging {len(inputs.reports)} reports of {runs} runs "
                       f"with {settings.model}" + (f" (shard {part})" if part else "")
-                      + (f" on {len(servers(settings))} servers" if settings.routed else ""), highlight=False)
+                      + (f" on {len(servers(settings))} servers" if settings.routed else "")
+                      + (f" on Ray ({ray})" if ray else ""), highlight=False)
         if settings.model.startswith(f"{EMBEDDED_PROVIDER}/"):
             console.print(kernels_line(settings.kernels), highlight=False, soft_wrap=True)
         with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -198,6 +208,18 @@ def eval_command(
         console.print(f"view: {index}", highlight=False, soft_wrap=True)
     if evaluation.failure:
         run_failed(evaluation.failure)
+
+
+def check_ray_address(address: str | None, workers: int | None) -> str | None:
+    """`--ray`'s value: local, auto, ray://HOST:PORT or HOST:PORT (a mistyped word is refused, not tried)."""
+    if address is None:
+        if workers is not None:
+            raise ConfigurationError("--workers needs --ray (one process has no workers)")
+        return None
+    if address in ("local", "auto") or "://" in address or address.rpartition(":")[2].isdigit():
+        return address
+    raise ConfigurationError(f"--ray {address!r} is not local (a Ray runtime on this machine), auto, "
+                             "ray://HOST:PORT or HOST:PORT")
 
 
 def model_settings(model: str, api_bases: list[str], router: Path | None, api_key: str | None, timeout: float,

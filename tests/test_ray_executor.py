@@ -90,9 +90,9 @@ def test_ray_outputs_are_byte_identical_to_one_process_and_cache_each_answer_onc
 
 
 def test_a_worker_killed_mid_run_has_its_reports_judged_again(local_ray, collection, endpoint_module):
+    from judge.api import eval_config
     from judge.run.evaluate import Inputs, Progress, evaluate, write_outputs
     from judge.settings import ModelSettings
-    from judge.api import eval_config
 
     root, reports = collection
     killed: list[str] = []

@@ -7,7 +7,7 @@ bytes whichever executor judged. `executor_for(config)` picks one from `EvalConf
 (judge.run.executors.ray_cluster) imports ray only when it is used.
 """
 
-from judge.run.executors.base import Executor, Judging, Judged, add_usage
+from judge.run.executors.base import Executor, Judged, Judging, add_usage
 from judge.run.executors.one_process import OneProcess, judge_by_request, run_bounded
 
 __all__ = ["Executor", "Judged", "Judging", "OneProcess", "add_usage", "executor_for", "judge_by_request",

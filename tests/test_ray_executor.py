@@ -185,3 +185,15 @@ def test_a_worker_that_cannot_import_the_package_is_named_by_its_node():
     line = worker_failure(failure, "10.0.0.7 (gpu7)")
     assert line.startswith("the Ray worker on node 10.0.0.7 (gpu7) cannot import argue-judge "
                            "(ModuleNotFoundError: No module named 'judge')")
+
+
+def test_max_cost_is_enforced_over_all_workers(local_ray, collection, endpoint_module, tmp_path):
+    """A budget far below what the run needs stops it (exit 4) whichever worker crosses it; what was judged
+    before is in the journal for --resume."""
+    root, reports = collection
+    result = runner.invoke(app, eval_args(reports, endpoint_module.api_base, tmp_path / "cache", tmp_path / "out",
+                                          "--ray", "local", "--workers", "2", "--max-cost", "0.002",
+                                          "--price-per-1k", "0.01"))
+    assert result.exit_code == 4, result.output
+    assert "budget reached" in result.output
+    assert not (tmp_path / "out" / "judgments.jsonl").exists()  # no finished run: its outputs were not written

@@ -165,7 +165,8 @@ def compare(args, paths, root: Path, endpoints, model) -> None:
     clock = StartupClock()
     results = []
     try:
-        for label, n in [("one process", None), *[(f"ray {w} worker{'s' if w > 1 else ''}", w) for w in workers]]:
+        runs = [("one process", None) if w == 0 else (f"ray {w} worker{'s' if w > 1 else ''}", w) for w in workers]
+        for label, n in runs:
             out = root / f"out-{n or 0}"
             config = EvalConfig(model=model, cache_dir=root / f"cache-{n or 0}", concurrency=args.concurrency,
                                 judge=JudgeSettings(injection_detector=args.injection_detector),
@@ -183,7 +184,7 @@ def compare(args, paths, root: Path, endpoints, model) -> None:
             decisions = evaluation.usage.decisions
             startup = clock.seconds if n is not None else 0.0
             identical = all((out / name).read_bytes() == (root / "out-0" / name).read_bytes()
-                            for name in BYTE_IDENTICAL)
+                            for name in BYTE_IDENTICAL) if (root / "out-0").is_dir() else None
             row = {"run": label, "reports": len(evaluation.judgments), "decisions": decisions,
                    "model_calls": evaluation.usage.model_calls, "seconds": round(evaluation.seconds, 2),
                    "decisions_per_s": round(decisions / evaluation.seconds, 1),

@@ -20,7 +20,7 @@ it barely grows from 1,000 to 10,000 reports; with the disk cache, sqlite's page
 grows with it up to diskcache's 32 MB, and its memory map up to 64 MB).
 
 `--ray` (issue 38) judges the same workload back to back in one process and on Ray with each of `--ray-workers`
-workers (a local runtime on this machine's cores, loopback only; `--two-nodes`: a two-node
+(0: one process) workers (a local runtime on this machine's cores, loopback only; `--two-nodes`: a two-node
 ray.cluster_utils.Cluster of one core each instead), each run with a fresh cache, and prints for each: decisions/s,
 the CPU per decision of the driver, of the workers and of Ray's own daemons (read from /proc every 0.2 s), the
 endpoint's CPU, the driver's and the largest worker's peak RSS, and whether judgments.jsonl, scores.tsv and
@@ -131,7 +131,8 @@ def main() -> None:
                              "option; run both back to back for the learned detector's share of the client's time, "
                              "each with its own cache: the cache key ignores the detector)")
     parser.add_argument("--ray", action="store_true", help="compare one process with Ray workers (see above)")
-    parser.add_argument("--ray-workers", default="1,2", help="the Ray worker counts to run, comma-separated")
+    parser.add_argument("--ray-workers", default="0,1,2",
+                        help="the runs, comma-separated: 0 one process (first, the reference), N Ray with N workers")
     parser.add_argument("--two-nodes", action="store_true", help="with --ray: a two-node cluster on this machine")
     parser.add_argument("--serve-endpoint", type=float, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -182,13 +182,7 @@ class RayExecutor:
             return WorkerSetup(config, work.signature, work.inputs.requests, work.inputs.banks, cache_target,
                                threads if config.model.threads is None else None)
 
-        slots = [_Slot(self._start(ray, setup(threads), node_id, cpus), node_id, cpus, threads, address)
-                 for node_id, address, cpus, threads in placements]
-        await self._greet(ray, slots)
-
-        units = split_units(work, len(slots))
-        queue: deque[int] = deque(sorted(units))
-        attempts: dict[int, int] = {number: 0 for number in units}
+        slots: list[_Slot] = []
         usage = Usage()
         events: list[str] = []
         kernels: dict[str, Any] | None = None
@@ -197,7 +191,13 @@ class RayExecutor:
         def budget_left() -> float | None:
             return None if config.max_cost is None else max(0.0, config.max_cost - usage.cost)
 
-        try:
+        try:  # from the first worker started: whatever ends the run, every worker it started is stopped
+            slots += [_Slot(self._start(ray, setup(threads), node_id, cpus), node_id, cpus, threads, address)
+                      for node_id, address, cpus, threads in placements]
+            await self._greet(ray, slots)
+            units = split_units(work, len(slots))
+            queue: deque[int] = deque(sorted(units))
+            attempts: dict[int, int] = {number: 0 for number in units}
             while queue or running:
                 if config.max_cost is not None and usage.cost > config.max_cost:
                     raise BudgetExceeded(f"${usage.cost:.4f} spent over the cluster, past --max-cost "

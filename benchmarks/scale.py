@@ -4,6 +4,7 @@
                                [--sentences 8] [--cache disk|none|DIR|redis://HOST:PORT/DB]
                                [--data DIR] [--out DIR] [--shard I/N] [--resume] [--profile FILE]
                                [--model openai/fake] [--injection-detector rules+learned+script|rules+learned|rules]
+                               [--ray [--ray-workers 1,2] [--two-nodes]]
 
 Generates N reports (10 runs x N/10 requests, `benchmarks/workload.py`'s synthetic workload: every report
 distinct, so every decision is a model call; `--data DIR` keeps it there so several processes judge one workload),
@@ -17,6 +18,14 @@ concurrency (the issue's target for 4 endpoints at 0.2 s: within 1.2x), the clie
 peak RSS of this process after loading the inputs, after judging and scoring, and at the end (the issue's target:
 it barely grows from 1,000 to 10,000 reports; with the disk cache, sqlite's page cache of the decision cache
 grows with it up to diskcache's 32 MB, and its memory map up to 64 MB).
+
+`--ray` (issue 38) judges the same workload back to back in one process and on Ray with each of `--ray-workers`
+(0: one process) workers (a local runtime on this machine's cores, loopback only; `--two-nodes`: a two-node
+ray.cluster_utils.Cluster of one core each instead), each run with a fresh cache, and prints for each: decisions/s,
+the CPU per decision of the driver, of the workers and of Ray's own daemons (read from /proc every 0.2 s), the
+endpoint's CPU, the driver's and the largest worker's peak RSS, and whether judgments.jsonl, scores.tsv and
+leaderboard.tsv are byte-identical to the one-process run's; then Ray's start-up time and its overhead per unit
+(the round trip of an empty unit to a worker).
 """
 
 from __future__ import annotations
@@ -117,6 +126,10 @@ def main() -> None:
                         help="what flags text that addresses the judge, in every sentence and cited document (eval's "
                              "option; run both back to back for the learned detector's share of the client's time, "
                              "each with its own cache: the cache key ignores the detector)")
+    parser.add_argument("--ray", action="store_true", help="compare one process with Ray workers (see above)")
+    parser.add_argument("--ray-workers", default="0,1,2",
+                        help="the runs, comma-separated: 0 one process (first, the reference), N Ray with N workers")
+    parser.add_argument("--two-nodes", action="store_true", help="with --ray: a two-node cluster on this machine")
     parser.add_argument("--serve-endpoint", type=float, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_endpoint is not None:
@@ -141,6 +154,11 @@ def main() -> None:
             paths = {**paths, "requests": data / "requests.jsonl", "docs": data / "docs.jsonl"}
             if not paths["docs"].exists():
                 paths = generate_workload(data, RUNS, requests, args.sentences)
+            if args.ray:
+                from ray_scale import compare
+
+                compare(args, paths, root, endpoints, model_settings([ep.api_base for ep in endpoints], args.model))
+                return
             rss_imports = peak_rss_mb()
             started = time.perf_counter()
             shard = Shard.parse(args.shard) if args.shard else None

@@ -76,6 +76,7 @@ USD = Bounds(0, 1_000_000)
 CHARACTERS = Bounds(1, 10**9)          # a passage budget: above any document's length it cuts nothing
 SECONDS = Bounds(0, 86_400, low_open=True)  # a request attempt may wait at most a day
 CONCURRENCY = Bounds(1, 1024)
+WORKERS = Bounds(1, 100_000)           # Ray workers of a cluster
 THREADS = Bounds(1, 1024)
 TEMPERATURE = Bounds(0, 2)
 DOC_BYTES = Bounds(1, 2**40)

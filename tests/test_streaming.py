@@ -295,7 +295,7 @@ def test_failures_of_reports_judged_together_are_all_read_and_the_first_raised()
     import gc
 
     from judge.errors import BudgetExceeded
-    from judge.run.evaluate import _run_bounded
+    from judge.run.executors import run_bounded
 
     unread: list[dict] = []
 
@@ -305,7 +305,7 @@ def test_failures_of_reports_judged_together_are_all_read_and_the_first_raised()
     async def main() -> None:
         asyncio.get_running_loop().set_exception_handler(lambda loop, context: unread.append(context))
         with pytest.raises(BudgetExceeded, match="over budget"):
-            await _run_bounded((fail(n) for n in range(3)), limit=3)
+            await run_bounded((fail(n) for n in range(3)), limit=3)
         await asyncio.sleep(0)
         gc.collect()
 

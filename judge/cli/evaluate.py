@@ -82,6 +82,14 @@ def eval_command(
         "--resume", help="Keep the reports already judged whose inputs did not change: those of a killed run (its "
         "log in --out/.argue-run) if there is one, else those of the finished --out/judgments.jsonl; without it "
         "they are judged again, from the cache.")] = False,
+    ray: Annotated[str | None, typer.Option(
+        "--ray", metavar="ADDRESS",
+        help="Judge on Ray workers: 'local', a Ray runtime on every core of this machine (loopback only); 'auto' or "
+        "ray://HOST:PORT, an existing cluster (needs the [ray] extra; docs/scale.md). Outputs are byte-identical to "
+        "one process.")] = None,
+    workers: Annotated[int | None, options.number(
+        "--workers", bounds=options.settings.WORKERS, help="Ray workers (with --ray; default: every core of the "
+        "cluster). --concurrency is per worker.")] = None,
     prompts: options.Prompts = None,
     on_injection: Annotated[str, options.setting(
         JudgeSettings, "on_injection", "--on-injection", help="Text that addresses the judge ('Note to the assessor: ...'), in a sentence or a cited "
@@ -130,11 +138,11 @@ def eval_command(
         cache=None if no_cache else cache, out=out, concurrency=concurrency,
         run_options={"retry": RetryPolicy(give_up_after=give_up_after), "max_cost": max_cost,
                      "price_per_1k": price_per_1k, "max_failed_fraction": max_failed_fraction, "shard": part,
-                     "resume": resume},
+                     "resume": resume, "ray": ray, "workers": workers},
         max_doc_bytes=max_doc_bytes, human=human, sample=sample, confidence=confidence, view=view,
         baselines=with_baselines, gold=gold)
     with user_errors(debug), ProgressBar() as bar:
-        evaluation = evaluate_with(request, bar.callbacks(settings, part))
+        evaluation = evaluate_with(request, bar.callbacks(settings, part, ray))
     _render(evaluation, settings, out)
 
 
@@ -155,12 +163,13 @@ class ProgressBar:
         if self.task is not None:
             self.bar.stop()
 
-    def callbacks(self, settings: ModelSettings, part: Shard | None) -> JudgingProgress:
+    def callbacks(self, settings: ModelSettings, part: Shard | None, ray: str | None) -> JudgingProgress:
         def loaded(inputs: Inputs) -> None:
             runs = len({entry.run_id for entry in inputs.reports.entries})
             console.print(f"Judging {len(inputs.reports)} reports of {runs} runs "
                           f"with {settings.model}" + (f" (shard {part})" if part else "")
-                          + (f" on {len(servers(settings))} servers" if settings.routed else ""), highlight=False)
+                          + (f" on {len(servers(settings))} servers" if settings.routed else "")
+                          + (f" on Ray ({ray})" if ray else ""), highlight=False)
             if settings.model.startswith(f"{EMBEDDED_PROVIDER}/"):
                 console.print(kernels_line(settings.kernels), highlight=False, soft_wrap=True)
             self.bar.start()

@@ -8,10 +8,9 @@ write_outputs, ...) are importable from here too, as scripts written before the 
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from judge.llm.cache.store import DEFAULT_CACHE_DIR, DecisionCache, open_decisio
 from judge.llm.client import DecisionClient, Usage
 from judge.llm.logprob import asks_logprobs
 from judge.llm.router import servers
+from judge.run.executors import Executor, Judging, check_ray_address, executor_for
 from judge.run.inputs import Inputs
 from judge.run.outputs import OUTPUT_NAMES, Evaluation, write_outputs, write_score_files
 from judge.run.score import score
@@ -40,6 +40,7 @@ from judge.settings import (
     CONCURRENCY,
     FRACTION,
     USD,
+    WORKERS,
     Flag,
     InstanceOf,
     JudgeSettings,
@@ -72,6 +73,10 @@ class EvalConfig:
     resume: bool = False
     # The options that could not take effect on this model, each a sentence (judge.llm.applied); set from `model`.
     unapplied: tuple[str, ...] = ()
+    # Who judges (judge.run.executors): None, this process; "local", a Ray runtime on this machine's cores;
+    # "auto" or "ray://HOST:PORT", an existing Ray cluster. `workers`: Ray workers (default: the cluster's cores).
+    ray: str | None = None
+    workers: int | None = None
 
     RULES: ClassVar[dict[str, Rule]] = {
         "model": InstanceOf((ModelSettings,)), "judge": InstanceOf((JudgeSettings,)),
@@ -79,10 +84,12 @@ class EvalConfig:
         "cache_dir": InstanceOf((Path, str), optional=True), "max_cost": Number(USD, optional=True),
         "price_per_1k": Number(USD, optional=True), "max_failed_fraction": Number(FRACTION),
         "shard": InstanceOf((Shard,), optional=True), "resume": Flag(), "unapplied": InstanceOf((tuple,)),
+        "ray": InstanceOf((str,), optional=True), "workers": Number(WORKERS, integer=True, optional=True),
     }
 
     def __post_init__(self) -> None:
         check_rules(self, self.RULES)
+        check_ray_address(self.ray, self.workers)
         # What is applied, not what was asked, reaches the signature; the rest is said (run-summary.json).
         model, notes = applied_settings(self.model)
         object.__setattr__(self, "model", model)
@@ -119,6 +126,7 @@ async def evaluate_async(inputs: Inputs, config: EvalConfig, progress: JudgingPr
     signature = JudgeSignature.of(config.model, config.retry, config.judge, inputs.requests.values())
     stream = None
     cache = None
+    executor = executor_for(config.ray, config.workers)
     try:
         # The cache first: a configuration error (unreachable Redis, a corrupt database) stops the run before
         # anything in `out` is touched.
@@ -126,8 +134,9 @@ async def evaluate_async(inputs: Inputs, config: EvalConfig, progress: JudgingPr
         with output_lock(out, "eval") if out is not None else nullcontext():
             stream = stream_for(Path(out), config.resume, signature.short()) if out is not None else None
             judgments, usage, resumed, (kernels, worker_events) = await _judge_all(inputs, config, signature, cache,
-                                                                                   progress, stream)
+                                                                                   progress, stream, executor)
     finally:
+        executor.close()
         if stream:
             stream.close()  # a no-op after finalise; otherwise the log stays for --resume
         if cache:
@@ -171,11 +180,11 @@ def stream_for(out: Path, resume: bool, signature: str) -> JudgmentStream:
 
 async def _judge_all(inputs: Inputs, config: EvalConfig, signature: JudgeSignature,
                      cache: DecisionCache | None, progress: JudgingProgress,
-                     stream: JudgmentStream | None = None
+                     stream: JudgmentStream | None = None, executor: Executor | None = None
                      ) -> tuple[Sequence[ReportJudgment], Usage, int, tuple[dict[str, Any] | None, list[str]]]:
-    """Judge the reports, at most `concurrency` (at least 8) reports in flight so memory stays bounded: a report
-    is read from its file when its request's turn comes, and with a stream each judgment goes to disk as it
-    completes and the judgments returned are read back from the final file one at a time (StoredJudgments)."""
+    """Judge the reports left to judge with `executor` (judge.run.executors: this process by default), taking
+    each judgment as it completes: with a stream it goes to disk at once, and the judgments returned are read back
+    from the final file one at a time (StoredJudgments), so memory stays bounded."""
     client = DecisionClient(config.model, cache, concurrency=config.concurrency, retry=config.retry,
                             max_cost=config.max_cost, price_per_1k=config.price_per_1k,
                             on_decision=progress.decision_done)
@@ -193,69 +202,24 @@ async def _judge_all(inputs: Inputs, config: EvalConfig, signature: JudgeSignatu
     judged: dict[tuple[str, str], ReportJudgment] = {}
     cached_flags: dict[tuple[str, str], bytes] = {}  # for cache-log.jsonl, which the file cannot hold
 
-    async def judge(report: Report) -> None:
-        judgment = await walker.judge_report(report, inputs.requests[report.request_id],
-                                             inputs.banks.get(report.request_id), signature.short())
+    def deliver(judgment: ReportJudgment) -> None:
         if stream is None:
             judged[judgment.key] = judgment
         else:
             stream.append(judgment)
             cached_flags[judgment.key] = bytes(d.cached for s in judgment.sentences for d in s.decisions)
 
-    async def judge_request(entries: list[ReportEntry]) -> None:
-        # The reports of one request share documents: their support questions go first, in document-major order
-        # (see judge.judging.walker), then each report is walked and written the moment it is complete.
-        reports = [inputs.reports.read(entry) for entry in entries]
-        await walker.ask_supports_document_major((r, inputs.requests[r.request_id]) for r in reports)
-        await asyncio.gather(*(judge(r) for r in reports))
-
-    by_request: dict[str, list[ReportEntry]] = {}
-    for entry in todo:
-        by_request.setdefault(entry.request_id, []).append(entry)
-    per_request = max(1, len(todo) // max(1, len(by_request)))
-    window = max(8, config.concurrency)  # reports in flight, whole requests at a time
-    await _run_bounded((judge_request(by_request[r]) for r in sorted(by_request)),
-                       limit=max(1, -(-window // per_request)))
+    done = await (executor or executor_for(None, None)).judge(
+        Judging(inputs, config, signature.short(), todo, walker, client, cache, progress), deliver)
+    embedded = (done.kernels, done.events or [])
     if stream is None:
-        return [judged[e.key] for e in ordered], client.usage, 0, client.embedded_report()
+        return [judged[e.key] for e in ordered], done.usage, 0, embedded
     for key in stream.done() - {e.key for e in ordered}:
         stream.discard(key)  # a resumed log's report that this run's inputs no longer have
     stream.finalise()
     # Resumed reports: nothing was asked for them in this run, so every decision counts as cached.
-    return (StoredJudgments(stream.path, len(stream), cached_flags), client.usage, len(ordered) - len(todo),
-            client.embedded_report())
-
-
-async def _run_bounded(jobs: Iterator[Awaitable[None]], limit: int) -> None:
-    """Run the jobs with at most `limit` in flight, taking the next job only when one finishes; the first
-    failure cancels the rest and is raised as it is (no ExceptionGroup: callers catch BudgetExceeded etc.)."""
-    running: set[asyncio.Task[None]] = set()
-    try:
-        for job in jobs:
-            if len(running) >= limit:
-                finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                _raise_first_failure(finished)
-            running.add(asyncio.ensure_future(job))
-        while running:
-            finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-            _raise_first_failure(finished)
-    finally:
-        for task in running:
-            task.cancel()
-        if running:
-            await asyncio.gather(*running, return_exceptions=True)
-
-
-def _raise_first_failure(finished: set[asyncio.Task[None]]) -> None:
-    """Raise the first failure among tasks that finished together, having read every one's: an exception left
-    unread is printed with its traceback ("Task exception was never retrieved") when the task is collected, which
-    two requests over --max-cost at once did after the run had already said why it stopped."""
-    failures = [task.exception() for task in finished if not task.cancelled()]
-    for failure in failures:
-        if failure is not None:
-            raise failure
-    if any(task.cancelled() for task in finished):
-        raise asyncio.CancelledError
+    return (StoredJudgments(stream.path, len(stream), cached_flags), done.usage, len(ordered) - len(todo),
+            embedded)
 
 
 def _already_judged(stream: JudgmentStream, report: Report, inputs: Inputs, config: EvalConfig) -> bool:

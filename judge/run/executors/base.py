@@ -1,0 +1,78 @@
+"""The interface between a run (judge.run.evaluate) and whatever judges its reports."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, Protocol
+
+from judge.formats.judgments import ReportJudgment
+from judge.formats.reports import ReportEntry
+from judge.judging.walker import ReportWalker
+from judge.llm.cache import DecisionCache
+from judge.llm.client import DecisionClient, Usage
+from judge.run.inputs import Inputs
+
+
+@dataclass
+class Judging:
+    """What a run asks an executor to judge: `todo` (the reports not kept from a resumed log, in canonical order)
+    of `inputs`, under `config`, signed `signature`. `walker` and `client` are the driver's own (one process judges
+    with them); `cache` is the driver's decision cache, the only place a run writes answers to."""
+
+    inputs: Inputs
+    config: Any            # judge.run.evaluate.EvalConfig (which imports this module)
+    signature: str
+    todo: Sequence[ReportEntry]
+    walker: ReportWalker
+    client: DecisionClient
+    cache: DecisionCache | None
+    progress: Any          # judge.run.evaluate.Progress: start, sentence_done, decision_done
+
+
+@dataclass
+class Judged:
+    """What an executor reports when every report of `todo` has been delivered: the usage over all its workers,
+    the embedded judge's kernel choice (None for other models) and what happened to the workers on the way (a
+    worker's death, a restart), for the run's diagnostics."""
+
+    usage: Usage
+    kernels: dict[str, Any] | None = None
+    events: list[str] | None = None
+
+
+class Executor(Protocol):
+    async def judge(self, work: Judging, deliver: Callable[[ReportJudgment], None]) -> Judged:
+        """Judge every report of `work.todo`, calling `deliver` once per report as its judgment completes (in any
+        order), and return the usage. Errors the user can act on (BudgetExceeded, ConfigurationError, ...) are
+        raised as they are."""
+        ...
+
+    def close(self) -> None:
+        """Release what the executor started (a local Ray runtime); the run calls it once, however it ends."""
+        ...
+
+
+def add_usage(total: Usage, part: Usage) -> None:
+    """Add one worker's usage to the run's: counts and cost summed, the cost known only if every part's is, the
+    first reason a server was given up on kept."""
+    for field in fields(Usage):
+        name = field.name
+        if name == "cost_known":
+            total.cost_known = total.cost_known and part.cost_known
+        elif name == "stopped":
+            total.stopped = total.stopped or part.stopped
+        else:
+            setattr(total, name, getattr(total, name) + getattr(part, name))
+
+
+def usage_since(now: Usage, before: Usage) -> Usage:
+    """The usage between two snapshots of one client (`before` taken earlier)."""
+    delta = Usage()
+    for field in fields(Usage):
+        name = field.name
+        if name in ("cost_known", "stopped"):
+            setattr(delta, name, getattr(now, name))
+        else:
+            setattr(delta, name, getattr(now, name) - getattr(before, name))
+    return delta

@@ -1,0 +1,94 @@
+"""The default executor: this process judges every report with the run's own client, at most `--concurrency`
+decisions and `max(8, --concurrency)` reports in flight. The same loop (`judge_by_request`) runs inside each Ray
+worker on its share of the reports."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from typing import Protocol, TypeVar
+
+from judge.formats.judgments import ReportJudgment
+from judge.judging.walker import ReportWalker
+from judge.run.executors.base import Judged, Judging
+from judge.types import NuggetBank, Report, Request
+
+
+class _OfRequest(Protocol):
+    @property
+    def request_id(self) -> str: ...
+
+
+Item = TypeVar("Item", bound=_OfRequest)
+
+
+class OneProcess:
+    """Judge in this process (the executor of every run without --ray)."""
+
+    async def judge(self, work: Judging, deliver: Callable[[ReportJudgment], None]) -> Judged:
+        inputs = work.inputs
+        await judge_by_request(work.walker, work.todo, inputs.reports.read, inputs.requests, inputs.banks,
+                               work.signature, work.config.concurrency, deliver)
+        kernels, events = work.client.embedded_report()
+        return Judged(work.client.usage, kernels, events)
+
+    def close(self) -> None:
+        pass
+
+
+async def judge_by_request(walker: ReportWalker, todo: Sequence[Item], read: Callable[[Item], Report],
+                           requests: Mapping[str, Request], banks: Mapping[str, NuggetBank], signature: str,
+                           concurrency: int, deliver: Callable[[ReportJudgment], None]) -> None:
+    """Judge `todo` (report entries, or reports with `read` the identity) whole requests at a time, at most
+    `max(8, concurrency)` reports in flight so memory stays bounded: a report is read when its request's turn
+    comes, and each judgment is handed to `deliver` the moment it is complete."""
+    async def judge(report: Report) -> None:
+        deliver(await walker.judge_report(report, requests[report.request_id], banks.get(report.request_id),
+                                          signature))
+
+    async def judge_request(items: list[Item]) -> None:
+        # The reports of one request share documents: their support questions go first, in document-major order
+        # (see judge.judging.walker), then each report is walked and delivered the moment it is complete.
+        reports = [read(item) for item in items]
+        await walker.ask_supports_document_major((r, requests[r.request_id]) for r in reports)
+        await asyncio.gather(*(judge(r) for r in reports))
+
+    by_request: dict[str, list[Item]] = {}
+    for item in todo:
+        by_request.setdefault(item.request_id, []).append(item)
+    per_request = max(1, len(todo) // max(1, len(by_request)))
+    window = max(8, concurrency)  # reports in flight, whole requests at a time
+    await run_bounded((judge_request(by_request[r]) for r in sorted(by_request)),
+                      limit=max(1, -(-window // per_request)))
+
+
+async def run_bounded(jobs: Iterator[Awaitable[None]], limit: int) -> None:
+    """Run the jobs with at most `limit` in flight, taking the next job only when one finishes; the first
+    failure cancels the rest and is raised as it is (no ExceptionGroup: callers catch BudgetExceeded etc.)."""
+    running: set[asyncio.Task[None]] = set()
+    try:
+        for job in jobs:
+            if len(running) >= limit:
+                finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                _raise_first_failure(finished)
+            running.add(asyncio.ensure_future(job))
+        while running:
+            finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            _raise_first_failure(finished)
+    finally:
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
+
+
+def _raise_first_failure(finished: set[asyncio.Task[None]]) -> None:
+    """Raise the first failure among tasks that finished together, having read every one's: an exception left
+    unread is printed with its traceback ("Task exception was never retrieved") when the task is collected, which
+    two requests over --max-cost at once did after the run had already said why it stopped."""
+    failures = [task.exception() for task in finished if not task.cancelled()]
+    for failure in failures:
+        if failure is not None:
+            raise failure
+    if any(task.cancelled() for task in finished):
+        raise asyncio.CancelledError

@@ -1,0 +1,336 @@
+"""The driver side of `eval --ray`: judge a run's reports on the workers of a Ray cluster.
+
+The reports left to judge are split into units by the hash the shards use (judge.run.shards.shard_of over the
+unit count), so a report's unit depends only on its run and request ids. Each worker (judge.run.executors.
+ray_worker.JudgeWorker, one Ray actor) judges up to two units at a time with its own async client, `--concurrency`
+decisions in flight; the driver sends each unit the reports and the documents they cite, and takes back the
+judgments, the new cache entries and the usage. The driver alone writes: each judgment into the run's stream (the
+same journal and final order as one process, so the outputs are byte-identical to a one-process run) and each new
+answer into the decision cache (once; an answer already recorded under a key stays).
+
+Faults: a worker that dies (its process killed, its node lost) takes its units' unreturned work with it; the
+driver starts a replacement and sends those units again (answers the driver already cached are not asked again),
+up to `MAX_ATTEMPTS` times per unit. A worker that cannot import argue-judge, runs another version, or cannot
+reach the model server stops the run before anything is asked, with one line naming its node.
+
+Budget: `--max-cost` is checked by the driver after every unit and sent with every unit as the budget left, which
+that worker's client will not spend past; with W units in flight at once, each may spend up to the budget left
+when it was sent, so a run can pass --max-cost by at most what the other units in flight spend before the driver
+stops it. `--give-up-after` counts transport failures in a row per worker; once one worker gives up on the server,
+the units sent after it ask nothing (their uncached decisions are recorded failed, not asked), and the run ends
+failed (exit 5) as one process does.
+
+The local runtime (`--ray` without an address) keeps Ray on the loopback interface: it binds 127.0.0.1 and sets
+RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 (without it Ray connects its own processes over the machine's external address)
+and RAY_USAGE_STATS_ENABLED=0 before Ray starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from judge.errors import BudgetExceeded, ConfigurationError, OutputError
+from judge.formats.judgments import ReportJudgment
+from judge.llm.cache_backends import CacheBackendError
+from judge.llm.client import EMBEDDED_PREFIX, Usage
+from judge.run.executors.base import Judged, Judging, add_usage
+from judge.run.executors.ray_worker import Hello, JudgeWorker, Unit, UnitResult, WorkerSetup
+from judge.run.shards import shard_of
+
+LOCAL = "local"
+MAX_ATTEMPTS = 3           # a unit whose worker dies this many times stops the run
+UNITS_PER_WORKER = 4       # at least this many units per worker, so a lost unit is a small share of the work
+UNIT_REPORTS = 64          # and at most about this many reports per unit
+IN_FLIGHT_PER_WORKER = 2   # units a worker holds at once: the next is there when one ends
+
+
+@dataclass(eq=False)  # a worker is itself: two on one node are not equal
+class _Slot:
+    """One worker: its actor, its node, and the units it holds."""
+
+    actor: Any
+    node_id: str
+    cpus: float
+    threads: int | None
+    node: str = "?"
+    busy: int = 0
+
+
+class RayExecutor:
+    def __init__(self, address: str, workers: int | None = None):
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers must be at least 1, not {workers}")
+        self.address = address
+        self.workers = workers
+        self._started_runtime = False
+        self._namespace = f"argue-judge-{os.getpid()}"
+        self._started = 0  # workers started by this run, for their names (argue-judge-worker-RUN-N)
+        self._run = uuid.uuid4().hex[:8]
+
+    # -- the cluster ---------------------------------------------------------------------------------------
+
+    def _connect(self) -> Any:
+        if self.address == LOCAL:
+            # Read when ray is imported: set first. Every connection on the loopback (see the module docstring).
+            os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        try:
+            import ray
+        except ImportError as exc:
+            raise ConfigurationError("--ray needs the [ray] extra: pip install 'argue-judge[ray]'") from exc
+        if ray.is_initialized():  # a notebook or a test connected already: use that cluster
+            return ray
+        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                                   "namespace": self._namespace, "logging_level": "ERROR"}
+        if self.address == LOCAL:
+            options |= {"num_cpus": max(os.cpu_count() or 1, self.workers or 1), "_node_ip_address": "127.0.0.1"}
+        else:
+            options["address"] = self.address
+        try:
+            ray.init(**options)
+        except Exception as exc:  # unreachable address, version mismatch, a malformed address: one line
+            reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+            raise ConfigurationError(f"--ray {self.address}: cannot start or reach the Ray cluster: {reason}") \
+                from None
+        self._started_runtime = True
+        return ray
+
+    def close(self) -> None:
+        if self._started_runtime:
+            import ray
+
+            ray.shutdown()
+            self._started_runtime = False
+
+    def _nodes(self, ray: Any) -> list[tuple[str, str, int]]:
+        """(node id, address, cores) of every live node with cores, the driver's node first."""
+        here = ray.get_runtime_context().get_node_id()
+        nodes = [(n["NodeID"], n.get("NodeManagerAddress", "?"), int(n.get("Resources", {}).get("CPU", 0)))
+                 for n in ray.nodes() if n.get("Alive")]
+        nodes = [n for n in nodes if n[2] > 0]
+        if not nodes:
+            raise ConfigurationError(f"--ray {self.address}: the cluster has no node with a CPU to run a worker on")
+        return sorted(nodes, key=lambda n: (n[0] != here, n[0]))
+
+    def _placements(self, ray: Any, embedded: bool) -> list[tuple[str, str, float, int | None]]:
+        """(node id, address, CPUs the worker takes, llama.cpp threads) of each worker to start. The embedded judge:
+        one worker per node, taking the node's cores for its threads. Otherwise `workers` (default: every core of
+        the cluster) one-core workers, spread over the nodes in proportion to their cores."""
+        nodes = self._nodes(ray)
+        if embedded:
+            return [(node_id, address, cores, cores) for node_id, address, cores in nodes]
+        total = sum(cores for *_, cores in nodes)
+        wanted = self.workers or total
+        free = {node_id: float(cores) for node_id, _, cores in nodes}
+        chosen: list[tuple[str, str]] = []
+        while len(chosen) < wanted:  # the node with the most free cores, the driver's first among equals
+            node_id, address, _ = max(nodes, key=lambda n: (free[n[0]], -nodes.index(n)))
+            free[node_id] -= 1
+            chosen.append((node_id, address))
+        # More workers than a node's cores (--workers above the core count): they share its cores.
+        share = {node_id: min(1.0, cores / sum(1 for c, _ in chosen if c == node_id))
+                 for node_id, _, cores in nodes if any(c == node_id for c, _ in chosen)}
+        return [(node_id, address, share[node_id], None) for node_id, address in chosen]
+
+    def _start(self, ray: Any, setup: WorkerSetup, node_id: str, cpus: float) -> Any:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        actor = ray.remote(JudgeWorker).options(
+            num_cpus=cpus,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=True),
+            max_restarts=0, max_concurrency=IN_FLIGHT_PER_WORKER + 1,
+            name=f"argue-judge-worker-{self._run}-{self._started}")
+        self._started += 1
+        return actor.remote(setup)
+
+    async def _greet(self, ray: Any, slots: list[_Slot]) -> None:
+        """Ask every new worker where it runs; one line naming the node of the first that cannot judge."""
+        from judge._version import __version__
+
+        answers = await asyncio.gather(*(_awaitable(slot.actor.hello.remote()) for slot in slots),
+                                       return_exceptions=True)
+        for slot, answer in zip(slots, answers, strict=True):
+            if isinstance(answer, BaseException):
+                raise ConfigurationError(worker_failure(answer, slot.node)) from None
+            assert isinstance(answer, Hello)
+            slot.node = answer.node
+            if answer.version != __version__:
+                raise ConfigurationError(f"the Ray worker on node {answer.node} runs argue-judge {answer.version}, "
+                                         f"this driver {__version__}: install the same version on every node")
+            if answer.problem:
+                raise ConfigurationError(f"the Ray worker on node {answer.node} {answer.problem}; check --api-base "
+                                         "and that every node of the cluster can reach the server")
+
+    # -- the run -------------------------------------------------------------------------------------------
+
+    async def judge(self, work: Judging, deliver: Callable[[ReportJudgment], None]) -> Judged:
+        ray = self._connect()
+        config = work.config
+        embedded = config.model.model.startswith(EMBEDDED_PREFIX)
+        cache_target = _absolute_cache(config.cache_dir)
+        placements = self._placements(ray, embedded)
+
+        def setup(threads: int | None) -> WorkerSetup:
+            return WorkerSetup(config, work.signature, work.inputs.requests, work.inputs.banks, cache_target,
+                               threads if config.model.threads is None else None)
+
+        slots: list[_Slot] = []
+        usage = Usage()
+        events: list[str] = []
+        kernels: dict[str, Any] | None = None
+        running: dict[asyncio.Future[UnitResult], tuple[_Slot, int]] = {}
+
+        def budget_left() -> float | None:
+            return None if config.max_cost is None else max(0.0, config.max_cost - usage.cost)
+
+        try:  # from the first worker started: whatever ends the run, every worker it started is stopped
+            slots += [_Slot(self._start(ray, setup(threads), node_id, cpus), node_id, cpus, threads, address)
+                      for node_id, address, cpus, threads in placements]
+            await self._greet(ray, slots)
+            units = split_units(work, len(slots))
+            queue: deque[int] = deque(sorted(units))
+            attempts: dict[int, int] = {number: 0 for number in units}
+            while queue or running:
+                if config.max_cost is not None and usage.cost > config.max_cost:
+                    raise BudgetExceeded(f"${usage.cost:.4f} spent over the cluster, past --max-cost "
+                                         f"${config.max_cost:.4f}")
+                for slot in slots:
+                    while queue and slot.busy < IN_FLIGHT_PER_WORKER:
+                        number = queue.popleft()
+                        unit = Unit(number, units[number], _documents_of(work, units[number]), budget_left(),
+                                    usage.stopped)
+                        running[_awaitable(slot.actor.judge.remote(unit))] = (slot, number)
+                        slot.busy += 1
+                finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for future in finished:
+                    slot, number = running.pop(future)
+                    slot.busy -= 1
+                    try:
+                        result = future.result()
+                    except Exception as exc:
+                        cause = _cause(exc)
+                        if cause is not None:  # the worker raised something the user can act on
+                            raise cause from None
+                        if not _died(exc):
+                            raise ConfigurationError(worker_failure(exc, slot.node)) from None
+                        attempts[number] += 1
+                        if attempts[number] >= MAX_ATTEMPTS:
+                            raise ConfigurationError(f"unit {number} of {len(units)} lost its worker "
+                                                     f"{MAX_ATTEMPTS} times (last on node {slot.node}); see the "
+                                                     "Ray logs of that node") from None
+                        queue.appendleft(number)
+                        if slot in slots:  # the first of its units to fail: start its replacement
+                            await self._replace(ray, slots, slot, setup)
+                        events.append(f"a Ray worker on node {slot.node} died while judging unit {number} "
+                                      f"({len(units[number])} reports); they were judged again")
+                        continue
+                    self._take(work, result, deliver, usage, events)
+                    kernels = result.kernels or kernels
+        finally:
+            for future in running:
+                future.cancel()
+            for slot in slots:
+                ray.kill(slot.actor)
+        return Judged(usage, kernels, events)
+
+    async def _replace(self, ray: Any, slots: list[_Slot], dead: _Slot,
+                       setup: Callable[[int | None], WorkerSetup]) -> None:
+        """A new worker in the place of a dead one (on the same node if it is still there, else anywhere)."""
+        fresh = _Slot(self._start(ray, setup(dead.threads), dead.node_id, dead.cpus), dead.node_id, dead.cpus,
+                      dead.threads, dead.node)
+        slots[slots.index(dead)] = fresh
+        await self._greet(ray, [fresh])
+
+    def _take(self, work: Judging, result: UnitResult, deliver: Callable[[ReportJudgment], None], usage: Usage,
+              events: list[str]) -> None:
+        """A unit's result, on the driver: answers into the cache first (so a kill after this loses none), then
+        the judgments into the stream, with the progress the run's callbacks show."""
+        if work.cache is not None and result.entries:
+            backend = work.cache.backend
+            try:
+                for key, value in result.entries.items():
+                    if backend.get(key) is None:  # the first answer recorded under a key is the one replayed
+                        backend.set(key, value)
+            except CacheBackendError as exc:
+                raise OutputError(f"cannot write the decision cache in {work.cache.location}: {exc}") from exc
+        add_usage(usage, result.usage)
+        events.extend(result.events)
+        for judgment in result.judgments:
+            deliver(judgment)
+            for sentence in judgment.sentences:
+                for decision in sentence.decisions:
+                    work.progress.decision_done(decision.cached)
+                if sentence.status != "truncated":
+                    work.progress.sentence_done()
+
+
+def split_units(work: Judging, workers: int) -> dict[int, list[Any]]:
+    """The reports left to judge (read from their files), grouped into units by shard_of over the unit count; in
+    each unit in canonical order. Empty units are left out."""
+    count = max(workers * UNITS_PER_WORKER, math.ceil(len(work.todo) / UNIT_REPORTS), 1)
+    units: dict[int, list[Any]] = {}
+    for entry in work.todo:
+        units.setdefault(shard_of(entry.run_id, entry.request_id, count), []).append(entry)
+    return {number: [work.inputs.reports.read(entry) for entry in entries] for number, entries in units.items()}
+
+
+def _documents_of(work: Judging, reports: list[Any]) -> dict[str, Any]:
+    """The documents the unit's reports cite (those the collection has)."""
+    documents = {}
+    for report in reports:
+        for sentence in report.sentences:
+            for doc_id in sentence.citations:
+                if doc_id not in documents:
+                    document = work.inputs.documents.get(doc_id)
+                    if document is not None:
+                        documents[doc_id] = document
+    return documents
+
+
+def _absolute_cache(target: Any) -> str | None:
+    if target is None:
+        return None
+    text = str(target)
+    return text if "://" in text else str(Path(text).resolve())
+
+
+def _awaitable(ref: Any) -> asyncio.Future[Any]:
+    return asyncio.wrap_future(ref.future())
+
+
+def _cause(exc: BaseException) -> BaseException | None:
+    """The user-facing error a worker raised (over budget, a refused model, a cache it could not read), if any."""
+    from judge.errors import InputError
+
+    cause = getattr(exc, "cause", None)
+    known = (BudgetExceeded, ConfigurationError, OutputError, InputError)
+    if isinstance(cause, known):
+        return cause
+    return exc if isinstance(exc, known) else None
+
+
+def _died(exc: BaseException) -> bool:
+    """Whether `exc` says the worker process or its node is gone (rather than that the judging failed)."""
+    from ray.exceptions import ActorDiedError, ActorUnavailableError, NodeDiedError, RayActorError, WorkerCrashedError
+
+    return isinstance(exc, ActorDiedError | ActorUnavailableError | NodeDiedError | RayActorError
+                      | WorkerCrashedError)
+
+
+def worker_failure(exc: BaseException, node: str) -> str:
+    """One line for a worker that failed to start or to answer: the import error when there is one."""
+    text = " ".join(str(exc).split())
+    for marker in ("ModuleNotFoundError", "ImportError"):
+        if marker in text:
+            detail = text[text.index(marker):].split(" Traceback")[0][:200]
+            return (f"the Ray worker on node {node} cannot import argue-judge ({detail}): install argue-judge[ray], "
+                    "the driver's version, on every node")
+    return f"the Ray worker on node {node} failed: {text[:300]}"

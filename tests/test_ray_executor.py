@@ -1,0 +1,199 @@
+"""`eval --ray` on a real local Ray runtime (2 CPUs, loopback only, one per module: it takes seconds to start)
+against the fake endpoint: outputs byte-identical to one process, a worker killed mid-run, the driver killed and
+resumed, a worker that cannot reach the model server, bad --ray values."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import smart_responder
+from ray_helpers import (
+    EXAMPLES,
+    copies_of_the_example,
+    eval_args,
+    loopback_ray_env,
+    ray_connections_off_loopback,
+    same_outputs,
+)
+from typer.testing import CliRunner
+
+from judge.cli.app import app
+from judge.llm.cache import open_decision_cache
+from judge.run.executors.ray_cluster import worker_failure
+from judge.testing import FakeEndpoint
+
+loopback_ray_env()  # before ray is imported, which reads it
+ray = pytest.importorskip("ray", reason="the [ray] extra is not installed (pip install 'argue-judge[ray]')")
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    loopback_ray_env()
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def endpoint_module():
+    with FakeEndpoint(smart_responder, latency=0.02) as ep:
+        yield ep
+
+
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory, endpoint_module):
+    """48 reports (the example 8 times over) and their one-process run, the reference every Ray run must equal."""
+    root = tmp_path_factory.mktemp("ray")
+    reports = copies_of_the_example(root / "data", 8)
+    result = runner.invoke(app, eval_args(reports, endpoint_module.api_base, root / "cache-one", root / "one"))
+    assert result.exit_code == 0, result.output
+    return root, reports
+
+
+def keys(cache: Path) -> set[str]:
+    store = open_decision_cache(cache)
+    try:
+        return set(store.backend.keys())
+    finally:
+        store.close()
+
+
+def test_ray_outputs_are_byte_identical_to_one_process_and_cache_each_answer_once(local_ray, collection,
+                                                                                  endpoint_module):
+    root, reports = collection
+    result = runner.invoke(app, eval_args(reports, endpoint_module.api_base, root / "cache-ray", root / "ray",
+                                          "--ray", "local", "--workers", "2"))
+    assert result.exit_code == 0, result.output
+    assert "on Ray (local)" in result.output
+    assert same_outputs(root / "one", root / "ray") == []
+    assert keys(root / "cache-ray") == keys(root / "cache-one")  # the driver wrote every answer the run got
+    summary = json.loads((root / "ray" / "run-summary.json").read_text())
+    decisions = sum(1 for _ in (root / "ray" / "cache-log.jsonl").open())
+    assert summary["usage"]["model_calls"] + summary["usage"]["cache_hits"] == decisions
+    counted, off = ray_connections_off_loopback()
+    assert counted > 0 and off == [], off
+
+    # A rerun on Ray into the same cache: the workers read the driver's cache, so nothing is asked again.
+    before = endpoint_module.calls
+    result = runner.invoke(app, eval_args(reports, endpoint_module.api_base, root / "cache-ray", root / "ray-rerun",
+                                          "--ray", "local", "--workers", "2"))
+    assert result.exit_code == 0, result.output
+    assert endpoint_module.calls == before
+    assert same_outputs(root / "one", root / "ray-rerun") == []
+
+
+def test_a_worker_killed_mid_run_has_its_reports_judged_again(local_ray, collection, endpoint_module):
+    from judge.api import eval_config
+    from judge.run.evaluate import Inputs, Progress, evaluate, write_outputs
+    from judge.settings import ModelSettings
+
+    root, reports = collection
+    killed: list[str] = []
+
+    def kill_a_worker() -> None:
+        if killed:
+            return
+        for actor in ray.util.list_named_actors(all_namespaces=True):
+            if actor["name"].startswith("argue-judge-worker-"):
+                ray.kill(ray.get_actor(actor["name"], namespace=actor["namespace"]))
+                killed.append(actor["name"])
+                return
+
+    config = eval_config(ModelSettings("openai/fake", endpoint_module.api_base, "x"), cache=root / "cache-kill",
+                         ray="local", workers=2)
+    with Inputs.load([reports], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"], [EXAMPLES / "docs.jsonl"],
+                     root / "docstore-kill") as inputs:
+        evaluation = evaluate(inputs, config, Progress(sentence_done=kill_a_worker), out=root / "killed")
+        write_outputs(evaluation, root / "killed")
+    assert killed
+    assert any("died while judging unit" in message for message in evaluation.warnings), evaluation.warnings
+    assert same_outputs(root / "one", root / "killed") == []
+
+
+def test_the_driver_killed_mid_run_resumes_from_its_journal(local_ray, collection, endpoint_module):
+    from judge.api import eval_config
+    from judge.run.evaluate import Inputs, Progress, evaluate, write_outputs
+    from judge.settings import ModelSettings
+
+    root, reports = collection
+
+    class DriverKilled(Exception):
+        pass
+
+    def die() -> None:
+        raise DriverKilled
+
+    def run(resume: bool, progress: Progress):
+        config = eval_config(ModelSettings("openai/fake", endpoint_module.api_base, "x"),
+                             cache=root / "cache-resume", ray="local", workers=2, resume=resume)
+        with Inputs.load([reports], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"], [EXAMPLES / "docs.jsonl"],
+                         root / "docstore-resume") as inputs:
+            evaluation = evaluate(inputs, config, progress, out=root / "resumed")
+            write_outputs(evaluation, root / "resumed")
+        return evaluation
+
+    with pytest.raises(DriverKilled):
+        run(False, Progress(sentence_done=die))
+    journal = root / "resumed" / ".argue-run" / "judgments.jsonl"
+    assert journal.is_file() and journal.read_bytes()  # the reports of the first unit returned
+    evaluation = run(True, Progress())
+    assert 0 < evaluation.run["resumed_reports"] < 48
+    assert same_outputs(root / "one", root / "resumed") == []
+
+
+def test_a_worker_that_cannot_reach_the_model_server_is_one_line_naming_its_node(local_ray, tmp_path):
+    closed = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
+    result = runner.invoke(app, eval_args(EXAMPLES / "reports", closed, tmp_path / "cache", tmp_path / "out",
+                                          "--ray", "local", "--workers", "1"))
+    assert result.exit_code == 3, result.output
+    assert "the Ray worker on node 127.0.0.1" in result.output
+    assert "cannot reach the model server http://127.0.0.1:9/v1" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_ray_address_that_is_no_address_is_one_line_before_anything_starts(tmp_path):
+    result = runner.invoke(app, eval_args(EXAMPLES / "reports", "http://127.0.0.1:9/v1", tmp_path / "cache",
+                                          tmp_path / "out", "--ray", "runs/"))
+    assert result.exit_code == 3, result.output
+    assert "--ray 'runs/' is not local (a Ray runtime on this machine), auto, ray://HOST:PORT or HOST:PORT" \
+        in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_unreachable_ray_address_is_one_line_exit_3(tmp_path):
+    """In a fresh process: this module's runtime would be used as it is."""
+    command = [sys.executable, "-m", "judge.cli.app", *eval_args(
+        EXAMPLES / "reports", "http://127.0.0.1:9/v1", tmp_path / "cache", tmp_path / "out", "--ray",
+        "ray://127.0.0.1:9")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 3, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and "--ray ray://127.0.0.1:9: cannot start or reach the Ray cluster" in errors[0], errors
+    assert not (tmp_path / "out" / "judgments.jsonl").exists()
+
+
+def test_a_worker_that_cannot_import_the_package_is_named_by_its_node():
+    failure = RuntimeError("The actor died because of an error raised in its creation task, ray::JudgeWorker: "
+                           "Traceback (most recent call last): ModuleNotFoundError: No module named 'judge'")
+    line = worker_failure(failure, "10.0.0.7 (gpu7)")
+    assert line.startswith("the Ray worker on node 10.0.0.7 (gpu7) cannot import argue-judge "
+                           "(ModuleNotFoundError: No module named 'judge')")
+
+
+def test_max_cost_is_enforced_over_all_workers(local_ray, collection, endpoint_module, tmp_path):
+    """A budget far below what the run needs stops it (exit 4) whichever worker crosses it; what was judged
+    before is in the journal for --resume."""
+    root, reports = collection
+    result = runner.invoke(app, eval_args(reports, endpoint_module.api_base, tmp_path / "cache", tmp_path / "out",
+                                          "--ray", "local", "--workers", "2", "--max-cost", "0.002",
+                                          "--price-per-1k", "0.01"))
+    assert result.exit_code == 4, result.output
+    assert "budget reached" in result.output
+    assert not (tmp_path / "out" / "judgments.jsonl").exists()  # no finished run: its outputs were not written

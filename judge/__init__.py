@@ -26,7 +26,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ below l
     from judge.api import ScoredJudgments, calibrate, evaluate, read_judgments, score, write_judgments  # noqa: F401
 
 _API = ("evaluate", "score", "calibrate", "read_judgments", "write_judgments", "ScoredJudgments")
-__all__ = ["__version__", *_API]
+_NUGGETS = ("create_nuggets", "create_nuggets_async", "pool_nuggets", "pool_nuggets_async", "accept_candidates")
+__all__ = ["__version__", *_API, *_NUGGETS]
 
 
 def __getattr__(name: str) -> Any:
@@ -35,8 +36,12 @@ def __getattr__(name: str) -> Any:
         from judge import api
 
         return getattr(api, name)
+    if name in _NUGGETS:
+        from judge.nuggets import api as nuggets_api
+
+        return getattr(nuggets_api, name)
     raise AttributeError(f"module 'judge' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_API})
+    return sorted({*globals(), *_API, *_NUGGETS})

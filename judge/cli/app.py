@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "baseline": ("judge.cli.baseline", "app"),
     "import": ("judge.cli.interop", "import_app"),
     "export": ("judge.cli.interop", "export_app"),
+    "nuggets": ("judge.cli.nuggets", "app"),
 }
 
 

@@ -187,3 +187,21 @@ def test_api_is_usable_inside_a_running_loop(endpoint, tmp_path):
 
     created = asyncio.run(notebook_cell())
     assert all(len(bank.nuggets) <= 2 for bank in created.banks.values())
+
+
+def test_cli_pool_writes_candidates_and_their_page(endpoint, tmp_path):
+    from typer.testing import CliRunner
+
+    from judge.cli.app import app
+
+    docs, reports = _pool_inputs(tmp_path)
+    out = tmp_path / "candidates.jsonl"
+    result = CliRunner().invoke(app, ["nuggets", "pool", "--nuggets", str(BANKS), "--reports", str(reports),
+                                      "--requests", str(REQUESTS), "--docs", str(docs), "--out", str(out),
+                                      "--no-cache", "--model", "openai/fake", "--api-base", endpoint.api_base,
+                                      "--api-key", "none"])
+    assert result.exit_code == 0, result.output
+    assert "1 restate a bank answer, 1 refused" in result.output and "1 candidates" in result.output
+    page = (tmp_path / "candidates.jsonl.html").read_text()
+    assert "When did construction of the Marrowick flood barrier begin?" in page
+    assert "March 2021" in page and "<strong>2020</strong>" in page and "not reviewed" in page

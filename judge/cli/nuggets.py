@@ -118,10 +118,15 @@ def pool_command(
                               api_base=api_base, api_key=api_key, cache=None if no_cache else cache,
                               concurrency=concurrency, prompts_dir=prompts,
                               **_model_options(temperature, seed, timeout, threads))
+        from judge.formats import read_nugget_banks
+        from judge.view.candidates import write_candidates_page
+
+        page = write_candidates_page(read_nugget_banks(list(nuggets)), pooled.candidates,
+                                     out.with_name(out.name + ".html"), out.name)
     counts = pooled.counts
     console.print(f"{counts['sentences']} cited sentences, {counts['answers']} answers given, {counts['restated']} "
                   f"restate a bank answer, {counts['unattested']} refused (no cited document attests them), "
                   f"{len(pooled.candidates)} candidates; {counts['failed']} decisions failed", highlight=False)
     console.print(f"signature: {pooled.signature}", highlight=False, soft_wrap=True)
-    console.print(f"wrote {out}: set \"accept\" to true or false on each line, then pool --accept {out}",
+    console.print(f"wrote {out} and {page}: set \"accept\" to true or false on each line, then pool --accept {out}",
                   highlight=False, soft_wrap=True)

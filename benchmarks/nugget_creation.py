@@ -295,7 +295,7 @@ def pool_stage(args: argparse.Namespace) -> None:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     started = time.time()
-    pooled = judge.pool_nuggets(nuggets=HUMAN, reports=RUN / "reports.jsonl", requests=RUN / "requests.jsonl",
+    pooled = judge.pool_nuggets(nuggets=[HUMAN / f"nuggets_{r}.v3.json" for r in request_ids()], reports=RUN / "reports.jsonl", requests=RUN / "requests.jsonl",
                                 docs=RUN / "docs.jsonl", out=work / "candidates.jsonl", model=args.model,
                                 api_base=args.api_base, api_key=args.api_key, cache=work / "cache",
                                 concurrency=args.concurrency)

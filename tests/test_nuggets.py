@@ -205,3 +205,25 @@ def test_cli_pool_writes_candidates_and_their_page(endpoint, tmp_path):
     page = (tmp_path / "candidates.jsonl.html").read_text()
     assert "When did construction of the Marrowick flood barrier begin?" in page
     assert "March 2021" in page and "<strong>2020</strong>" in page and "not reviewed" in page
+
+
+def test_near_duplicate_questions_are_merged_by_content_word_overlap():
+    from judge.nuggets.create import CreationSettings, Drafted, _merge
+
+    drafted = [Drafted("r", "d1", "When did the Abraham Peace Agreement take place?", "2020", "s", "vital"),
+               Drafted("r", "d2", "When did the Abraham Agreement with Israel take place?", "2020", "s", "okay"),
+               Drafted("r", "d3", "Who brokered the Abraham Accords?", "the US", "s", "okay")]
+    _merge(drafted, CreationSettings())
+    assert drafted[0].nugget_id == drafted[1].nugget_id != drafted[2].nugget_id
+
+
+def test_doc_lists_read_runs_qrels_and_jsonl(tmp_path):
+    from judge.formats.doc_lists import read_doc_lists
+
+    path = tmp_path / "lists"
+    path.write_text("1 Q0 a 1 2.0 run\n1 Q0 b 2 1.0 run\n2 0 c 1\n2 0 d 0\n"
+                    '{"request_id": "3", "doc_ids": ["e"]}\n')
+    assert read_doc_lists(path) == {"1": ["a", "b"], "2": ["c"], "3": ["e"]}
+    path.write_text("1 Q0 a\n")
+    with pytest.raises(InputError, match=r"lists:1: 3 fields"):
+        read_doc_lists(path)

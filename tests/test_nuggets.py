@@ -227,3 +227,18 @@ def test_doc_lists_read_runs_qrels_and_jsonl(tmp_path):
     path.write_text("1 Q0 a\n")
     with pytest.raises(InputError, match=r"lists:1: 3 fields"):
         read_doc_lists(path)
+
+
+def test_cli_create_writes_banks_eval_reads(endpoint, tmp_path):
+    from typer.testing import CliRunner
+
+    from judge.cli.app import app
+
+    out = tmp_path / "banks"
+    result = CliRunner().invoke(app, ["nuggets", "create", "--requests", str(REQUESTS), "--docs", str(DOCS),
+                                      "--out", str(out), "--max-nuggets", "3", "--no-cache", "--model", "openai/fake",
+                                      "--api-base", endpoint.api_base, "--api-key", "none"])
+    assert result.exit_code == 0, result.output
+    assert "ex-101: 3 nuggets" in result.output and "read the review file" in result.output
+    assert sorted(p.name for p in out.iterdir()) == ["nuggets_ex-101.v3.json", "nuggets_ex-102.v3.json"]
+    assert (tmp_path / "banks.review.jsonl").is_file() and (tmp_path / "banks.summary.json").is_file()

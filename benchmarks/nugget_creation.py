@@ -103,7 +103,8 @@ def create(args: argparse.Namespace) -> None:
 # the people's banks, same fact?). Written before any created bank was read, from the people's questions of
 # requests 300, 303 and 308: paraphrases (same fact) and same-topic questions asking another fact.
 HAND_MATCHED = [
-    ("How many people died by suicide in Japan in 2020?", "How many Japanese died in 2020 as a result of suicide?", True),
+    ("How many people died by suicide in Japan in 2020?",
+     "How many Japanese died in 2020 as a result of suicide?", True),
     ("By what percentage did Japan's suicide rate rise in 2020 compared with 2019?",
      "How much did the suicide rate in Japan increase in 2020 relative to 2019?", True),
     ("On what date did Israel and the UAE sign the Abraham Accords?", "When were the Abraham Accords signed?", True),
@@ -115,7 +116,8 @@ HAND_MATCHED = [
      "Which are the first two Arab nations that signed the Accords?", True),
     ("When did Japan's suicide rate last reach this level?", "How many years has it been since Japan had the same "
      "high suicide rate as it did during the COVID 19 pandemic?", True),
-    ("How many women died by suicide in Japan in 2020?", "How many Japanese died in 2020 as a result of suicide?", False),
+    ("How many women died by suicide in Japan in 2020?",
+     "How many Japanese died in 2020 as a result of suicide?", False),
     ("Which gender has a higher suicide rate in Japan?",
      "Which gender contributed most to the increase in the suicide rate in Japan in 2020?", False),
     ("What did the Abraham Accords normalise?", "Who brokered the negotiation and signing of the Abraham Accords?",
@@ -295,7 +297,8 @@ def pool_stage(args: argparse.Namespace) -> None:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     started = time.time()
-    pooled = judge.pool_nuggets(nuggets=[HUMAN / f"nuggets_{r}.v3.json" for r in request_ids()], reports=RUN / "reports.jsonl", requests=RUN / "requests.jsonl",
+    banks = [HUMAN / f"nuggets_{r}.v3.json" for r in request_ids()]  # the 9 requests' banks (of 12)
+    pooled = judge.pool_nuggets(nuggets=banks, reports=RUN / "reports.jsonl", requests=RUN / "requests.jsonl",
                                 docs=RUN / "docs.jsonl", out=work / "candidates.jsonl", model=args.model,
                                 api_base=args.api_base, api_key=args.api_key, cache=work / "cache",
                                 concurrency=args.concurrency)

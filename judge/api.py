@@ -35,7 +35,13 @@ from judge.judging.judgments_reader import iter_judgments
 from judge.labels import CitationPolicy
 from judge.llm.cache_backends import DEFAULT_CACHE_DIR, local_directory
 from judge.llm.embedded import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
-from judge.nuggets.api import accept_candidates, create_nuggets, create_nuggets_async, pool_nuggets, pool_nuggets_async  # noqa: F401,E501
+from judge.nuggets.api import (  # noqa: F401  (re-exported: judge.create_nuggets ...)
+    accept_candidates,
+    create_nuggets,
+    create_nuggets_async,
+    pool_nuggets,
+    pool_nuggets_async,
+)
 from judge.settings import JudgeSettings, ModelSettings
 
 if TYPE_CHECKING:  # the model client loads only when a call judges something

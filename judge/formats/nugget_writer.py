@@ -98,7 +98,8 @@ def read_provenance(sources: Any) -> dict[AnswerKey, str]:
                     if not isinstance(answers, dict):
                         continue
                     question = nugget.get("question")
-                    nugget_id = nugget.get("question_id") or (derived_id(question) if isinstance(question, str) else None)
+                    derived = derived_id(question) if isinstance(question, str) else None
+                    nugget_id = nugget.get("question_id") or derived
                     for text, answer in answers.items():
                         if isinstance(answer, dict) and answer.get("provenance") in PROVENANCES and nugget_id:
                             found[(request_id, str(nugget_id), str(answer.get("answer", text)))] = answer["provenance"]

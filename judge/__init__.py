@@ -51,7 +51,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ below l
 # system sets on `judge` once they are imported, replacing any function of that name.
 _API = ("evaluate", "evaluate_async", "score", "calibrate", "calibrate_async", "html_view", "run_baselines",
         "baseline", "merge", "read_judgments", "write_judgments", "cache_stats", "clear_cache", "export_cache",
-        "import_cache", "evaluate_with", "evaluate_with_async", "EvalRequest", "ScoredJudgments", "HumanEstimates")
+        "import_cache", "evaluate_with", "evaluate_with_async", "EvalRequest", "ScoredJudgments", "HumanEstimates",
+        "create_nuggets", "create_nuggets_async", "pool_nuggets", "pool_nuggets_async", "accept_candidates")
 __all__ = ["__version__", *_API]
 
 

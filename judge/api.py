@@ -53,6 +53,13 @@ from judge.labels import CitationPolicy
 from judge.llm.cache.backends import DEFAULT_CACHE_DIR, local_directory
 from judge.llm.embedded.weights import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
 from judge.metrics.table import ScoreTable, select_measures
+from judge.nuggets.api import (  # the nuggets floor's calls, public here with the rest
+    accept_candidates,
+    create_nuggets,
+    create_nuggets_async,
+    pool_nuggets,
+    pool_nuggets_async,
+)
 from judge.settings import (
     CONFIDENCE,
     Bounds,
@@ -86,7 +93,8 @@ SAMPLE_DESIGNS = ("reports", "requests")  # how a --human sample was drawn (judg
 # In the order the reference (docs/python.md, generated) lists them.
 __all__ = ["evaluate", "evaluate_async", "score", "calibrate", "calibrate_async", "html_view", "run_baselines",
            "baseline", "merge", "read_judgments", "write_judgments", "cache_stats", "clear_cache", "export_cache",
-           "import_cache", "evaluate_with", "evaluate_with_async", "EvalRequest", "ScoredJudgments", "HumanEstimates"]
+           "import_cache", "evaluate_with", "evaluate_with_async", "EvalRequest", "ScoredJudgments", "HumanEstimates",
+           "create_nuggets", "create_nuggets_async", "pool_nuggets", "pool_nuggets_async", "accept_candidates"]
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -118,15 +118,16 @@ FLOORS: dict[str, set[str]] = {
     "metrics": {"kernel", "formats"},
     "judging": {"kernel", "formats", "llm", "defence"},
     "baselines": {"kernel", "formats", "judging"},
+    "nuggets": {"kernel", "formats", "llm", "defence", "judging"},
     "run": {"kernel", "formats", "llm", "defence", "judging", "metrics"},
     "calibration": {"kernel", "formats", "llm", "defence", "judging", "metrics"},
     "view": {"kernel", "formats", "judging", "metrics", "calibration"},
     "adapters": {"kernel", "formats", "llm", "defence", "judging", "metrics", "run"},
     "testing": {"kernel", "llm"},   # fakes of what llm/ talks to (an endpoint, a llama.cpp model)
     "api": {"kernel", "formats", "llm", "defence", "judging", "metrics", "run", "calibration", "baselines", "view",
-            "adapters"},
+            "adapters", "nuggets"},
     "cli": {"kernel", "formats", "llm", "defence", "judging", "metrics", "run", "calibration", "baselines", "view",
-            "adapters", "api"},
+            "adapters", "api", "nuggets"},
 }
 
 

@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "baseline": ("judge.cli.baseline", "app"),
     "import": ("judge.cli.interop", "import_app"),
     "export": ("judge.cli.interop", "export_app"),
+    "nuggets": ("judge.cli.nuggets", "app"),
 }
 
 # The Python API call behind each command (judge.api): the command parses options, makes this one call and prints
@@ -36,7 +37,7 @@ API_CALLS: dict[str, str] = {
     "cache stats": "cache_stats", "cache clear": "clear_cache", "cache export": "export_cache",
     "cache import": "import_cache", "baseline exam": "baseline", "baseline rouge": "baseline",
     "baseline pa-bleu": "baseline", "baseline pa-meteor": "baseline", "import auto-argue": "read_judgments",
-    "export auto-argue": "write_judgments",
+    "export auto-argue": "write_judgments", "nuggets create": "create_nuggets", "nuggets pool": "pool_nuggets",
 }
 
 

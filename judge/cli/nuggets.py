@@ -1,0 +1,129 @@
+"""`argue-judge nuggets create` and `argue-judge nuggets pool`: nugget banks from documents, and more answers for
+a bank's questions from runs (docs/nuggets.md). Each command parses its options and calls one API function
+(judge.nuggets.api); nothing changes a bank people wrote without `pool --accept`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from judge.api import accept_candidates, create_nuggets, pool_nuggets
+from judge.cli import options
+from judge.cli.errors import user_errors
+from judge.cli.render import console
+
+app = typer.Typer(help="Create nugget banks from documents; pool new answers from runs.", no_args_is_help=True)
+
+Requests = Annotated[Path, typer.Option("--requests", "-r", help="Requests file (JSONL).")]
+Docs = Annotated[list[Path], typer.Option("--docs", "-d", help="Documents (JSONL files or directories).")]
+
+
+def _model_options(temperature: float, seed: int, timeout: float, threads: int | None) -> dict[str, object]:
+    return {"temperature": temperature, "seed": seed, "timeout": timeout, "threads": threads}
+
+
+@app.command("create")
+def create_command(
+    requests: Requests,
+    docs: Docs,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for the banks; the review file and summary go "
+                                      "beside it (OUT.review.jsonl, OUT.summary.json).", file_okay=False,
+                                      callback=options.under_folders)],
+    doc_lists: Annotated[Path | None, typer.Option(
+        "--doc-lists", help="Which documents belong to which request: a TREC run, qrels, or JSONL "
+        "{request_id, doc_ids}. Default: every document for every request.")] = None,
+    gold_report: Annotated[list[Path] | None, typer.Option(
+        "--gold-report", help="Reports whose sentences are drafted from too (they attest nothing).")] = None,
+    max_nuggets: Annotated[int, options.number("--max-nuggets", "-k", bounds=options.COUNT,
+                                               help="Nuggets kept per request (K).")] = 10,
+    max_docs: Annotated[int | None, options.number("--max-docs", bounds=options.COUNT, help=(
+        "Draft from the top M documents of each request by the judge's relevance call (default: all)."))] = None,
+    bank_format: Annotated[str, typer.Option("--format", help="Bank layout: v3 (Auto-ARGUE, AutoJudge; keeps "
+                                             "bindings and provenance) or nuggetizer (castorini).")] = "v3",
+    model: options.Model = options.EMBEDDED_MODEL,
+    api_base: options.ApiBase = None,
+    api_key: options.ApiKey = None,
+    temperature: options.Temperature = 0.0,
+    seed: options.Seed = 0,
+    timeout: options.Timeout = 120.0,
+    threads: options.Threads = None,
+    concurrency: options.Concurrency = 4,
+    prompts: options.Prompts = None,
+    cache: options.Cache = options.DEFAULT_CACHE_TARGET,
+    no_cache: options.NoCache = False,
+    debug: options.Debug = False,
+) -> None:
+    """Draft nugget questions with short answers from each request's documents; every answer is bound only to
+    documents eval's supports_citation decision says attest it. Writes banks and a review file to read first."""
+    options.one_of(bank_format, ("v3", "nuggetizer"))
+    with user_errors(debug):
+        created = create_nuggets(requests=requests, docs=docs, out=out, doc_lists=doc_lists, gold_report=gold_report,
+                                 max_nuggets=max_nuggets, max_docs=max_docs, format=bank_format, model=model,
+                                 api_base=api_base, api_key=api_key, cache=None if no_cache else cache,
+                                 concurrency=concurrency, prompts_dir=prompts,
+                                 **_model_options(temperature, seed, timeout, threads))
+    for request_id, bank in created.banks.items():
+        answers = sum(len(n.answers) for n in bank.nuggets)
+        calls = created.calls[request_id]
+        console.print(f"{request_id}: {len(bank.nuggets)} nuggets, {answers} attested answers "
+                      f"({calls['asked']} decisions, {calls['answered']} asked of the model, {calls['failed']} failed)",
+                      highlight=False)
+    console.print(f"signature: {created.signature}", highlight=False, soft_wrap=True)
+    console.print(f"wrote {', '.join(str(p) for p in created.written)}; read the review file before using the banks",
+                  highlight=False, soft_wrap=True)
+
+
+@app.command("pool")
+def pool_command(
+    nuggets: Annotated[list[Path], typer.Option("--nuggets", "-n", help=f"Nugget banks: {options.NUGGET_FORMATS}.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Candidates file (JSONL) to review; with --accept, the "
+                                      "directory for the extended banks.", callback=options.under_folders)],
+    reports: Annotated[list[Path] | None, typer.Option("--reports", help="Runs' reports (JSONL files or "
+                                                       "directories).")] = None,
+    requests: Annotated[Path | None, typer.Option("--requests", "-r", help="Requests file (JSONL).")] = None,
+    docs: Annotated[list[Path] | None, typer.Option("--docs", "-d", help="Documents (JSONL).")] = None,
+    accept: Annotated[Path | None, typer.Option(
+        "--accept", help="Reviewed candidates (each with \"accept\": true or false): write the banks extended by "
+        "the accepted ones to --out.")] = None,
+    model: options.Model = options.EMBEDDED_MODEL,
+    api_base: options.ApiBase = None,
+    api_key: options.ApiKey = None,
+    temperature: options.Temperature = 0.0,
+    seed: options.Seed = 0,
+    timeout: options.Timeout = 120.0,
+    threads: options.Threads = None,
+    concurrency: options.Concurrency = 4,
+    prompts: options.Prompts = None,
+    cache: options.Cache = options.DEFAULT_CACHE_TARGET,
+    no_cache: options.NoCache = False,
+    debug: options.Debug = False,
+) -> None:
+    """Find answers to the banks' questions that runs' reports give and the banks lack, each attested by a
+    document the sentence cites; write them as candidates for review. --accept then adds the accepted ones."""
+    with user_errors(debug):
+        if accept is not None:
+            extended = accept_candidates(nuggets=nuggets, candidates=accept, out=out)
+            console.print(f"wrote {len(extended)} banks to {out}", highlight=False)
+            return
+        missing = [name for name, value in (("--reports", reports), ("--requests", requests), ("--docs", docs))
+                   if not value]
+        if missing:
+            raise typer.BadParameter(f"pooling needs {', '.join(missing)} (or --accept FILE to apply a review)")
+        pooled = pool_nuggets(nuggets=nuggets, reports=reports, requests=requests, docs=docs, out=out, model=model,
+                              api_base=api_base, api_key=api_key, cache=None if no_cache else cache,
+                              concurrency=concurrency, prompts_dir=prompts,
+                              **_model_options(temperature, seed, timeout, threads))
+        from judge.formats import read_nugget_banks
+        from judge.view.candidates import write_candidates_page
+
+        page = write_candidates_page(read_nugget_banks(list(nuggets)), pooled.candidates,
+                                     out.with_name(out.name + ".html"), out.name)
+    counts = pooled.counts
+    console.print(f"{counts['sentences']} cited sentences, {counts['answers']} answers given, {counts['restated']} "
+                  f"restate a bank answer, {counts['unattested']} refused (no cited document attests them), "
+                  f"{len(pooled.candidates)} candidates; {counts['failed']} decisions failed", highlight=False)
+    console.print(f"signature: {pooled.signature}", highlight=False, soft_wrap=True)
+    console.print(f"wrote {out} and {page}: set \"accept\" to true or false on each line, then pool --accept {out}",
+                  highlight=False, soft_wrap=True)

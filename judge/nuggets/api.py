@@ -1,0 +1,289 @@
+"""The Python API of nugget creation and pooling (re-exported by judge.api):
+
+    judge.create_nuggets(requests=..., docs=..., out=...)        banks from documents     (argue-judge nuggets create)
+    judge.pool_nuggets(nuggets=..., reports=..., requests=..., docs=..., out=...)
+                                                                  candidate answers        (argue-judge nuggets pool)
+    judge.accept_candidates(nuggets=..., candidates=..., out=...) the extended banks       (nuggets pool --accept)
+
+Each has an `*_async` twin; the sync calls work inside a running event loop (a notebook) by running in a thread of
+their own. Files written: banks (v3 `nuggets_<request>.v3.json`, or nuggetizer `nuggets.jsonl`) and, beside them,
+`<out>.review.jsonl` (every drafted answer, every binding asked, why anything was dropped) and
+`<out>.summary.json` (signature, calls and seconds per request); for pooling, the candidates JSONL with
+`<out>.refused.jsonl` and `<out>.summary.json`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from judge._version import __version__
+from judge.errors import InputError
+from judge.formats import DocumentStore, read_nugget_banks, read_reports, read_requests
+from judge.formats._jsonl import expand_paths, iter_jsonl
+from judge.formats.atomic import write_text_atomic
+from judge.formats.doc_lists import read_doc_lists
+from judge.formats.nugget_writer import AnswerKey, read_provenance, write_nuggetizer_banks, write_v3_banks
+from judge.llm.cache.backends import local_directory
+from judge.llm.cache.store import DEFAULT_CACHE_DIR, open_decision_cache
+from judge.llm.embedded.weights import EMBEDDED_MODEL
+from judge.settings import ModelSettings, PassagePolicy
+from judge.types import NuggetBank
+
+PathLike = str | Path
+BankFormat = Literal["v3", "nuggetizer"]
+T = TypeVar("T")
+# Drafting writes several nuggets per call: eval's 512 tokens cut a five-nugget draft short.
+CREATE_MAX_TOKENS = 1024
+
+__all__ = ["CreatedNuggets", "PooledNuggets", "accept_candidates", "create_nuggets", "create_nuggets_async",
+           "pool_nuggets", "pool_nuggets_async"]
+
+
+def run_sync(awaitable: Awaitable[T]) -> T:
+    """Run a coroutine to its end, also from inside a running event loop (there: in a thread of its own)."""
+    async def wrap() -> T:
+        return await awaitable
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(wrap())
+    box: dict[str, Any] = {}
+
+    def worker() -> None:
+        try:
+            box["value"] = asyncio.run(wrap())
+        except BaseException as exc:  # noqa: BLE001 -- re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+@dataclass(frozen=True)
+class CreatedNuggets:
+    """What `create_nuggets` returns: the banks, the review rows, the signature, and per request the decisions
+    asked (`calls`: asked, answered by the model, failed) and seconds taken."""
+
+    banks: dict[str, NuggetBank]
+    review: list[dict[str, Any]]
+    signature: str
+    calls: dict[str, dict[str, Any]]
+    seconds: dict[str, float]
+    statements: dict[AnswerKey, str] = field(repr=False, default_factory=dict)
+    written: list[Path] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PooledNuggets:
+    """What `pool_nuggets` returns: the candidates (each with `"accept": null` for a person to set), the answers
+    refused (no cited document attests them), the counts and the signature."""
+
+    candidates: list[dict[str, Any]]
+    refused: list[dict[str, Any]]
+    counts: dict[str, int]
+    calls: dict[str, Any]
+    signature: str
+
+
+# judge.nuggets.asking, .create and .pool load the model client: they are imported by the calls that judge, so
+# `import judge` (which re-exports these functions) stays light.
+
+
+def _client(model: str, api_base: str | None, api_key: str | None, cache: Any, concurrency: int,
+            options: dict[str, Any]) -> Any:
+    from judge.llm.client import DecisionClient
+
+    return DecisionClient(ModelSettings(model, api_base, api_key, **options), cache, concurrency=concurrency)
+
+
+def _signature(command: str, settings: ModelSettings, decisions: tuple[str, ...], prompts_dir: Path | None,
+               tag: str) -> str:
+    from judge.nuggets.asking import prompt_hashes
+
+    return (f"argue-judge:{__version__}|judge:{settings.model}|t={settings.temperature}|seed={settings.seed}|"
+            f"max-tokens={settings.max_tokens}|{command}:{prompt_hashes(decisions, prompts_dir)}|{tag}")
+
+
+def _paths(value: PathLike | Sequence[PathLike] | None) -> list[Path]:
+    if value is None:
+        return []
+    return [Path(value)] if isinstance(value, str | Path) else [Path(v) for v in value]
+
+
+def _sidecar(out: Path, suffix: str) -> Path:
+    return out.with_name(out.name + suffix)
+
+
+def _refuse_peoples_banks(out: Path) -> None:
+    """Creation never writes over a bank that holds an answer not created by the judge."""
+    if not out.is_dir() or not expand_paths([out], patterns=("*.json", "*.json.gz", "*.jsonl", "*.jsonl.gz")):
+        return
+    created = read_provenance([out])
+    for request_id, bank in read_nugget_banks([out]).items():
+        for nugget in bank.nuggets:
+            for answer in nugget.answers:
+                if created.get((request_id, nugget.nugget_id, answer.text)) != "created":
+                    raise InputError(f"holds a bank with answers people wrote (request {request_id!r}); creation "
+                                     "never writes over them: choose another --out", str(out))
+
+
+async def create_nuggets_async(*, requests: PathLike, docs: PathLike | Sequence[PathLike],
+                               out: PathLike | None = None, doc_lists: PathLike | None = None,
+                               gold_report: PathLike | Sequence[PathLike] | None = None, max_nuggets: int = 10,
+                               max_docs: int | None = None, per_document: int = 5, format: BankFormat = "v3",
+                               model: str = EMBEDDED_MODEL, api_base: str | None = None, api_key: str | None = None,
+                               cache: PathLike | None = str(DEFAULT_CACHE_DIR), concurrency: int = 4,
+                               prompts_dir: PathLike | None = None, passages: PassagePolicy | None = None,
+                               **model_options: Any) -> CreatedNuggets:
+    """Create a nugget bank per request from its documents (see judge.nuggets.create for the steps).
+
+    `requests`: the requests file; `docs`: the documents; `doc_lists`: which documents belong to which request
+    (a TREC run, qrels or JSONL; without it every document is every request's); `gold_report`: reports whose
+    sentences are drafted from too (they attest nothing); `max_nuggets` (K), `max_docs` (M: the top documents by
+    the relevance decision); `format`: the banks' layout when `out` is given."""
+    from judge.nuggets.asking import Asker
+    from judge.nuggets.create import CREATION_DECISIONS, CreationSettings, create_request, documents_of
+
+    if format not in ("v3", "nuggetizer"):
+        raise ValueError(f"format must be 'v3' or 'nuggetizer', not {format!r}")
+    settings = CreationSettings(max_nuggets=max_nuggets, max_docs=max_docs, per_document=per_document,
+                                passages=passages or PassagePolicy())
+    model_options.setdefault("max_tokens", CREATE_MAX_TOKENS)
+    out_path = Path(out) if out is not None else None
+    if out_path is not None:
+        _refuse_peoples_banks(out_path)
+    reqs = read_requests(requests)
+    lists = read_doc_lists(doc_lists) if doc_lists is not None else None
+    if lists is not None:
+        unknown = sorted(set(lists) - set(reqs))
+        if unknown:
+            raise InputError(f"documents listed for unknown request {unknown[0]!r}; give it in the requests file",
+                             str(doc_lists))
+        reqs = {rid: r for rid, r in reqs.items() if rid in lists}
+    gold: dict[str, list[Any]] = {}
+    for report in read_reports(_paths(gold_report)) if gold_report is not None else []:
+        gold.setdefault(report.request_id, []).append(report)
+    prompts = Path(prompts_dir) if prompts_dir is not None else None
+    decision_cache = open_decision_cache(cache) if cache is not None else None
+    try:
+        index = local_directory(cache if cache is not None else DEFAULT_CACHE_DIR) / "docstore"
+        with DocumentStore.open(_paths(docs), index) as store:
+            all_ids = [str(row["doc_id"]) for path in expand_paths(_paths(docs)) for _, row in iter_jsonl(path)
+                       if "doc_id" in row] if lists is None else []
+            documents = documents_of(list(reqs), lists, all_ids, store, str(doc_lists or docs))
+            client = _client(model, api_base, api_key, decision_cache, concurrency, model_options)
+            asker = Asker(client, prompts)
+            made = [await create_request(reqs[rid], documents[rid], asker, settings, gold.get(rid, []))
+                    for rid in reqs]
+    finally:
+        if decision_cache is not None:
+            decision_cache.close()
+    signature = _signature("create", client.settings, CREATION_DECISIONS, prompts, settings.tag)
+    banks = {m.bank.request_id: m.bank for m in made}
+    statements = {k: v for m in made for k, v in m.statements.items()}
+    created = CreatedNuggets(
+        banks=banks, review=[row for m in made for row in m.review], signature=signature,
+        calls={m.bank.request_id: {"asked": m.calls.asked, "answered": m.calls.answered, "failed": m.calls.failed,
+                                   **m.calls.by_decision} for m in made},
+        seconds={m.bank.request_id: round(m.seconds, 3) for m in made}, statements=statements)
+    if out_path is None:
+        return created
+    provenance = {(rid, n.nugget_id, a.text): "created" for rid, b in banks.items() for n in b.nuggets
+                  for a in n.answers}
+    creator = {"tool": "argue-judge nuggets create", "signature": signature}
+    if format == "v3":
+        written = write_v3_banks(out_path, banks, provenance, creator)
+    else:
+        written = write_nuggetizer_banks(out_path, banks, {rid: r.problem_statement for rid, r in reqs.items()},
+                                         statements)
+    review = _sidecar(out_path, ".review.jsonl")
+    write_text_atomic(review, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in created.review))
+    summary = {"signature": signature, "banks": {rid: len(b.nuggets) for rid, b in banks.items()},
+               "calls": created.calls, "seconds": created.seconds}
+    write_text_atomic(_sidecar(out_path, ".summary.json"), json.dumps(summary, indent=2) + "\n")
+    return CreatedNuggets(**{**created.__dict__, "written": [*written, review]})
+
+
+def create_nuggets(**kwargs: Any) -> CreatedNuggets:
+    """`create_nuggets_async`, run to its end (also from inside a running event loop)."""
+    return run_sync(create_nuggets_async(**kwargs))
+
+
+async def pool_nuggets_async(*, nuggets: PathLike | Sequence[PathLike], reports: PathLike | Sequence[PathLike],
+                             requests: PathLike, docs: PathLike | Sequence[PathLike], out: PathLike | None = None,
+                             model: str = EMBEDDED_MODEL, api_base: str | None = None, api_key: str | None = None,
+                             cache: PathLike | None = str(DEFAULT_CACHE_DIR), concurrency: int = 4,
+                             prompts_dir: PathLike | None = None, passages: PassagePolicy | None = None,
+                             **model_options: Any) -> PooledNuggets:
+    """Candidate new answers to the banks' questions from the reports' cited sentences (judge.nuggets.pool).
+    Nothing changes a bank: `out` gets the candidates (each `"accept": null`) for a person to review, then
+    `accept_candidates`."""
+    from judge.nuggets.asking import Asker
+    from judge.nuggets.pool import POOL_DECISIONS, check_banks, pool
+
+    banks = read_nugget_banks(_paths(nuggets))
+    reqs = read_requests(requests)
+    check_banks(banks, reqs, ", ".join(map(str, _paths(nuggets))))
+    runs = read_reports(_paths(reports))
+    policy = passages or PassagePolicy()
+    prompts = Path(prompts_dir) if prompts_dir is not None else None
+    decision_cache = open_decision_cache(cache) if cache is not None else None
+    try:
+        index = local_directory(cache if cache is not None else DEFAULT_CACHE_DIR) / "docstore"
+        with DocumentStore.open(_paths(docs), index) as store:
+            client = _client(model, api_base, api_key, decision_cache, concurrency, model_options)
+            pooled = await pool(runs, banks, reqs, store, Asker(client, prompts), policy)
+    finally:
+        if decision_cache is not None:
+            decision_cache.close()
+    signature = _signature("pool", client.settings, POOL_DECISIONS, prompts, policy.tag)
+    result = PooledNuggets(pooled.candidates, pooled.refused, pooled.counts.as_dict(),
+                           {"asked": pooled.calls.asked, "answered": pooled.calls.answered,
+                            "failed": pooled.calls.failed, **pooled.calls.by_decision}, signature)
+    if out is not None:
+        out_path = Path(out)
+        lines = "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in result.candidates)
+        write_text_atomic(out_path, lines)
+        write_text_atomic(_sidecar(out_path, ".refused.jsonl"),
+                          "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in result.refused))
+        write_text_atomic(_sidecar(out_path, ".summary.json"), json.dumps(
+            {"signature": signature, "candidates": len(result.candidates), "counts": result.counts,
+             "calls": result.calls}, indent=2) + "\n")
+    return result
+
+
+def pool_nuggets(**kwargs: Any) -> PooledNuggets:
+    """`pool_nuggets_async`, run to its end (also from inside a running event loop)."""
+    return run_sync(pool_nuggets_async(**kwargs))
+
+
+def accept_candidates(*, nuggets: PathLike | Sequence[PathLike], candidates: PathLike, out: PathLike
+                      ) -> dict[str, NuggetBank]:
+    """The banks extended by the candidates a person marked `"accept": true` (each one needs true or false),
+    written to `out` as v3 banks: the added answers `pooled`, the others keep their provenance (`person` when the
+    bank recorded none). `out` must not be where the banks were read from."""
+    from judge.nuggets.pool import accept
+
+    sources = _paths(nuggets)
+    out_path = Path(out)
+    if any(out_path.resolve() == s.resolve() or out_path.resolve() == s.resolve().parent for s in sources):
+        raise InputError("is where the banks were read from; write the extended banks elsewhere and compare",
+                         str(out_path))
+    banks = read_nugget_banks(sources)
+    reviewed = [(line, row) for line, row in iter_jsonl(Path(candidates))]
+    extended, added = accept(banks, reviewed, str(candidates))
+    provenance: dict[AnswerKey, str] = dict(read_provenance(sources))
+    provenance.update(dict.fromkeys(added, "pooled"))
+    write_v3_banks(out_path, extended, provenance)
+    return extended

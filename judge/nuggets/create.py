@@ -1,0 +1,236 @@
+"""Nugget banks from documents: `create_banks` drafts questions with short answers from each request's
+documents, binds every answer to the documents that attest it (eval's supports_citation decision), merges
+near-duplicate questions and keeps at most K nuggets per request.
+
+Per request:
+1. the documents: all that are given, or (`max_docs`) the top ones by the document_relevance decision (ties in
+   input order);
+2. drafting: one draft_nuggets call per document (and per gold report, whose sentences are a source of questions
+   but never attest anything);
+3. merging: a drafted question whose content words overlap an earlier one's by at least `merge_overlap`
+   (Jaccard, judge.nuggets.text) is the same nugget; answers with the same normalised text are one answer;
+4. binding: each answer's statement is put to supports_citation against the document it was drafted from and
+   against up to `max_extra_bindings` other documents of the request that contain most of the answer's words;
+   an answer bound to no document is dropped (a bank never holds an unattested answer), and so is a nugget left
+   without answers;
+5. the K kept: vital before okay, then by the number of attesting documents, then in drafting order.
+
+Every drafted item, every binding asked and why an item was dropped are in the review rows, which the command
+writes beside the banks for a person to read before the banks are used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from judge.errors import InputError
+from judge.formats.nugget_fields import derived_id
+from judge.judging.decisions import supports_citation
+from judge.judging.decisions.spec import DocumentLookup
+from judge.labels import Importance
+from judge.nuggets.asking import Asker, Calls
+from judge.nuggets.decisions import document_relevance, draft_nuggets
+from judge.nuggets.decisions.common import MAX_DOCUMENT_CHARS
+from judge.nuggets.text import normalised, overlap, share_in
+from judge.settings import PassagePolicy
+from judge.types import Answer, Document, Nugget, NuggetBank, Report, Request
+
+CREATION_DECISIONS = ("document_relevance", "draft_nuggets", "supports_citation")
+
+
+@dataclass(frozen=True)
+class CreationSettings:
+    """What changes a created bank besides the model and the prompts (all of it is in the signature)."""
+
+    max_nuggets: int = 10            # K: nuggets kept per request
+    max_docs: int | None = None      # M: documents drafted from per request (None: all)
+    per_document: int = 5            # nuggets one drafting call may propose
+    merge_overlap: float = 0.6       # question overlap (Jaccard of content words) that makes two nuggets one
+    bind_share: float = 0.6          # share of an answer's words a document must hold to be asked about it
+    max_extra_bindings: int = 3      # documents besides the drafting one asked to attest each answer
+    passages: PassagePolicy = field(default_factory=PassagePolicy)
+
+    def __post_init__(self) -> None:
+        if self.max_nuggets < 1:
+            raise ValueError(f"max_nuggets must be at least 1, not {self.max_nuggets}")
+        if self.max_docs is not None and self.max_docs < 1:
+            raise ValueError(f"max_docs must be at least 1 (or None for all documents), not {self.max_docs}")
+        if not 1 <= self.per_document <= draft_nuggets.MAX_DRAFTED:
+            raise ValueError(f"per_document must be 1..{draft_nuggets.MAX_DRAFTED}, not {self.per_document}")
+        if not 0.0 < self.merge_overlap <= 1.0:
+            raise ValueError(f"merge_overlap must be in (0, 1], not {self.merge_overlap}")
+
+    @property
+    def tag(self) -> str:
+        docs = "all" if self.max_docs is None else str(self.max_docs)
+        return (f"K={self.max_nuggets},M={docs},per-doc={self.per_document},merge=jaccard{self.merge_overlap},"
+                f"bind={self.bind_share}x{self.max_extra_bindings},doc-chars={MAX_DOCUMENT_CHARS},"
+                f"{self.passages.tag}")
+
+
+@dataclass
+class Drafted:
+    """One drafted answer on its way to a bank (or not), as the review row shows it."""
+
+    request_id: str
+    source: str                     # the document (or gold:<run>) it was drafted from
+    question: str
+    answer: str
+    statement: str
+    importance: Importance
+    nugget_id: str = ""
+    bindings: list[dict[str, Any]] = field(default_factory=list)
+    status: str = "drafted"         # kept | dropped: <why>
+
+    def row(self) -> dict[str, Any]:
+        return {"kind": "answer", "request_id": self.request_id, "source": self.source,
+                "nugget_id": self.nugget_id, "question": self.question, "answer": self.answer,
+                "statement": self.statement, "importance": self.importance, "bindings": self.bindings,
+                "status": self.status}
+
+
+@dataclass
+class RequestCreation:
+    """What creation made of one request."""
+
+    bank: NuggetBank
+    statements: dict[tuple[str, str, str], str]
+    review: list[dict[str, Any]]
+    calls: Calls
+    seconds: float
+
+
+async def create_request(request: Request, documents: list[Document], asker: Asker, settings: CreationSettings,
+                         gold: list[Report] = ()) -> RequestCreation:
+    """One request's bank from its documents (see the module's steps)."""
+    started = time.perf_counter()
+    calls = Calls()
+    review: list[dict[str, Any]] = []
+    chosen = await _choose(request, documents, asker, settings, calls, review)
+    sources: list[Document] = chosen + [_gold_source(report) for report in gold]
+    drafts = await asyncio.gather(*(asker.creation(draft_nuggets.prepare(request, doc, settings.per_document), calls)
+                                    for doc in sources))
+    drafted: list[Drafted] = []
+    for doc, (response, error) in zip(sources, drafts, strict=True):
+        if response is None:
+            review.append({"kind": "draft_failed", "request_id": request.request_id, "source": doc.doc_id,
+                           "error": error})
+            continue
+        for item in response.nuggets:  # type: ignore[attr-defined]
+            drafted.append(Drafted(request.request_id, doc.doc_id, item.question.strip(), item.answer.strip(),
+                                   item.statement.strip(), item.importance))
+    _merge(drafted, settings)
+    by_id = {doc.doc_id: doc for doc in chosen}
+    await asyncio.gather(*(_bind(request, d, chosen, by_id, asker, settings, calls) for d in drafted))
+    bank, statements = _bank(request.request_id, drafted, settings)
+    review.extend(d.row() for d in drafted)
+    return RequestCreation(bank, statements, review, calls, time.perf_counter() - started)
+
+
+async def _choose(request: Request, documents: list[Document], asker: Asker, settings: CreationSettings,
+                  calls: Calls, review: list[dict[str, Any]]) -> list[Document]:
+    if settings.max_docs is None or len(documents) <= settings.max_docs:
+        return documents
+    responses = await asyncio.gather(*(asker.creation(document_relevance.prepare(request, doc), calls)
+                                       for doc in documents))
+    grades = [document_relevance.GRADE[r.relevance] if r is not None else -1  # type: ignore[attr-defined]
+              for r, _ in responses]
+    order = sorted(range(len(documents)), key=lambda i: (-grades[i], i))
+    kept = set(order[: settings.max_docs])
+    for i, doc in enumerate(documents):
+        relevance = responses[i][0].relevance if responses[i][0] is not None else None  # type: ignore[attr-defined]
+        review.append({"kind": "document", "request_id": request.request_id, "doc_id": doc.doc_id,
+                       "relevance": relevance, "chosen": i in kept})
+    return [doc for i, doc in enumerate(documents) if i in kept]
+
+
+def _gold_source(report: Report) -> Document:
+    """A gold report as a drafting source: its sentences, without citations. It attests nothing."""
+    return Document(doc_id=f"gold:{report.run_id}", title=None, text=" ".join(s.text for s in report.sentences))
+
+
+def _merge(drafted: list[Drafted], settings: CreationSettings) -> None:
+    """Give near-duplicate questions one nugget id (the first question's)."""
+    firsts: list[Drafted] = []
+    for item in drafted:
+        same = next((f for f in firsts if overlap(f.question, item.question) >= settings.merge_overlap), None)
+        if same is None:
+            item.nugget_id = derived_id(item.question)
+            firsts.append(item)
+        else:
+            item.nugget_id = same.nugget_id
+
+
+async def _bind(request: Request, item: Drafted, chosen: list[Document], by_id: dict[str, Document], asker: Asker,
+                settings: CreationSettings, calls: Calls) -> None:
+    """Ask supports_citation of the drafting document and of the others that hold most of the answer's words."""
+    probe = item.answer if share_in(item.answer, item.answer) else item.statement
+    targets = [by_id[item.source]] if item.source in by_id else []
+    others = [d for d in chosen if d.doc_id != item.source and share_in(probe, d.text) >= settings.bind_share]
+    targets += others[: settings.max_extra_bindings]
+    records = await asyncio.gather(*(asker.decision(
+        supports_citation.prepare(request, item.statement, [doc], settings.passages), calls) for doc in targets))
+    for doc, record in zip(targets, records, strict=True):
+        item.bindings.append({"doc_id": doc.doc_id, "verdict": record.verdict, "evidence": record.evidence,
+                              "confidence": record.confidence, "error": record.error})
+
+
+def _bank(request_id: str, drafted: list[Drafted], settings: CreationSettings
+          ) -> tuple[NuggetBank, dict[tuple[str, str, str], str]]:
+    questions: dict[str, str] = {}
+    importance: dict[str, Importance] = {}
+    answers: dict[str, dict[str, tuple[str, dict[str, None], str]]] = {}  # nugget -> normalised -> (text, docs, st)
+    order: list[str] = []
+    for item in drafted:
+        attested = [b["doc_id"] for b in item.bindings if b["verdict"] is True]
+        if not attested:
+            item.status = ("dropped: no document was asked (the answer's words are in none)" if not item.bindings
+                           else "dropped: no document attests it")
+            continue
+        item.status = "kept"
+        if item.nugget_id not in questions:
+            questions[item.nugget_id] = item.question
+            order.append(item.nugget_id)
+        if item.importance == "vital":
+            importance[item.nugget_id] = "vital"
+        importance.setdefault(item.nugget_id, item.importance)
+        held = answers.setdefault(item.nugget_id, {})
+        key = normalised(item.answer)
+        text, docs, statement = held.get(key, (item.answer, {}, item.statement))
+        docs.update(dict.fromkeys(attested))
+        held[key] = (text, docs, statement)
+    def rank(nugget_id: str) -> tuple[int, int, int]:
+        documents = {d for _, docs, _ in answers[nugget_id].values() for d in docs}
+        return (importance[nugget_id] != "vital", -len(documents), order.index(nugget_id))
+    kept = sorted(order, key=rank)[: settings.max_nuggets]
+    for item in drafted:
+        if item.status == "kept" and item.nugget_id not in kept:
+            item.status = f"dropped: beyond the {settings.max_nuggets} nuggets kept for the request"
+    nuggets = []
+    statements: dict[tuple[str, str, str], str] = {}
+    for nugget_id in sorted(kept, key=order.index):
+        held = answers[nugget_id]
+        nuggets.append(Nugget(nugget_id=nugget_id, question=questions[nugget_id], importance=importance[nugget_id],
+                              answers=tuple(Answer(text=t, doc_ids=tuple(d)) for t, d, _ in held.values())))
+        for text, _, statement in held.values():
+            statements[(request_id, nugget_id, text)] = statement
+    return NuggetBank(request_id=request_id, nuggets=tuple(nuggets)), statements
+
+
+def documents_of(request_ids: list[str], doc_lists: dict[str, list[str]] | None, all_ids: list[str],
+                 store: DocumentLookup, where: str) -> dict[str, list[Document]]:
+    """Each request's documents found in the store: its list (or every document given); a request left with
+    none is an InputError (a bank drafted from nothing would be empty, not a bank)."""
+    found: dict[str, list[Document]] = {}
+    for request_id in request_ids:
+        ids = doc_lists.get(request_id, []) if doc_lists is not None else all_ids
+        docs = [d for d in (store.get(i) for i in ids) if d is not None]
+        if not docs:
+            listed = f"{len(ids)} listed, none in the documents given" if ids else "none listed"
+            raise InputError(f"no documents for request {request_id!r} ({listed}); list its documents or drop the "
+                             "request", where)
+        found[request_id] = docs
+    return found

@@ -1,0 +1,39 @@
+"""Cheap text rules of creation and pooling: when two questions are near-duplicates, when two answers are the
+same, and which documents may attest an answer (worth a supports_citation call)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_STOPWORDS = frozenset(
+    "a an the of in on at to for from by with and or but is are was were be been has have had it its this that "
+    "these those as about into will would can could also which who whom whose what when where why how there their "
+    "them they he she his her our we you your not no than then so such very do does did many much".split())
+
+
+def normalised(text: str) -> str:
+    """Case, accents, punctuation and spacing removed: two answers with the same normalised text are one."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode() or text
+    return " ".join(_WORD.findall(folded.casefold()))
+
+
+def content_words(text: str) -> frozenset[str]:
+    return frozenset(w for w in normalised(text).split() if w not in _STOPWORDS)
+
+
+def overlap(a: str, b: str) -> float:
+    """Jaccard overlap of the content words of two texts (0 when either has none)."""
+    left, right = content_words(a), content_words(b)
+    if not left or not right:
+        return 0.0
+    return len(left & right) / len(left | right)
+
+
+def share_in(text: str, document: str) -> float:
+    """The share of `text`'s content words that occur in `document`."""
+    words = content_words(text)
+    if not words:
+        return 0.0
+    return len(words & content_words(document)) / len(words)

@@ -1,0 +1,244 @@
+"""Nugget creation and pooling against the fake endpoint (judge.testing.nugget_responders answers the creation
+decisions, smart_responder's rules eval's): banks from the bundled example's documents, planted pool answers,
+bad inputs, byte-identical reruns."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from judge.errors import InputError
+from judge.formats import read_nugget_banks
+from judge.formats.nugget_writer import read_provenance
+from judge.nuggets import api
+from judge.testing import FakeEndpoint
+from judge.testing.nugget_responders import nugget_responder
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+REQUESTS, DOCS, BANKS = EXAMPLES / "requests.jsonl", EXAMPLES / "docs.jsonl", EXAMPLES / "nuggets"
+
+
+@pytest.fixture(scope="module")
+def endpoint():
+    with FakeEndpoint(nugget_responder) as model:
+        yield model
+
+
+def _model(endpoint) -> dict:
+    return {"model": "openai/fake", "api_base": endpoint.api_base, "api_key": "none"}
+
+
+def test_created_bank_is_v3_read_back_and_every_answer_attested(endpoint, tmp_path):
+    out = tmp_path / "banks"
+    created = api.create_nuggets(requests=REQUESTS, docs=DOCS, out=out, max_nuggets=4, cache=tmp_path / "cache",
+                                 **_model(endpoint))
+    banks = read_nugget_banks([out])  # eval's reader
+    assert set(banks) == {"ex-101", "ex-102"}
+    assert all(1 <= len(bank.nuggets) <= 4 for bank in banks.values())
+    raw = json.loads((out / "nuggets_ex-101.v3.json").read_text())
+    assert raw["format_version"] == "v3" and raw["creator"]["signature"] == created.signature
+    provenance = read_provenance([out])
+    review = [json.loads(line) for line in (tmp_path / "banks.review.jsonl").read_text().splitlines()]
+    kept = [row for row in review if row.get("status") == "kept"]
+    for request_id, bank in banks.items():
+        for nugget in bank.nuggets:
+            for answer in nugget.answers:
+                assert provenance[(request_id, nugget.nugget_id, answer.text)] == "created"
+                assert answer.doc_ids, "a created answer is bound to at least one document"
+                # each binding is a supports_citation verdict recorded in the review file
+                rows = [r for r in kept if r["nugget_id"] == nugget.nugget_id and r["answer"] == answer.text]
+                confirmed = {b["doc_id"] for r in rows for b in r["bindings"] if b["verdict"] is True}
+                assert set(answer.doc_ids) <= confirmed
+    assert "create:dr=" in created.signature and "+sc=" in created.signature
+    assert all(c["supports_citation"] >= 1 for c in created.calls.values())
+
+
+def test_unattested_draft_is_dropped(tmp_path):
+    def liar(request):
+        reply = nugget_responder(request)
+        if "nuggets" in reply:  # every drafted statement claims something no document says
+            for nugget in reply["nuggets"]:
+                nugget["statement"] = "The barrier was paid for by a lottery in 1850."
+        return reply
+
+    with FakeEndpoint(liar) as model:
+        created = api.create_nuggets(requests=REQUESTS, docs=DOCS, cache=None, **_model(model))
+    assert all(not bank.nuggets for bank in created.banks.values())
+    assert {row["status"] for row in created.review if row["kind"] == "answer"} == {
+        "dropped: no document attests it"}
+
+
+def test_max_docs_asks_relevance_and_nuggetizer_format_reads_back(endpoint, tmp_path):
+    out = tmp_path / "nz"
+    created = api.create_nuggets(requests=REQUESTS, docs=DOCS, out=out, max_docs=2, format="nuggetizer",
+                                 cache=None, **_model(endpoint))
+    assert all(c.get("document_relevance", 0) > 2 for c in created.calls.values())
+    chosen = [r for r in created.review if r["kind"] == "document" and r["chosen"]]
+    assert len(chosen) == 2 * len(created.banks)
+    line = json.loads((out / "nuggets.jsonl").read_text().splitlines()[0])
+    assert set(line) == {"qid", "query", "nuggets"} and set(line["nuggets"][0]) == {"text", "importance"}
+    assert set(read_nugget_banks([out])) == set(created.banks)
+
+
+def test_rerun_is_byte_identical(endpoint, tmp_path):
+    cache = tmp_path / "cache"
+    for name in ("one", "two"):
+        api.create_nuggets(requests=REQUESTS, docs=DOCS, out=tmp_path / name, cache=cache, **_model(endpoint))
+    for path in (tmp_path / "one").iterdir():
+        assert path.read_bytes() == (tmp_path / "two" / path.name).read_bytes()
+    assert (tmp_path / "one.review.jsonl").read_bytes() == (tmp_path / "two.review.jsonl").read_bytes()
+
+
+def test_no_documents_for_a_request_is_one_line(endpoint, tmp_path):
+    lists = tmp_path / "lists.jsonl"
+    lists.write_text('{"request_id": "ex-101", "doc_ids": ["ex-d01"]}\n{"request_id": "ex-102", "doc_ids": ["nope"]}\n')
+    with pytest.raises(InputError, match=r"no documents for request 'ex-102' \(1 listed, none in the documents"):
+        api.create_nuggets(requests=REQUESTS, docs=DOCS, doc_lists=lists, cache=None, **_model(endpoint))
+
+
+def test_creation_never_overwrites_a_bank_people_wrote(endpoint, tmp_path):
+    people = tmp_path / "people"
+    shutil.copytree(BANKS, people)
+    with pytest.raises(InputError, match="answers people wrote"):
+        api.create_nuggets(requests=REQUESTS, docs=DOCS, out=people, cache=None, **_model(endpoint))
+
+
+PLANTED_DOC = {"doc_id": "ex-planted", "title": "Survey crews at the quay",
+               "text": "Preparatory construction of the Marrowick flood barrier began in late 2020, when survey "
+                       "crews drilled the quay."}
+REPORTS = [
+    {"metadata": {"run_id": "run-pool", "topic_id": "ex-101"}, "responses": [
+        {"text": "Construction of the Marrowick flood barrier began in late 2020.", "citations": ["ex-planted"]},
+        {"text": "Construction of the Marrowick flood barrier began in June 2019.", "citations": ["ex-d01"]},
+        {"text": "Construction of the Marrowick flood barrier began in March 2021.", "citations": ["ex-d01"]},
+    ]},
+]
+
+
+def _pool_inputs(tmp_path: Path) -> tuple[Path, Path]:
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(DOCS.read_text() + json.dumps(PLANTED_DOC) + "\n")
+    reports = tmp_path / "reports.jsonl"
+    reports.write_text("".join(json.dumps(r) + "\n" for r in REPORTS))
+    return docs, reports
+
+
+def test_pool_finds_the_planted_answer_and_refuses_the_unattested(endpoint, tmp_path):
+    docs, reports = _pool_inputs(tmp_path)
+    out = tmp_path / "candidates.jsonl"
+    pooled = api.pool_nuggets(nuggets=BANKS, reports=reports, requests=REQUESTS, docs=docs, out=out, cache=None,
+                              **_model(endpoint))
+    assert [(c["nugget_id"], c["answer"], c["doc_ids"]) for c in pooled.candidates] == [
+        ("ex-101-q1", "2020", ["ex-planted"])]
+    assert pooled.candidates[0]["runs"] == ["run-pool"] and pooled.candidates[0]["accept"] is None
+    assert [r["answer"] for r in pooled.refused] == ["2019"]
+    assert pooled.counts["restated"] == 1 and pooled.counts["unattested"] == 1
+    assert [json.loads(line) for line in out.read_text().splitlines()] == pooled.candidates
+
+    # nothing changes the bank until a person accepts, line by line
+    with pytest.raises(InputError, match=r"candidates.jsonl:1: candidate not reviewed"):
+        api.accept_candidates(nuggets=BANKS, candidates=out, out=tmp_path / "extended")
+    reviewed = json.loads(out.read_text())
+    out.write_text(json.dumps({**reviewed, "accept": True}) + "\n")
+    extended = api.accept_candidates(nuggets=BANKS, candidates=out, out=tmp_path / "extended")
+    answers = {a.text: a.doc_ids for a in extended["ex-101"].by_id()["ex-101-q1"].answers}
+    assert answers == {"March 2021": ("ex-d01",), "2020": ("ex-planted",)}
+    provenance = read_provenance([tmp_path / "extended"])
+    assert provenance[("ex-101", "ex-101-q1", "2020")] == "pooled"
+    assert provenance[("ex-101", "ex-101-q1", "March 2021")] == "person"
+    assert read_nugget_banks([tmp_path / "extended"])["ex-101"] == extended["ex-101"]
+
+
+def test_pool_refuses_a_bank_for_an_unknown_request(endpoint, tmp_path):
+    docs, reports = _pool_inputs(tmp_path)
+    bank = json.loads((BANKS / "nuggets_ex-101.v3.json").read_text())
+    (tmp_path / "banks").mkdir()
+    (tmp_path / "banks" / "b.json").write_text(json.dumps({**bank, "query_id": "ex-999"}))
+    with pytest.raises(InputError, match="a nugget bank for unknown request 'ex-999'"):
+        api.pool_nuggets(nuggets=tmp_path / "banks", reports=reports, requests=REQUESTS, docs=docs, cache=None,
+                         **_model(endpoint))
+
+
+def test_cli_bad_input_is_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from judge.cli.app import app
+
+    lists = tmp_path / "lists.txt"
+    lists.write_text("ex-101 Q0 missing-doc 1 1.0 run\n")
+    result = CliRunner().invoke(app, ["nuggets", "create", "--requests", str(REQUESTS), "--docs", str(DOCS),
+                                      "--doc-lists", str(lists), "--out", str(tmp_path / "o"), "--no-cache",
+                                      "--model", "openai/fake", "--api-base", "http://127.0.0.1:9"])
+    assert result.exit_code != 0
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "no documents for request 'ex-101'" in lines[0], result.output
+
+
+def test_api_is_usable_inside_a_running_loop(endpoint, tmp_path):
+    import asyncio
+
+    import judge
+
+    async def notebook_cell():
+        return judge.create_nuggets(requests=REQUESTS, docs=DOCS, cache=None, max_nuggets=2, **_model(endpoint))
+
+    created = asyncio.run(notebook_cell())
+    assert all(len(bank.nuggets) <= 2 for bank in created.banks.values())
+
+
+def test_cli_pool_writes_candidates_and_their_page(endpoint, tmp_path):
+    from typer.testing import CliRunner
+
+    from judge.cli.app import app
+
+    docs, reports = _pool_inputs(tmp_path)
+    out = tmp_path / "candidates.jsonl"
+    result = CliRunner().invoke(app, ["nuggets", "pool", "--nuggets", str(BANKS), "--reports", str(reports),
+                                      "--requests", str(REQUESTS), "--docs", str(docs), "--out", str(out),
+                                      "--no-cache", "--model", "openai/fake", "--api-base", endpoint.api_base,
+                                      "--api-key", "none"])
+    assert result.exit_code == 0, result.output
+    assert "1 restate a bank answer, 1 refused" in result.output and "1 candidates" in result.output
+    page = (tmp_path / "candidates.jsonl.html").read_text()
+    assert "When did construction of the Marrowick flood barrier begin?" in page
+    assert "March 2021" in page and "<strong>2020</strong>" in page and "not reviewed" in page
+
+
+def test_near_duplicate_questions_are_merged_by_content_word_overlap():
+    from judge.nuggets.create import CreationSettings, Drafted, _merge
+
+    drafted = [Drafted("r", "d1", "When did the Abraham Peace Agreement take place?", "2020", "s", "vital"),
+               Drafted("r", "d2", "When did the Abraham Agreement with Israel take place?", "2020", "s", "okay"),
+               Drafted("r", "d3", "Who brokered the Abraham Accords?", "the US", "s", "okay")]
+    _merge(drafted, CreationSettings())
+    assert drafted[0].nugget_id == drafted[1].nugget_id != drafted[2].nugget_id
+
+
+def test_doc_lists_read_runs_qrels_and_jsonl(tmp_path):
+    from judge.formats.doc_lists import read_doc_lists
+
+    path = tmp_path / "lists"
+    path.write_text("1 Q0 a 1 2.0 run\n1 Q0 b 2 1.0 run\n2 0 c 1\n2 0 d 0\n"
+                    '{"request_id": "3", "doc_ids": ["e"]}\n')
+    assert read_doc_lists(path) == {"1": ["a", "b"], "2": ["c"], "3": ["e"]}
+    path.write_text("1 Q0 a\n")
+    with pytest.raises(InputError, match=r"lists:1: 3 fields"):
+        read_doc_lists(path)
+
+
+def test_cli_create_writes_banks_eval_reads(endpoint, tmp_path):
+    from typer.testing import CliRunner
+
+    from judge.cli.app import app
+
+    out = tmp_path / "banks"
+    result = CliRunner().invoke(app, ["nuggets", "create", "--requests", str(REQUESTS), "--docs", str(DOCS),
+                                      "--out", str(out), "--max-nuggets", "3", "--no-cache", "--model", "openai/fake",
+                                      "--api-base", endpoint.api_base, "--api-key", "none"])
+    assert result.exit_code == 0, result.output
+    assert "ex-101: 3 nuggets" in result.output and "read the review file" in result.output
+    assert sorted(p.name for p in out.iterdir()) == ["nuggets_ex-101.v3.json", "nuggets_ex-102.v3.json"]
+    assert (tmp_path / "banks.review.jsonl").is_file() and (tmp_path / "banks.summary.json").is_file()

@@ -6,9 +6,10 @@
     evaluation.aggregates()["run-cited"]["SentencePrecision"]
 
 The Python API (judge.api, where each call has a runnable example): `evaluate`, `score`, `calibrate`,
-`html_view`, `run_baselines`, `baseline`, `merge`, `read_judgments`, `write_judgments`, the cache calls, and the
-awaitable `evaluate_async`, `calibrate_async`; each works inside a running event loop (Jupyter) and takes paths or objects. They load on
-first use, so `import judge` stays light and `judge.__version__` imports no model client.
+`html_view`, `run_baselines`, `baseline`, `merge`, `read_judgments`, `write_judgments`, the cache calls, the
+nugget calls (`create_nuggets`, `pool_nuggets`, `accept_candidates`) and the awaitable `*_async` twins; each works
+inside a running event loop (Jupyter) and takes paths or objects. They load on first use, so `import judge` stays
+light and `judge.__version__` imports no model client.
 
 Data flows one way: inputs (`formats/`) -> judging (`judging/`: the flowchart over an oracle, decisions asked
 through `llm/`, text that addresses the judge withheld by `defence/`) -> judgments (the seam: LLM judges and

@@ -688,8 +688,8 @@ class CalibrationProgress:
 
 
 def choose_attacks(names: str | Sequence[Any] | None, attacks_file: PathLike | None = None) -> tuple[Any, ...]:
-    """Attack kinds by name, in the order given ("kind,kind", or a list; Attack objects are taken as they are). With `attacks_file`, the kinds of that
-    file ('all': every one, in its order); without, the bundled kinds ('all') and the held-out ones ('unseen'),
+    """Attack kinds by name, in the order given ("kind,kind", or a list; Attack objects are taken as they are).
+    With `attacks_file`, the kinds of that file ('all': every one, in its order); without, the bundled kinds ('all') and the held-out ones ('unseen'),
     each also by name. ValueError on an unknown kind."""
     from judge.defence.injection import UNSEEN_ATTACKS_FILE, Attack, load_attacks
 

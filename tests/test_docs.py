@@ -399,7 +399,8 @@ def test_option_reference_lists_what_help_prints_for_every_command():
     sections = dict(re.findall(r"^### argue-judge (.+)\n((?:(?!^### ).*\n?)*)", reference, flags=re.MULTILINE))
     paths = [name for name in COMMANDS if name not in ("cache", "baseline", "import", "export", "nuggets")]
     paths += ["cache stats", "cache clear", "cache export", "cache import", "baseline exam", "baseline rouge",
-              "baseline pa-bleu", "baseline pa-meteor", "import auto-argue", "export auto-argue", "nuggets create", "nuggets pool"]
+              "baseline pa-bleu", "baseline pa-meteor", "import auto-argue", "export auto-argue", "nuggets create",
+              "nuggets pool"]
     assert sorted(sections) == sorted(paths)
     for path in paths:
         shown = ANSI.sub("", runner.invoke(app, [*path.split(), "--help"],

@@ -168,7 +168,8 @@ ENTRY_POINTS = {
     "read_judgments": ({"format": OneOf(("argue-judge", "auto-argue"), optional=True)}, []),
     "write_judgments": ({"format": OneOf(("argue-judge", "auto-argue"))}, []),
 }
-INPUT_ARGUMENTS = {"reports", "requests", "docs", "nuggets", "judgments", "human", "judged", "gold", "against", "cache", "out",
+INPUT_ARGUMENTS = {"reports", "requests", "docs", "nuggets", "judgments", "human", "judged", "gold", "against", "cache",
+                   "out",
                    "attributionbench", "wice", "sample", "exclude", "attacks", "attacks_file", "progress", "path",
                    "shards", "file", "model", "api_base", "api_key", "measures", "overwrite"}
 SETTINGS_PASSED_WHOLE = {"retry": RetryPolicy, "judge": JudgeSettings}

@@ -22,7 +22,7 @@ from ray_helpers import (
 from typer.testing import CliRunner
 
 from judge.cli.app import app
-from judge.llm.cache import open_decision_cache
+from judge.llm.cache.store import open_decision_cache
 from judge.run.executors.ray_cluster import worker_failure
 from judge.testing import FakeEndpoint
 

@@ -22,7 +22,7 @@ from judge.cli.render import (
 )
 from judge.errors import ConfigurationError
 from judge.llm.embedded.kernels import kernels_line
-from judge.llm.embedded.weights import EMBEDDED_MODEL, EMBEDDED_PROVIDER
+from judge.llm.embedded.weights import EMBEDDED_MODEL, is_embedded
 from judge.llm.pricing import price_known
 from judge.llm.router import resolve_model, servers
 from judge.run.evaluate import EvalConfig, JudgingProgress
@@ -65,8 +65,8 @@ def eval_command(
         EvalConfig, "price_per_1k", "--price-per-1k", help="USD per 1,000 tokens (prompt and completion "
         "alike) for a model litellm has no price for; needed for --max-cost with such a model.")] = None,
     max_failed_fraction: Annotated[float, options.setting(
-        EvalConfig, "max_failed_fraction", "--max-failed-fraction", help="Report the run failed (exit code 5) when more "
-        "than this share of its sentences failed; outputs are written all the same.")] = 0.2,
+        EvalConfig, "max_failed_fraction", "--max-failed-fraction",
+        help="Report the run failed (exit code 5) when more than this share of its sentences failed; outputs are written all the same.")] = 0.2,
     give_up_after: Annotated[int, options.setting(
         RetryPolicy, "give_up_after", "--give-up-after", help="Stop asking after this many transport failures in a row "
         "(timeouts, refused or dropped connections, 5xx; rate limits do not count) with no answer from the server "
@@ -92,8 +92,9 @@ def eval_command(
         "cluster). --concurrency is per worker.")] = None,
     prompts: options.Prompts = None,
     on_injection: Annotated[str, options.setting(
-        JudgeSettings, "on_injection", "--on-injection", help="Text that addresses the judge ('Note to the assessor: ...'), in a sentence or a cited "
-        "document, is always flagged and counted. 'quarantine' withholds the flagged pieces from the model (and, "
+        JudgeSettings, "on_injection", "--on-injection",
+        help="Text that addresses the judge ('Note to the assessor: ...'), in a sentence or a cited document, is "
+        "always flagged and counted. 'quarantine' withholds the flagged pieces from the model (and, "
         "with the default --injection-detector, pieces in a script foreign to their text, unflagged), which judges "
         "what remains; 'flag' shows the model the text as written; 'penalise' judges a flagged sentence "
         "unsupported (#1 cited, #5 uncited) without asking the model.")
@@ -170,7 +171,7 @@ class ProgressBar:
                           f"with {settings.model}" + (f" (shard {part})" if part else "")
                           + (f" on {len(servers(settings))} servers" if settings.routed else "")
                           + (f" on Ray ({ray})" if ray else ""), highlight=False)
-            if settings.model.startswith(f"{EMBEDDED_PROVIDER}/"):
+            if is_embedded(settings.model):
                 console.print(kernels_line(settings.kernels), highlight=False, soft_wrap=True)
             self.bar.start()
             self.task = self.bar.add_task("judging", total=None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from judge.llm.embedded.weights import EMBEDDED_PROVIDER
+from judge.llm.embedded.weights import is_embedded
 from judge.settings import ModelSettings
 
 
@@ -33,7 +33,7 @@ def _provider_params(model: str) -> set[str] | None:
 def applied_settings(settings: ModelSettings) -> tuple[ModelSettings, list[str]]:
     """The settings a run applies, and one note per option that cannot take effect and was dropped."""
     notes: list[str] = []
-    if settings.model.startswith(f"{EMBEDDED_PROVIDER}/"):
+    if is_embedded(settings.model):
         return settings, notes
     if settings.threads is not None:
         notes.append(f"--threads {settings.threads} has no effect: {settings.model} is not the embedded judge "

@@ -20,6 +20,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 
 from judge.errors import BudgetExceeded, ConfigurationError
 from judge.llm.cache.store import CachedAnswer, DecisionCache, cache_key
+from judge.llm.embedded.weights import is_embedded
 from judge.llm.instructor_compat import (
     IncompleteOutputException,
     InstructorRetryException,
@@ -30,7 +31,7 @@ from judge.llm.instructor_compat import (
     structured_completions,
 )
 from judge.llm.logprob import TOP_LOGPROBS, asks_logprobs, completion_logprobs
-from judge.llm.pricing import Prices, cached_prompt_tokens, embedded, estimate_cost
+from judge.llm.pricing import Prices, cached_prompt_tokens, estimate_cost
 from judge.llm.router import GROUP, build_router, servers
 from judge.settings import ModelSettings, RetryPolicy
 
@@ -96,7 +97,7 @@ class DecisionClient:
         self.on_decision = on_decision
         self.usage = Usage()
         self.logprobs = asks_logprobs(settings)
-        if embedded(settings.model):
+        if is_embedded(settings.model):
             # llama.cpp judges one prompt at a time and reuses the KV cache of the previous prompt's prefix;
             # interleaving sentences would only defeat that reuse.
             concurrency = 1
@@ -106,7 +107,7 @@ class DecisionClient:
         self.prices = Prices(settings.model, price_per_1k)  # before a Router is built (see Prices)
         self._in_flight: dict[str, asyncio.Future[Answered]] = {}
         self._embedded_events_before = 0
-        if embedded(settings.model):
+        if is_embedded(settings.model):
             _register_embedded(settings.threads, settings.kernels)
             self._embedded_events_before = len(_embedded_state()[1])
         if settings.routed:
@@ -128,7 +129,7 @@ class DecisionClient:
     def embedded_report(self) -> tuple[dict[str, Any] | None, list[str]]:
         """For the embedded judge: its kernel choice (for run-summary.json) and what happened to its worker since
         this client was made (deaths, a restart with safe kernels); (None, []) for other models."""
-        if not embedded(self.settings.model):
+        if not is_embedded(self.settings.model):
             return None, []
         kernels, events = _embedded_state()
         return kernels, events[self._embedded_events_before:]

@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from judge.llm.embedded.weights import EMBEDDED_PROVIDER
+from judge.llm.embedded.weights import is_embedded
 from judge.settings import ModelSettings
 
 TOP_LOGPROBS = 5  # alternatives per token when log-probabilities are asked for
@@ -26,7 +26,7 @@ def asks_logprobs(settings: ModelSettings) -> bool:
     (llama.cpp returns them; not every hosted provider accepts the parameter)."""
     if settings.logprobs is not None:
         return settings.logprobs
-    return settings.model.startswith(f"{EMBEDDED_PROVIDER}/")
+    return is_embedded(settings.model)
 
 
 def verdict_probability(logprobs_content: Sequence[Any] | None, output_json_text: str, field: str = "verdict",

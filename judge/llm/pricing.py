@@ -7,20 +7,15 @@ from typing import Any
 
 import litellm
 
-from judge.llm.embedded.weights import EMBEDDED_PROVIDER
+from judge.llm.embedded.weights import is_embedded
 from judge.llm.router import registered_by_router
 from judge.settings import ModelSettings
-
-
-def embedded(model: str) -> bool:
-    """Whether `model` names the embedded judge (free: it runs on this machine)."""
-    return model.startswith(f"{EMBEDDED_PROVIDER}/")
 
 
 def price_known(model: str) -> bool:
     """Whether litellm's price map knows `model` (the embedded judge is free), i.e. whether --max-cost can be
     enforced without --price-per-1k."""
-    if embedded(model):
+    if is_embedded(model):
         return True
     if registered_by_router(model):  # priced at 0 by a Router's registration, not by anyone who knows it
         return False
@@ -59,7 +54,7 @@ class Prices:
         """The completion's cost in USD; None when no price is known."""
         if self.price_per_1k is not None:
             return (tokens_in + tokens_out) / 1000 * self.price_per_1k
-        if embedded(self.model):
+        if is_embedded(self.model):
             return 0.0
         if self._unpriced:
             return None

@@ -112,8 +112,8 @@ class JudgingProgress:
 def evaluate(inputs: Inputs, config: EvalConfig, progress: JudgingProgress | None = None, out: Path | None = None
              ) -> Evaluation:
     """Judge every report and score the judgments (safe inside a running event loop: judge.event_loop.run_sync;
-    async code awaits `evaluate_async`). With `out`, each report's judgment is appended to `out/judgments.jsonl` the moment
-    it is complete, and the file is put in its final order at the end (see judge.run.streaming); that file is in
+    async code awaits `evaluate_async`). With `out`, each report's judgment is appended to `out/judgments.jsonl` the
+    moment it is complete, and the file is put in its final order at the end (see judge.run.streaming); that file is in
     the working folder `out/.argue-run`, so the finished files of an earlier run stay as they are until
     `write_outputs` replaces them all at once."""
     return run_sync(evaluate_async(inputs, config, progress, out))

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 from judge.formats.judgments import ReportJudgment
 from judge.formats.reports import ReportEntry
 from judge.judging.walker import ReportWalker
-from judge.llm.cache import DecisionCache
+from judge.llm.cache.store import DecisionCache
 from judge.llm.client import DecisionClient, Usage
 from judge.run.inputs import Inputs
 

@@ -39,8 +39,9 @@ from typing import Any
 
 from judge.errors import BudgetExceeded, ConfigurationError, OutputError
 from judge.formats.judgments import ReportJudgment
-from judge.llm.cache_backends import CacheBackendError
-from judge.llm.client import EMBEDDED_PREFIX, Usage
+from judge.llm.cache.backends import CacheBackendError
+from judge.llm.client import Usage
+from judge.llm.embedded.weights import is_embedded
 from judge.run.executors.base import Judged, Judging, add_usage
 from judge.run.executors.ray_worker import Hello, JudgeWorker, Unit, UnitResult, WorkerSetup
 from judge.run.shards import shard_of
@@ -174,7 +175,7 @@ class RayExecutor:
     async def judge(self, work: Judging, deliver: Callable[[ReportJudgment], None]) -> Judged:
         ray = self._connect()
         config = work.config
-        embedded = config.model.model.startswith(EMBEDDED_PREFIX)
+        embedded = is_embedded(config.model.model)
         cache_target = _absolute_cache(config.cache_dir)
         placements = self._placements(ray, embedded)
 

@@ -19,8 +19,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from judge.formats.judgments import ReportJudgment
-from judge.llm.cache import DecisionCache, open_decision_cache
-from judge.llm.cache_backends import DECISIONS_SUBDIR, REDIS_SCHEMES, CacheBackend
+from judge.llm.cache.backends import DECISIONS_SUBDIR, REDIS_SCHEMES, CacheBackend
+from judge.llm.cache.store import DecisionCache, open_decision_cache
 from judge.llm.client import DecisionClient, Usage
 from judge.llm.router import servers
 from judge.run.executors.base import usage_since

@@ -209,3 +209,23 @@ def test_baseline_options_change_their_signature(build, default, changed, key):
     module = pytest.importorskip("judge.baselines.rouge" if build.startswith("rouge") else "judge.baselines.consensus")
     before, after = getattr(module, build)(**default), getattr(module, build)(**changed)
     assert before != after and key in before and key in after
+
+
+def test_the_detector_fingerprint_moves_with_the_code_not_with_its_documentation(tmp_path, monkeypatch):
+    """The inj: hash reads the detector's modules as code: rewording a docstring or a comment keeps it, changing
+    what a line does moves it."""
+    import importlib
+
+    from judge.judging.fingerprints import code_of
+
+    def module(name: str, source: str):
+        (tmp_path / f"{name}.py").write_text(source, encoding="utf-8")
+        monkeypatch.syspath_prepend(str(tmp_path))
+        return importlib.import_module(name)
+
+    original = module("fp_a", '"""Cuts pieces."""\n\ndef cut(text):\n    """Split."""\n    return text.split()\n')
+    reworded = module("fp_b", '"""Cuts a text into pieces."""\n\n\ndef cut(text):  # on whitespace\n'
+                              '    """Split on whitespace."""\n    return text.split()\n')
+    changed = module("fp_c", '"""Cuts pieces."""\n\ndef cut(text):\n    """Split."""\n    return text.split(".")\n')
+    assert code_of(original) == code_of(reworded)
+    assert code_of(original) != code_of(changed)

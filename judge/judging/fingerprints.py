@@ -4,6 +4,7 @@ for by them (judge.judging.thresholds), which is why they live below both."""
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import inspect
 import json
@@ -48,11 +49,24 @@ def detector_hash(detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> s
     the script check where `detector` uses them, and the pieces and the quarantine's cutting, in one short hash:
     they decide the flags (counted in the scores), what the model is shown of flagged text and, with
     `--on-injection penalise`, outcomes."""
-    learned_parts = [inspect.getsource(learned), load_detector().version] if uses_learned(detector) else []
-    script_parts = [inspect.getsource(script)] if uses_script(detector) else []
-    parts = [json.dumps(RULES, ensure_ascii=False), *learned_parts, *script_parts, inspect.getsource(pieces),
-             inspect.getsource(quarantine)]
+    learned_parts = [code_of(learned), load_detector().version] if uses_learned(detector) else []
+    script_parts = [code_of(script)] if uses_script(detector) else []
+    parts = [json.dumps(RULES, ensure_ascii=False), *learned_parts, *script_parts, code_of(pieces),
+             code_of(quarantine)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:8]
+
+
+def code_of(module: object) -> str:
+    """A module's code as the interpreter sees it: its syntax tree without docstrings, comments or layout, so that
+    a signature moves when what the code does may have changed, not when its documentation is reworded."""
+    tree = ast.parse(inspect.getsource(module))  # type: ignore[arg-type]
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
 
 
 def prompt_hashes(prompts_dir: Path | None) -> tuple[tuple[str, str], ...]:

@@ -241,7 +241,8 @@ def test_the_detector_fingerprint_moves_with_the_code_not_with_its_documentation
     assert code_of(original) != code_of(changed)
 
 
-@pytest.mark.parametrize("changed", [dict(model=ModelSettings("other")), dict(model=ModelSettings("m", temperature=0.7)),
+@pytest.mark.parametrize("changed", [dict(model=ModelSettings("other")),
+                                     dict(model=ModelSettings("m", temperature=0.7)),
                                      dict(model=ModelSettings("m", seed=5)), dict(max_nuggets=3), dict(max_docs=2)])
 def test_the_creator_signature_changes_with_every_option_that_changes_a_bank(changed):
     from judge.nuggets.api import _signature

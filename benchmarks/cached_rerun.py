@@ -24,7 +24,9 @@ import litellm
 
 from benchmarks.workload import generate_workload, load
 from judge.llm.client import ModelSettings
-from judge.run.evaluate import EvalConfig, evaluate, score, write_outputs
+from judge.run.evaluate import EvalConfig, evaluate
+from judge.run.outputs import write_outputs
+from judge.run.score import score
 from judge.testing import FakeEndpoint, smart_responder
 
 litellm.suppress_debug_info = True

@@ -46,7 +46,8 @@ def record_decisions(api_base: str, reports: int, root: Path) -> list[tuple[Any,
 
     import judge.run.evaluate as evaluate_module
     from judge.llm.client import DecisionClient, ModelSettings
-    from judge.run.evaluate import EvalConfig, Inputs, evaluate
+    from judge.run.evaluate import EvalConfig, evaluate
+    from judge.run.inputs import Inputs
 
     recorded: list[tuple[Any, ...]] = []
 

@@ -51,7 +51,9 @@ import diskcache
 import litellm
 
 from benchmarks import ROOT
-from judge.run.evaluate import EvalConfig, Inputs, evaluate, write_outputs
+from judge.run.evaluate import EvalConfig, evaluate
+from judge.run.inputs import Inputs
+from judge.run.outputs import write_outputs
 from judge.settings import ModelSettings, RetryPolicy
 from judge.testing import FakeEndpoint, smart_responder
 from judge.testing.server import ChatHandler

@@ -156,7 +156,9 @@ class StartupClock:
 def compare(args, paths, root: Path, endpoints, model) -> None:
     import ray
 
-    from judge.run.evaluate import EvalConfig, Inputs, evaluate, write_outputs
+    from judge.run.evaluate import EvalConfig, evaluate
+    from judge.run.inputs import Inputs
+    from judge.run.outputs import write_outputs
     from judge.settings import JudgeSettings
 
     workers = [int(w) for w in args.ray_workers.split(",") if w]

@@ -139,7 +139,9 @@ def main() -> None:
     import litellm
 
     from benchmarks.workload import generate_workload
-    from judge.run.evaluate import EvalConfig, Inputs, evaluate, write_outputs
+    from judge.run.evaluate import EvalConfig, evaluate
+    from judge.run.inputs import Inputs
+    from judge.run.outputs import write_outputs
 
     litellm.suppress_debug_info = True
     from judge.run.shards import Shard

@@ -122,7 +122,9 @@ def empty_reports(args: argparse.Namespace, root: Path) -> None:
     import io
 
     from judge.cli.render import print_diagnostics
-    from judge.run.evaluate import EvalConfig, Inputs, evaluate, write_outputs
+    from judge.run.evaluate import EvalConfig, evaluate
+    from judge.run.inputs import Inputs
+    from judge.run.outputs import write_outputs
     from judge.settings import ModelSettings
 
     runs = 100

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from judge.run.evaluate import Inputs
+from judge.run.inputs import Inputs
 
 TOWNS = ["Avenor", "Brisk", "Calderra", "Dunmore", "Elstow", "Farrow", "Glenmark", "Hollin", "Istra",
          "Jarrow", "Kestel", "Lorne", "Marrow", "Norwick", "Oldham", "Penrith"]

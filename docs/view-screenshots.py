@@ -15,7 +15,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from conftest import smart_responder  # noqa: E402
 
 from judge.llm.client import ModelSettings  # noqa: E402
-from judge.run.evaluate import EvalConfig, Inputs, evaluate  # noqa: E402
+from judge.run.evaluate import EvalConfig, evaluate  # noqa: E402
+from judge.run.inputs import Inputs  # noqa: E402
 from judge.testing import FakeEndpoint  # noqa: E402
 from judge.view import write_view  # noqa: E402
 

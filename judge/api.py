@@ -40,11 +40,12 @@ import json
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from judge.diagnostics import Diagnostics
+from judge.errors import SettingError
 from judge.event_loop import run_sync
 from judge.formats.judgments import ReportJudgment
 from judge.formats.judgments import write_judgments as _write_judgments
@@ -276,7 +277,7 @@ def _check_human(human: Any, sample: str, confidence: float) -> None:
     check_rules(_HumanOptions(sample, confidence), _HUMAN_RULES)
     if human is None and (sample != "reports" or confidence != 0.95):
         argument = "sample" if sample != "reports" else "confidence"
-        raise ValueError(f"{argument}: it describes the human sample; give human= too, or leave it at its default")
+        raise SettingError(f"{argument}: it describes the human sample; give human= too, or leave it at its default")
 
 
 def _check_judge(judge: JudgeSettings | None) -> None:
@@ -351,7 +352,6 @@ class EvalRequest:
     out: PathLike | None = None
     concurrency: int = 4
     run_options: Mapping[str, Any] = field(default_factory=dict)  # EvalConfig's retry, max_cost, shard, resume, ...
-    max_doc_bytes: int | None = None
     measures: Sequence[str] | None = None
     human: Any = None           # human judgments of a sample of the reports: paths or records
     sample: str = "reports"     # how that sample was drawn
@@ -380,9 +380,9 @@ async def evaluate_with_async(request: EvalRequest, progress: JudgingProgress | 
     measures = select_measures(request.measures)
     _check_human(request.human, request.sample, request.confidence)
     if request.view and request.out is None:
-        raise ValueError("view=True writes OUT/view: give out= too")
+        raise SettingError("view=True writes OUT/view: give out= too")
     if request.gold is not None and not request.baselines:
-        raise ValueError("gold: only the baselines read it; give baselines=True too, or leave it out")
+        raise SettingError("gold: only the baselines read it; give baselines=True too, or leave it out")
     config = eval_config(request.model, request.judge, cache=request.cache, concurrency=request.concurrency,
                          **request.run_options)
     out = Path(request.out) if request.out is not None else None
@@ -395,7 +395,8 @@ async def evaluate_with_async(request: EvalRequest, progress: JudgingProgress | 
         docs = files.paths("docs", request.docs, _document_record, Document)
         nuggets = files.paths("nuggets", request.nuggets, _bank_record, NuggetBank, optional=True)
         inputs = stack.enter_context(Inputs.load(reports, requests[0], nuggets or None, docs,
-                                                 docstore_dir(request.cache), max_doc_bytes=request.max_doc_bytes,
+                                                 docstore_dir(request.cache),
+                                                 max_doc_bytes=config.judge.passages.max_doc_bytes,
                                                  shard=request.run_options.get("shard"), out=out))
         human = None
         if request.human is not None:
@@ -491,7 +492,10 @@ def _eval_request(reports: Any, requests: Any, docs: Any, nuggets: Any, model: s
         from judge.run.shards import Shard
 
         run_options["shard"] = Shard.parse(run_options["shard"])
-    max_doc_bytes = model_options.pop("max_doc_bytes", None)
+    if "max_doc_bytes" in model_options:  # a passage setting: where the CLI's --max-doc-bytes goes too
+        _check_judge(judge)
+        base = judge or JudgeSettings()
+        judge = replace(base, passages=replace(base.passages, max_doc_bytes=model_options.pop("max_doc_bytes")))
     for name, value in (("view", view), ("baselines", baselines)):
         if not isinstance(value, bool):
             raise TypeError(f"{name} must be True or False, not {value!r}")
@@ -502,7 +506,7 @@ def _eval_request(reports: Any, requests: Any, docs: Any, nuggets: Any, model: s
             raise TypeError(f"evaluate() got an unknown argument: {exc}") from None
         raise
     return EvalRequest(reports, requests, docs, nuggets, settings, judge, cache, out, concurrency, run_options,
-                       max_doc_bytes, measures, human, sample, confidence, view, baselines, gold)
+                       measures, human, sample, confidence, view, baselines, gold)
 
 
 def evaluate(reports: Any, *, requests: Any, docs: Any, nuggets: Any = None, model: str = EMBEDDED_MODEL,
@@ -689,15 +693,15 @@ class CalibrationProgress:
 
 def choose_attacks(names: str | Sequence[Any] | None, attacks_file: PathLike | None = None) -> tuple[Any, ...]:
     """Attack kinds by name, in the order given ("kind,kind", or a list; Attack objects are taken as they are).
-    With `attacks_file`, the kinds of that file ('all': every one, in its order); without, the bundled kinds ('all') and the held-out ones ('unseen'),
-    each also by name. ValueError on an unknown kind."""
+    With `attacks_file`, the kinds of that file ('all': every one, in its order); without, the bundled kinds ('all')
+    and the held-out ones ('unseen'), each also by name. ValueError on an unknown kind."""
     from judge.defence.injection import UNSEEN_ATTACKS_FILE, Attack, load_attacks
 
     if not isinstance(names, str) and names is not None and all(isinstance(n, Attack) for n in names):
         return tuple(names)  # chosen already (an empty sequence: no red team)
     if names is None:
         if attacks_file is not None:
-            raise ValueError("an attacks file needs attack kinds (KIND[,KIND...] or 'all')")
+            raise SettingError("an attacks file needs attack kinds (KIND[,KIND...] or 'all')")
         return ()
     sets = {"all": load_attacks(Path(attacks_file))} if attacks_file is not None else \
         {"all": load_attacks(), "unseen": load_attacks(UNSEEN_ATTACKS_FILE)}
@@ -707,7 +711,7 @@ def choose_attacks(names: str | Sequence[Any] | None, attacks_file: PathLike | N
     wanted = [kind for n in given if n.strip() for kind in (sets[n.strip()] if n.strip() in sets else [n.strip()])]
     unknown = [n for n in wanted if n not in known]
     if unknown or not wanted:
-        raise ValueError(f"unknown attack kind(s) {', '.join(unknown) or '(none given)'}; choose "
+        raise SettingError(f"unknown attack kind(s) {', '.join(unknown) or '(none given)'}; choose "
                          f"{' or '.join(repr(s) for s in sets)} or some of {', '.join(known)}")
     return tuple(known[n] for n in dict.fromkeys(wanted))
 
@@ -770,7 +774,7 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     if judge is not None:
         OneOf(CALIBRATED_POLICIES).check("judge.on_injection", judge.on_injection)
     if (human is None) != (judged is None):
-        raise ValueError("human and judged go together: the assessors' judgments and the judge's of the same reports")
+        raise SettingError("human and judged go together: the assessors' judgments and the judge's of the same reports")
     progress = progress or CalibrationProgress()
     diagnostics = Diagnostics()
     sources = ItemSources(Path(attributionbench) if attributionbench else None, Path(wice) if wice else None,
@@ -1161,7 +1165,7 @@ def read_judgments(path: PathLike, *, nuggets: Any = None, format: str | None = 
     if format == "argue-judge" or (format is None and nuggets is None):
         return list(iter_judgments(path))
     if nuggets is None:
-        raise ValueError("format='auto-argue' needs nuggets= (Auto-ARGUE names matched nuggets by question text)")
+        raise SettingError("format='auto-argue' needs nuggets= (Auto-ARGUE names matched nuggets by question text)")
     with ExitStack() as stack:
         banks = _banks("nuggets", nuggets, stack)
         if format == "auto-argue":
@@ -1200,7 +1204,7 @@ def write_judgments(path: PathLike, judgments: Iterable[ReportJudgment], *, form
     from judge.formats import DocumentStore
 
     if nuggets is None:
-        raise ValueError("format='auto-argue' needs nuggets= (the banks Auto-ARGUE names nuggets from)")
+        raise SettingError("format='auto-argue' needs nuggets= (the banks Auto-ARGUE names nuggets from)")
     with ExitStack() as stack:
         banks = _banks("nuggets", nuggets, stack)
         doc_paths = _Materialised(stack).paths("docs", docs, _document_record, Document, optional=True)

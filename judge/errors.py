@@ -21,6 +21,11 @@ class InputError(Exception):
         return f"{where}: {self.message}" if where else self.message
 
 
+class SettingError(ValueError):
+    """A setting out of its declared range or choices (judge.settings rules), or one that needs another: a
+    ValueError naming the argument for the API, one line and exit code 2 on the command line."""
+
+
 class ConfigurationError(Exception):
     """A setting or installation problem (no model chosen, extra not installed, weights missing ...)."""
 

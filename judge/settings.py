@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, get_args
 
+from judge.errors import SettingError
 from judge.labels import CITATION_POLICIES, CitationPolicy
 
 # What eval does with a sentence or document the injection detector flags (defence.injection): every policy records
@@ -101,7 +102,7 @@ class Number:
             raise TypeError(f"{argument} must be {what}{' or None' if self.optional else ''}, "
                             f"not {type(value).__name__} {value!r}")
         if not self.bounds.contains(value):
-            raise ValueError(f"{argument}={value!r} is not {self.bounds}")
+            raise SettingError(f"{argument}={value!r} is not {self.bounds}")
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ class OneOf:
         if value is None and self.optional:
             return
         if value not in self.choices:
-            raise ValueError(f"{argument}={value!r}: choose one of {', '.join(self.choices)}")
+            raise SettingError(f"{argument}={value!r}: choose one of {', '.join(self.choices)}")
 
 
 @dataclass(frozen=True)
@@ -209,7 +210,7 @@ class ModelSettings:
     def __post_init__(self) -> None:
         check_rules(self, self.RULES)
         if not self.model:
-            raise ValueError("model must name a model (a litellm model id such as openai/gpt-4o-mini)")
+            raise SettingError("model must name a model (a litellm model id such as openai/gpt-4o-mini)")
 
     @property
     def routed(self) -> bool:

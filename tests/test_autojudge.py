@@ -38,7 +38,8 @@ from autojudge_base.report import load_report  # noqa: E402
 
 from judge.adapters.autojudge import MEASURES, ArgueAutoJudge, litellm_model  # noqa: E402
 from judge.llm.client import ModelSettings  # noqa: E402
-from judge.run.evaluate import EvalConfig, Inputs, evaluate  # noqa: E402
+from judge.run.evaluate import EvalConfig, evaluate  # noqa: E402
+from judge.run.inputs import Inputs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

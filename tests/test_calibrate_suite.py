@@ -15,7 +15,7 @@ from judge.cli.app import app
 from judge.formats.judgments import DecisionRecord, ReportJudgment, SentenceJudgment
 from judge.judging.prompts import default_prompts_dir
 from judge.labels import Outcome
-from judge.run.evaluate import score
+from judge.run.score import score
 from judge.testing import FakeEndpoint, smart_responder
 
 runner = CliRunner()

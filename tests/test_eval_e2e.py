@@ -21,7 +21,8 @@ from judge.errors import BudgetExceeded
 from judge.formats.atomic import WORK_DIR
 from judge.formats.lock import LOCK_NAME
 from judge.formats.scores import read_scores
-from judge.run.evaluate import EvalConfig, Inputs, evaluate
+from judge.run.evaluate import EvalConfig, evaluate
+from judge.run.inputs import Inputs
 from judge.settings import ModelSettings, RetryPolicy
 from judge.testing import FakeEndpoint, schema_name
 

@@ -18,7 +18,7 @@ from judge.formats.scores import read_scores
 from judge.judging.flowchart import injection_penalty, walk, walk_sync
 from judge.judging.replay import ReplayOracle, complete_from_decisions
 from judge.labels import Outcome
-from judge.run.evaluate import score
+from judge.run.score import score
 from judge.testing import FakeEndpoint, schema_name, smart_responder
 from judge.view import write_view
 from tests.conftest import tagged, user_message

@@ -171,7 +171,7 @@ def test_replay_oracle_matches_support_records_by_document():
 def test_score_of_human_decisions_works_inside_a_running_event_loop():
     """Jupyter runs an event loop: replaying human decisions must not start another one."""
     from judge.formats.judgments import ReportJudgment
-    from judge.run.evaluate import score
+    from judge.run.score import score
 
     human = ReportJudgment(run_id="r", request_id="q", assessor="human", nuggets=[], sentences=[
         SentenceJudgment(index=0, text="x", citations=["d1"], decisions=[

@@ -13,7 +13,10 @@ from judge.errors import InputError
 from judge.formats import read_reports
 from judge.formats.reports import ReportIndex
 from judge.formats.scores import write_scores
-from judge.run.evaluate import EvalConfig, Inputs, evaluate, score, write_outputs, write_score_files
+from judge.run.evaluate import EvalConfig, evaluate
+from judge.run.inputs import Inputs
+from judge.run.outputs import write_outputs, write_score_files
+from judge.run.score import score
 from judge.run.streaming import StoredJudgments
 from judge.settings import ModelSettings
 

@@ -414,12 +414,12 @@ def test_no_prompt_of_any_decision_shows_an_injection_in_any_field(tmp_path, fie
 # Every eval option, by whether its effect can depend on what the model server or the inputs provide. Those that can
 # are each tested below; a new option fails test_every_eval_option_is_classified until it is placed here.
 DEPENDS = {"--seed", "--logprobs", "--threads", "--kernels", "--thresholds", "--gold", "--sample", "--confidence",
-           "--resume"}
+           "--resume", "--workers"}
 ALWAYS = {"reports", "--requests", "--docs", "--nuggets", "--model", "--api-base", "--router", "--api-key",
           "--timeout", "--temperature", "--max-tokens", "--citation-policy", "--truncate", "--max-doc-chars",
           "--max-doc-bytes", "--concurrency", "--max-cost", "--price-per-1k", "--max-failed-fraction",
           "--give-up-after", "--cache", "--no-cache", "--shard", "--prompts", "--on-injection",
-          "--injection-detector", "--view", "--with-baselines", "--human", "--out", "--debug"}
+          "--injection-detector", "--view", "--with-baselines", "--human", "--out", "--debug", "--ray"}
 
 
 def test_every_eval_option_is_classified():
@@ -473,6 +473,7 @@ def test_logprobs_from_a_server_that_returns_none_are_said(tmp_path, monkeypatch
 
 @pytest.mark.parametrize(("command", "option"), [
     ("eval", ("--sample", "requests")), ("eval", ("--confidence", "0.9")), ("eval", ("--gold", str(EXAMPLES / "gold"))),
+    ("eval", ("--workers", "2")),
     ("score", ("--sample", "requests")), ("score", ("--confidence", "0.9"))])
 def test_an_option_whose_parent_is_missing_is_refused(judged, tmp_path, command, option):
     _, judgments, _ = judged

@@ -286,3 +286,27 @@ def test_every_api_input_of_the_wrong_type_is_refused_naming_it(name, parameter,
         call(*args, **kwargs)
     assert not isinstance(refused.value, AttributeError)
     assert parameter in str(refused.value), f"{name}({parameter}=42): {refused.value!r}"
+
+
+def test_a_setting_the_rules_refuse_is_one_line_on_the_command_line_not_a_traceback(tmp_path):
+    """A value only the settings object can judge (an empty --model) ends as a usage error: one line naming it,
+    exit 2, as the API raises a ValueError naming it."""
+    result = CliRunner().invoke(app, ["eval", "examples/reports", "--requests", "examples/requests.jsonl",
+                                      "--docs", "examples/docs.jsonl", "--model", "", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "model must name a model" in result.output
+    with pytest.raises(ValueError, match="model must name a model"):
+        api.evaluate("examples/reports", requests="examples/requests.jsonl", docs="examples/docs.jsonl", model="")
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"max_cost": 1.0, "model": "openai/argue-judge-unpriced"}, "max_cost: litellm has no price"),
+    ({"workers": 2, "model": "openai/fake"}, "workers: only Ray has workers"),
+    ({"ray": "runs/", "model": "openai/fake"}, "is not local"),
+])
+def test_the_api_refuses_what_eval_refuses_for_budgets_and_workers(options, message):
+    from judge.errors import ConfigurationError
+
+    with pytest.raises((ValueError, ConfigurationError), match=message):
+        api.evaluate("examples/reports", requests="examples/requests.jsonl", docs="examples/docs.jsonl",
+                     cache=None, **options)

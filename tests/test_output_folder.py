@@ -25,7 +25,7 @@ from judge.cli.app import app
 from judge.errors import InputError, OutputError
 from judge.formats.atomic import WORK_DIR, WorkingFolder
 from judge.formats.lock import LOCK_NAME, output_lock
-from judge.run.evaluate import OUTPUT_NAMES
+from judge.run.outputs import OUTPUT_NAMES
 from judge.testing import FakeEndpoint
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -91,7 +91,9 @@ def test_ray_outputs_are_byte_identical_to_one_process_and_cache_each_answer_onc
 
 def test_a_worker_killed_mid_run_has_its_reports_judged_again(local_ray, collection, endpoint_module):
     from judge.api import eval_config
-    from judge.run.evaluate import Inputs, Progress, evaluate, write_outputs
+    from judge.run.evaluate import JudgingProgress, evaluate
+    from judge.run.inputs import Inputs
+    from judge.run.outputs import write_outputs
     from judge.settings import ModelSettings
 
     root, reports = collection
@@ -110,7 +112,7 @@ def test_a_worker_killed_mid_run_has_its_reports_judged_again(local_ray, collect
                          ray="local", workers=2)
     with Inputs.load([reports], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"], [EXAMPLES / "docs.jsonl"],
                      root / "docstore-kill") as inputs:
-        evaluation = evaluate(inputs, config, Progress(sentence_done=kill_a_worker), out=root / "killed")
+        evaluation = evaluate(inputs, config, JudgingProgress(sentence_done=kill_a_worker), out=root / "killed")
         write_outputs(evaluation, root / "killed")
     assert killed
     assert any("died while judging unit" in message for message in evaluation.warnings), evaluation.warnings
@@ -119,7 +121,9 @@ def test_a_worker_killed_mid_run_has_its_reports_judged_again(local_ray, collect
 
 def test_the_driver_killed_mid_run_resumes_from_its_journal(local_ray, collection, endpoint_module):
     from judge.api import eval_config
-    from judge.run.evaluate import Inputs, Progress, evaluate, write_outputs
+    from judge.run.evaluate import JudgingProgress, evaluate
+    from judge.run.inputs import Inputs
+    from judge.run.outputs import write_outputs
     from judge.settings import ModelSettings
 
     root, reports = collection
@@ -130,7 +134,7 @@ def test_the_driver_killed_mid_run_resumes_from_its_journal(local_ray, collectio
     def die() -> None:
         raise DriverKilled
 
-    def run(resume: bool, progress: Progress):
+    def run(resume: bool, progress: JudgingProgress):
         config = eval_config(ModelSettings("openai/fake", endpoint_module.api_base, "x"),
                              cache=root / "cache-resume", ray="local", workers=2, resume=resume)
         with Inputs.load([reports], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"], [EXAMPLES / "docs.jsonl"],
@@ -140,10 +144,10 @@ def test_the_driver_killed_mid_run_resumes_from_its_journal(local_ray, collectio
         return evaluation
 
     with pytest.raises(DriverKilled):
-        run(False, Progress(sentence_done=die))
+        run(False, JudgingProgress(sentence_done=die))
     journal = root / "resumed" / ".argue-run" / "judgments.jsonl"
     assert journal.is_file() and journal.read_bytes()  # the reports of the first unit returned
-    evaluation = run(True, Progress())
+    evaluation = run(True, JudgingProgress())
     assert 0 < evaluation.run["resumed_reports"] < 48
     assert same_outputs(root / "one", root / "resumed") == []
 

@@ -38,7 +38,8 @@ from judge.llm.cache.store import (
     unseal,
 )
 from judge.llm.client import DecisionClient
-from judge.run.evaluate import EvalConfig, Inputs, evaluate
+from judge.run.evaluate import EvalConfig, evaluate
+from judge.run.inputs import Inputs
 from judge.settings import ModelSettings, RetryPolicy
 from judge.testing import FakeEndpoint
 

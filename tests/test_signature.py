@@ -42,6 +42,10 @@ RESULT_CHANGING: dict[str, dict[str, str]] = {
     "baseline rouge": {"multi": "multi_ref=", "stem": "stemming=", "stopwords": "stopwords="},
     "baseline pa-bleu": {"smooth": "smooth:", "smooth_value": "smooth:"},
     "baseline pa-meteor": {},
+    # nuggets: the piece of the creator signature (judge.nuggets.api._signature) the option's value is written in
+    "nuggets create": {"model": "judge:", "temperature": "t=", "seed": "seed=", "prompts": "create:",
+                       "max_nuggets": "K=", "max_docs": "M="},
+    "nuggets pool": {"model": "judge:", "temperature": "t=", "seed": "seed=", "prompts": "pool:"},
 }
 # --human and its options change the prediction-powered estimates, which the ScoreSignature of ppi.tsv signs
 PPI_OPTIONS = {"human": "human", "sample": "sample", "confidence": "confidence"}
@@ -59,7 +63,8 @@ NEUTRAL: dict[str, set[str]] = {
     # run-summary.json records the path, not the signature
     "eval": {"reports", "requests", "docs", "nuggets", "api_base", "router", "api_key", "timeout", "concurrency",
              "max_cost", "cache", "no_cache", "shard", "resume", "with_baselines", "gold", "out", "debug",
-             "max_doc_bytes", "price_per_1k", "max_failed_fraction", "view", "threads", "give_up_after", "kernels"},
+             "max_doc_bytes", "price_per_1k", "max_failed_fraction", "view", "threads", "give_up_after", "kernels",
+             "ray", "workers"},  # who judges: the outputs are the bytes one process writes (tests/test_ray_*.py)
     "score": {"judgments", "nuggets", "out", "debug"},
     "merge": {"shards", "out", "debug"},
     "calibrate": {"attributionbench", "wice", "nuggets", "docs", "human", "judged", "api_base", "api_key",
@@ -68,6 +73,11 @@ NEUTRAL: dict[str, set[str]] = {
     "baseline rouge": {"reports", "gold", "out", "debug"},
     "baseline pa-bleu": {"reports", "gold", "out", "debug"},
     "baseline pa-meteor": {"reports", "gold", "out", "debug"},
+    # the inputs, the file layout of the banks and the serving options, as for eval
+    "nuggets create": {"requests", "docs", "out", "doc_lists", "gold_report", "bank_format", "api_base", "api_key",
+                       "timeout", "threads", "concurrency", "cache", "no_cache", "debug"},
+    "nuggets pool": {"nuggets", "out", "reports", "requests", "docs", "accept", "api_base", "api_key", "timeout",
+                     "threads", "concurrency", "cache", "no_cache", "debug"},
 }
 
 
@@ -229,3 +239,18 @@ def test_the_detector_fingerprint_moves_with_the_code_not_with_its_documentation
     changed = module("fp_c", '"""Cuts pieces."""\n\ndef cut(text):\n    """Split."""\n    return text.split(".")\n')
     assert code_of(original) == code_of(reworded)
     assert code_of(original) != code_of(changed)
+
+
+@pytest.mark.parametrize("changed", [dict(model=ModelSettings("other")),
+                                     dict(model=ModelSettings("m", temperature=0.7)),
+                                     dict(model=ModelSettings("m", seed=5)), dict(max_nuggets=3), dict(max_docs=2)])
+def test_the_creator_signature_changes_with_every_option_that_changes_a_bank(changed):
+    from judge.nuggets.api import _signature
+    from judge.nuggets.create import CREATION_DECISIONS, CreationSettings
+
+    def signature(model=ModelSettings("m"), **creation):
+        return _signature("create", model, CREATION_DECISIONS, None, CreationSettings(**creation).tag)
+
+    assert signature(**changed) != signature()
+    for option, piece in RESULT_CHANGING["nuggets create"].items():
+        assert piece in signature(), f"--{option} is written under {piece!r}"

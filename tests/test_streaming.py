@@ -194,7 +194,8 @@ def test_eval_writes_each_reports_judgment_before_the_run_ends(uninterrupted, tm
     from conftest import smart_responder
 
     from judge.formats import read_reports
-    from judge.run.evaluate import EvalConfig, Inputs, evaluate
+    from judge.run.evaluate import EvalConfig, evaluate
+    from judge.run.inputs import Inputs
     from judge.settings import ModelSettings
     from judge.testing import FakeEndpoint
 
@@ -320,7 +321,9 @@ def test_resume_after_an_outage_asks_the_failed_decisions_again(uninterrupted, t
 
     from conftest import smart_responder
 
-    from judge.run.evaluate import EvalConfig, Inputs, evaluate, write_outputs
+    from judge.run.evaluate import EvalConfig, evaluate
+    from judge.run.inputs import Inputs
+    from judge.run.outputs import write_outputs
     from judge.settings import ModelSettings, RetryPolicy
     from judge.testing import FakeEndpoint
 

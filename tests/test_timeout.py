@@ -16,7 +16,9 @@ from judge.judging.decisions.claims_absence import ClaimsAbsence
 from judge.judging.signature import JudgeSignature
 from judge.llm.cache.store import open_decision_cache
 from judge.llm.client import DecisionClient
-from judge.run.evaluate import EvalConfig, Inputs, evaluate, write_outputs
+from judge.run.evaluate import EvalConfig, evaluate
+from judge.run.inputs import Inputs
+from judge.run.outputs import write_outputs
 from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
 from judge.testing import FakeEndpoint
 

@@ -22,7 +22,8 @@ from judge.formats.judgments import DecisionRecord, ReportJudgment, write_judgme
 from judge.labels import OUTCOME_VALUE, Outcome, Value
 from judge.llm.client import ModelSettings
 from judge.metrics import score_report
-from judge.run.evaluate import EvalConfig, Inputs, evaluate
+from judge.run.evaluate import EvalConfig, evaluate
+from judge.run.inputs import Inputs
 from judge.testing import FakeEndpoint
 from judge.types import Document
 from judge.view import write_view

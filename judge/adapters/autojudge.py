@@ -34,7 +34,9 @@ from judge.formats import DocumentStore, citation_warnings, read_nugget_banks, r
 from judge.judging.walker import JudgeSettings
 from judge.llm.cache.store import DEFAULT_CACHE_DIR
 from judge.llm.client import ModelSettings
-from judge.run.evaluate import EvalConfig, Evaluation, Inputs, evaluate, write_outputs
+from judge.run.evaluate import EvalConfig, evaluate
+from judge.run.inputs import Inputs
+from judge.run.outputs import Evaluation, write_outputs
 
 
 def framework() -> Any:

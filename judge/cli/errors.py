@@ -25,7 +25,7 @@ import typer.core
 from rich.console import Console
 from rich.markup import escape
 
-from judge.errors import BudgetExceeded, ConfigurationError, InputError, OutputError
+from judge.errors import BudgetExceeded, ConfigurationError, InputError, OutputError, SettingError
 
 
 class TolerantConsole(Console):
@@ -82,6 +82,7 @@ def _printing_never_fails() -> None:
 
 _LABELS: dict[type[Exception], tuple[int, str]] = {
     InputError: (EXIT_INPUT, "input error"),
+    SettingError: (EXIT_INPUT, "usage error"),
     ConfigurationError: (EXIT_CONFIGURATION, "configuration error"),
     BudgetExceeded: (EXIT_BUDGET, "budget reached"),
     OutputError: (EXIT_OUTPUT, "output error"),
@@ -100,7 +101,7 @@ def say(label: str, message: str) -> None:
 def user_errors(debug: bool = False) -> Iterator[None]:
     try:
         yield
-    except (InputError, ConfigurationError, BudgetExceeded, OutputError) as exc:
+    except (InputError, SettingError, ConfigurationError, BudgetExceeded, OutputError) as exc:
         if debug:
             raise
         code, label = next(v for k, v in _LABELS.items() if isinstance(exc, k))

@@ -66,7 +66,8 @@ def eval_command(
         "alike) for a model litellm has no price for; needed for --max-cost with such a model.")] = None,
     max_failed_fraction: Annotated[float, options.setting(
         EvalConfig, "max_failed_fraction", "--max-failed-fraction",
-        help="Report the run failed (exit code 5) when more than this share of its sentences failed; outputs are written all the same.")] = 0.2,
+        help="Report the run failed (exit code 5) when more than this share of its sentences failed; outputs are "
+        "written all the same.")] = 0.2,
     give_up_after: Annotated[int, options.setting(
         RetryPolicy, "give_up_after", "--give-up-after", help="Stop asking after this many transport failures in a row "
         "(timeouts, refused or dropped connections, 5xx; rate limits do not count) with no answer from the server "
@@ -121,6 +122,8 @@ def eval_command(
         raise typer.BadParameter("only the baselines read it: add --with-baselines, or drop --gold",
                                  param_hint="--gold")
     ppi.check_human_options(human, sample, confidence)
+    if workers is not None and ray is None:
+        raise typer.BadParameter("only Ray has workers: add --ray ADDRESS, or drop --workers", param_hint="--workers")
     with user_errors(debug):
         settings = model_settings(model, api_base or [], router, api_key, timeout, temperature, seed, max_tokens)
         settings = replace(settings, logprobs=logprobs, threads=threads, kernels=kernels)
@@ -140,7 +143,7 @@ def eval_command(
         run_options={"retry": RetryPolicy(give_up_after=give_up_after), "max_cost": max_cost,
                      "price_per_1k": price_per_1k, "max_failed_fraction": max_failed_fraction, "shard": part,
                      "resume": resume, "ray": ray, "workers": workers},
-        max_doc_bytes=max_doc_bytes, human=human, sample=sample, confidence=confidence, view=view,
+        human=human, sample=sample, confidence=confidence, view=view,
         baselines=with_baselines, gold=gold)
     with user_errors(debug), ProgressBar() as bar:
         evaluation = evaluate_with(request, bar.callbacks(settings, part, ray))

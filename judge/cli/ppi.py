@@ -32,13 +32,6 @@ def check_human_options(human: list[Path] | None, sample: str, confidence: float
                                  param_hint="--sample" if sample != "reports" else "--confidence")
 
 
-def write(corrected: CorrectedScores, signature: ScoreSignature, out: Path) -> list[Path]:
-    """Write ppi.tsv, ppi-pairs.tsv and ppi.json into `out` (under the command's lock on it); returns the paths."""
-    from judge.run.prediction_powered import write_ppi_files
-
-    return list(write_ppi_files(corrected, signature, out).values())
-
-
 def show(corrected: CorrectedScores, signature: ScoreSignature, paths: list[Path]) -> None:
     """Print the estimates, their signature and the files written."""
     print_corrected(corrected)

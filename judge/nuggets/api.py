@@ -14,16 +14,16 @@ their own. Files written: banks (v3 `nuggets_<request>.v3.json`, or nuggetizer `
 
 from __future__ import annotations
 
-import asyncio
+import inspect
 import json
-import threading
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from judge._version import __version__
-from judge.errors import InputError
+from judge.errors import InputError, SettingError
+from judge.event_loop import run_sync
 from judge.formats import DocumentStore, read_nugget_banks, read_reports, read_requests
 from judge.formats._jsonl import expand_paths, iter_jsonl
 from judge.formats.atomic import write_text_atomic
@@ -43,31 +43,6 @@ CREATE_MAX_TOKENS = 1024
 
 __all__ = ["CreatedNuggets", "PooledNuggets", "accept_candidates", "create_nuggets", "create_nuggets_async",
            "pool_nuggets", "pool_nuggets_async"]
-
-
-def run_sync(awaitable: Awaitable[T]) -> T:
-    """Run a coroutine to its end, also from inside a running event loop (there: in a thread of its own)."""
-    async def wrap() -> T:
-        return await awaitable
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(wrap())
-    box: dict[str, Any] = {}
-
-    def worker() -> None:
-        try:
-            box["value"] = asyncio.run(wrap())
-        except BaseException as exc:  # noqa: BLE001 -- re-raised in the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=worker)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 @dataclass(frozen=True)
@@ -156,7 +131,7 @@ async def create_nuggets_async(*, requests: PathLike, docs: PathLike | Sequence[
     from judge.nuggets.create import CREATION_DECISIONS, CreationSettings, create_request, documents_of
 
     if format not in ("v3", "nuggetizer"):
-        raise ValueError(f"format must be 'v3' or 'nuggetizer', not {format!r}")
+        raise SettingError(f"format must be 'v3' or 'nuggetizer', not {format!r}")
     settings = CreationSettings(max_nuggets=max_nuggets, max_docs=max_docs, per_document=per_document,
                                 passages=passages or PassagePolicy())
     model_options.setdefault("max_tokens", CREATE_MAX_TOKENS)
@@ -220,6 +195,10 @@ def create_nuggets(**kwargs: Any) -> CreatedNuggets:
     return run_sync(create_nuggets_async(**kwargs))
 
 
+# help() and the generated reference show the arguments of the async twin this runs
+create_nuggets.__signature__ = inspect.signature(create_nuggets_async)  # type: ignore[attr-defined]
+
+
 async def pool_nuggets_async(*, nuggets: PathLike | Sequence[PathLike], reports: PathLike | Sequence[PathLike],
                              requests: PathLike, docs: PathLike | Sequence[PathLike], out: PathLike | None = None,
                              model: str = EMBEDDED_MODEL, api_base: str | None = None, api_key: str | None = None,
@@ -266,6 +245,10 @@ async def pool_nuggets_async(*, nuggets: PathLike | Sequence[PathLike], reports:
 def pool_nuggets(**kwargs: Any) -> PooledNuggets:
     """`pool_nuggets_async`, run to its end (also from inside a running event loop)."""
     return run_sync(pool_nuggets_async(**kwargs))
+
+
+# help() and the generated reference show the arguments of the async twin this runs
+pool_nuggets.__signature__ = inspect.signature(pool_nuggets_async)  # type: ignore[attr-defined]
 
 
 def accept_candidates(*, nuggets: PathLike | Sequence[PathLike], candidates: PathLike, out: PathLike

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge.errors import InputError
+from judge.errors import InputError, SettingError
 from judge.formats.nugget_fields import derived_id
 from judge.judging.decisions import supports_citation
 from judge.judging.decisions.spec import DocumentLookup
@@ -55,13 +55,13 @@ class CreationSettings:
 
     def __post_init__(self) -> None:
         if self.max_nuggets < 1:
-            raise ValueError(f"max_nuggets must be at least 1, not {self.max_nuggets}")
+            raise SettingError(f"max_nuggets must be at least 1, not {self.max_nuggets}")
         if self.max_docs is not None and self.max_docs < 1:
-            raise ValueError(f"max_docs must be at least 1 (or None for all documents), not {self.max_docs}")
+            raise SettingError(f"max_docs must be at least 1 (or None for all documents), not {self.max_docs}")
         if not 1 <= self.per_document <= draft_nuggets.MAX_DRAFTED:
-            raise ValueError(f"per_document must be 1..{draft_nuggets.MAX_DRAFTED}, not {self.per_document}")
+            raise SettingError(f"per_document must be 1..{draft_nuggets.MAX_DRAFTED}, not {self.per_document}")
         if not 0.0 < self.merge_overlap <= 1.0:
-            raise ValueError(f"merge_overlap must be in (0, 1], not {self.merge_overlap}")
+            raise SettingError(f"merge_overlap must be in (0, 1], not {self.merge_overlap}")
 
     @property
     def tag(self) -> str:

@@ -2,8 +2,7 @@
 judgments (judge.run.score) and return an Evaluation for judge.run.outputs to write.
 
 The CLI only parses options, calls these and prints; scripts and notebooks call the same functions
-(`evaluate_async` inside a running event loop, e.g. Jupyter). The names of the whole eval path (Inputs, score,
-write_outputs, ...) are importable from here too, as scripts written before the split import them.
+(`evaluate_async` inside a running event loop, e.g. Jupyter).
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from judge.diagnostics import Diagnostics
+from judge.errors import SettingError
 from judge.event_loop import run_sync
 from judge.formats.atomic import WorkingFolder
 from judge.formats.judgments import ReportJudgment, nugget_summaries
@@ -29,10 +29,11 @@ from judge.llm.applied import applied_settings
 from judge.llm.cache.store import DEFAULT_CACHE_DIR, DecisionCache, open_decision_cache
 from judge.llm.client import DecisionClient, Usage
 from judge.llm.logprob import asks_logprobs
+from judge.llm.pricing import price_known
 from judge.llm.router import servers
 from judge.run.executors import Executor, Judging, check_ray_address, executor_for
 from judge.run.inputs import Inputs
-from judge.run.outputs import OUTPUT_NAMES, Evaluation, write_outputs, write_score_files
+from judge.run.outputs import Evaluation
 from judge.run.score import score
 from judge.run.shards import Shard
 from judge.run.streaming import JudgmentStream, StoredJudgments
@@ -52,8 +53,7 @@ from judge.settings import (
 )
 from judge.types import Report
 
-__all__ = ["OUTPUT_NAMES", "EvalConfig", "Evaluation", "Inputs", "JudgingProgress", "evaluate", "evaluate_async",
-           "run_failure", "score", "stream_for", "write_outputs", "write_score_files"]
+__all__ = ["EvalConfig", "JudgingProgress", "evaluate", "evaluate_async", "run_failure", "stream_for"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,9 @@ class EvalConfig:
     def __post_init__(self) -> None:
         check_rules(self, self.RULES)
         check_ray_address(self.ray, self.workers)
+        if self.max_cost is not None and self.price_per_1k is None and not price_known(self.model.model):
+            raise SettingError(f"max_cost: litellm has no price for {self.model.model!r}, so the budget cannot be "
+                               "enforced; give price_per_1k (USD per 1,000 tokens; --price-per-1k)")
         # What is applied, not what was asked, reaches the signature; the rest is said (run-summary.json).
         model, notes = applied_settings(self.model)
         object.__setattr__(self, "model", model)

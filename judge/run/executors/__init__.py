@@ -17,11 +17,11 @@ __all__ = ["Executor", "Judged", "Judging", "OneProcess", "add_usage", "check_ra
 def check_ray_address(address: str | None, workers: int | None) -> None:
     """`ray`'s value: local, auto, ray://HOST:PORT or HOST:PORT (a mistyped word is refused, not tried), and
     `workers` only with it. ConfigurationError, before anything starts."""
-    from judge.errors import ConfigurationError
+    from judge.errors import ConfigurationError, SettingError
 
     if address is None:
         if workers is not None:
-            raise ConfigurationError("--workers (workers=) needs --ray (ray=): one process has no workers")
+            raise SettingError("workers: only Ray has workers; give ray= too (--ray ADDRESS)")
         return
     if address in ("local", "auto") or "://" in address or address.rpartition(":")[2].isdigit():
         return
@@ -33,8 +33,6 @@ def executor_for(ray: str | None, workers: int | None) -> Executor:
     """`ray=None`: this process. Otherwise a Ray executor: "local" (a runtime on this machine, every core), "auto"
     (the cluster this machine belongs to) or "ray://HOST:PORT"; `workers` defaults to the cluster's cores."""
     if ray is None:
-        if workers is not None:
-            raise ValueError("workers= (--workers) needs ray= (--ray): one process has no workers")
         return OneProcess()
     from judge.run.executors.ray_cluster import RayExecutor
 

@@ -27,7 +27,7 @@ class Judging:
     walker: ReportWalker
     client: DecisionClient
     cache: DecisionCache | None
-    progress: Any          # judge.run.evaluate.Progress: start, sentence_done, decision_done
+    progress: Any          # judge.run.evaluate.JudgingProgress: start, sentence_done, decision_done
 
 
 @dataclass

@@ -67,8 +67,6 @@ class _Slot:
 
 class RayExecutor:
     def __init__(self, address: str, workers: int | None = None):
-        if workers is not None and workers < 1:
-            raise ValueError(f"workers must be at least 1, not {workers}")
         self.address = address
         self.workers = workers
         self._started_runtime = False

@@ -1,11 +1,11 @@
 """How far do nugget banks the judge creates agree with the people's, and what does pooling find?
 
-    python benchmarks/nugget_creation.py create --model MODEL [--api-base URL] --work DIR [--requests 300,303]
-                                                [--max-docs M] [--per-document N] [--max-nuggets K]
-    python benchmarks/nugget_creation.py compare --work DIR [--match-model MODEL --match-api-base URL]
-    python benchmarks/nugget_creation.py score --model MODEL [--api-base URL] --work DIR
-    python benchmarks/nugget_creation.py pool --model MODEL [--api-base URL] --work DIR
-    python benchmarks/nugget_creation.py fake --work DIR      (the whole pipeline on the fake endpoint)
+    python -m benchmarks.nugget_creation create --model MODEL [--api-base URL] --work DIR [--requests 300,303]
+                                               [--max-docs M] [--per-document N] [--max-nuggets K]
+    python -m benchmarks.nugget_creation compare --work DIR [--match-model MODEL --match-api-base URL]
+    python -m benchmarks.nugget_creation score --model MODEL [--api-base URL] --work DIR
+    python -m benchmarks.nugget_creation pool --model MODEL [--api-base URL] --work DIR
+    python -m benchmarks.nugget_creation fake --work DIR      (the whole pipeline on the fake endpoint)
 
 Data: the NeuCLIR 24 example run (../shared/data/neuclir24/example-run: 9 requests, one report each, 84 cited
 documents) and the people's banks of those requests (../shared/data/neuclir24/nuggets). Each request's documents
@@ -36,12 +36,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from benchmarks import ROOT
+
 SHARED = Path(os.environ.get("ARGUE_SHARED_DATA", ROOT.parent / "shared" / "data")) / "neuclir24"
 RUN = SHARED / "example-run"
 HUMAN = SHARED / "nuggets"

@@ -157,7 +157,7 @@ def main() -> None:
             if not paths["docs"].exists():
                 paths = generate_workload(data, RUNS, requests, args.sentences)
             if args.ray:
-                from ray_scale import compare
+                from benchmarks.ray_scale import compare
 
                 compare(args, paths, root, endpoints, model_settings([ep.api_base for ep in endpoints], args.model))
                 return

@@ -85,8 +85,9 @@ MaxTokens = Annotated[int, setting(ModelSettings, "max_tokens", "--max-tokens", 
 Concurrency = Annotated[int, number("--concurrency", "-j", bounds=settings.CONCURRENCY,  # EvalConfig's rule
                                     help="Decisions in flight at once.")]
 Threads = Annotated[int | None, setting(
-    ModelSettings, "threads", "--threads", help="CPU threads of the embedded judge. Default: the cores free when the "
-    "model loads (one more thread than free cores can make it several times slower).")]
+    ModelSettings, "threads", "--threads", help="CPU threads of the embedded judge. Default: the cores other processes "
+    "leave free, re-decided before every completion (one more thread than free cores can make it several times "
+    "slower).")]
 MaxDocChars = Annotated[int, setting(settings.PassagePolicy, "max_chars", "--max-doc-chars",
                                      help="Longer documents are cut into the passages closest to the sentence.")]
 Kernels = Annotated[str, setting(

@@ -30,7 +30,6 @@ from judge.metrics.ppi import (
     tuned_lambda,
     unseen_error_rate,
     variance_ratio,
-    wilson,
 )
 from judge.metrics.sampling import Inclusion, check_subset
 
@@ -54,7 +53,7 @@ def test_tiny_case_matches_the_hand_computed_mean_and_variance():
     # the t interval 0.75 -/+ half reaches past what the units can hold; it is clipped to
     # (labelled sum + [0, 1] for the one unlabelled unit) / N = [0.5, 0.75]
     assert (e.ppi.low, e.ppi.high) == pytest.approx((0.5, 0.75))
-    # human only: mean 2/3, s_y^2 = 1/3 -> Var = (1/4)(1/3)/3 = 1/36 (a binary sample: the interval is Wilson's)
+    # human only: mean 2/3, s_y^2 = 1/3 -> Var = (1/4)(1/3)/3 = 1/36 (a binary sample, the same interval)
     assert e.human_only.value == pytest.approx(2 / 3)
     assert e.human_only.se ** 2 == pytest.approx(1 / 36)
     assert e.judge_only == pytest.approx(0.75)
@@ -178,13 +177,6 @@ def test_few_labels_are_flagged():
     e = ppi_mean([0.2, 0.9, 0.4, 0.7, 0.1, 0.5], [0.3, 0.8, 0.4, math.nan, math.nan, math.nan])
     assert e.status.startswith(FEW_LABELS) and not e.trusted and e.estimable
     assert e.ppi.width > 0
-
-
-def test_wilson_matches_scipys_binomtest():
-    for successes, n in ((0, 10), (1, 20), (7, 20), (50, 100), (99, 100)):
-        low, high = wilson(np.array(successes / n), np.array(n), 0.95)
-        ci = stats.binomtest(successes, n).proportion_ci(confidence_level=0.95, method="wilson")
-        assert (float(low), float(high)) == pytest.approx((ci.low, ci.high), abs=1e-12)
 
 
 def test_no_labelled_unit_is_not_estimable_never_the_judges_number():

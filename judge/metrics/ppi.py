@@ -193,13 +193,7 @@ def ppi_batch(f: np.ndarray, y: np.ndarray, labelled: np.ndarray, pi: np.ndarray
     (samples, N)) of the same N units. lambda: fixed, or (None) the weighted regression slope clipped to [0, 1]
     per sample, fitted from 3 labelled units up (1 below, and 1 when the judge is constant on the sample: the
     sample then says nothing about lambda and original PPI loses nothing on it)."""
-    f = np.asarray(f, dtype=float)
-    mask = np.asarray(labelled, dtype=bool)
-    y0 = np.where(mask, np.nan_to_num(np.asarray(y, dtype=float)), 0.0)
-    pi_u = np.broadcast_to(np.asarray(pi, dtype=float), f.shape)
-    w = np.where(mask, 1 / np.where(mask, pi_u, 1.0), 0.0)
-    n = mask.sum(axis=1)
-    weight = w.sum(axis=1)
+    f, mask, y0, pi_u, w, n, weight = _samples(f, y, labelled, pi)
     if lam is None:
         fitted = n >= 3
         f_bar = (w * f).sum(axis=1) / weight
@@ -228,16 +222,10 @@ def ppi_batch(f: np.ndarray, y: np.ndarray, labelled: np.ndarray, pi: np.ndarray
 
 def human_only_batch(f: np.ndarray, y: np.ndarray, labelled: np.ndarray, pi: np.ndarray | float,
                      confidence: float, prior_weight: float = PRIOR_WEIGHT) -> Batch:
-    """The human sample alone. A binary rate (every labelled value 0 or 1) gets Wilson's score interval with the
-    finite-population factor (n / (1 - pi) effective draws); other values the pseudo-observation t interval
-    (lambda = 0: pseudo-observations at 0 and 1)."""
-    f = np.asarray(f, dtype=float)
-    mask = np.asarray(labelled, dtype=bool)
-    y0 = np.where(mask, np.nan_to_num(np.asarray(y, dtype=float)), 0.0)
-    pi_u = np.broadcast_to(np.asarray(pi, dtype=float), f.shape)
-    w = np.where(mask, 1 / np.where(mask, pi_u, 1.0), 0.0)
-    n = mask.sum(axis=1)
-    weight = w.sum(axis=1)
+    """The human sample alone: the same interval as PPI's with lambda = 0 (the prior's pseudo-observations at 0 and
+    1, the finite-population factor, clipped to the values the mean can still take), binary rates included: Wilson's
+    interval dips below nominal for them (docs/ppi.md)."""
+    f, mask, y0, pi_u, w, n, weight = _samples(f, y, labelled, pi)
     none = np.zeros(len(n), dtype=bool)
     y_bar, _, low, high, se, spread = _interval(y0, w, mask, pi_u, n, weight, none, _corners(np.zeros(len(n))),
                                                      confidence, prior_weight)
@@ -245,14 +233,15 @@ def human_only_batch(f: np.ndarray, y: np.ndarray, labelled: np.ndarray, pi: np.
     return Batch(n, np.zeros(len(n)), none, y_bar, low, high, se, spread, y0, y_bar)
 
 
-def wilson(rate: np.ndarray, n: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson's score interval for a binomial rate observed on n draws (E. B. Wilson, JASA 1927)."""
-    z = float(stats.norm.ppf((1 + confidence) / 2))
-    n = np.asarray(n, dtype=float)
-    p = np.asarray(rate, dtype=float)
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * np.sqrt(np.maximum(p * (1 - p) / n + z * z / (4 * n * n), 0))
-    return centre - half, centre + half
+def _samples(f: np.ndarray, y: np.ndarray, labelled: np.ndarray, pi: np.ndarray | float) -> tuple[np.ndarray, ...]:
+    """The arrays both estimators read: judge values, the labelled mask, labels (0 where unlabelled), inclusion
+    probabilities per unit, inverse-probability weights, and per sample the count and total weight of its labels."""
+    f = np.asarray(f, dtype=float)
+    mask = np.asarray(labelled, dtype=bool)
+    y0 = np.where(mask, np.nan_to_num(np.asarray(y, dtype=float)), 0.0)
+    pi_u = np.broadcast_to(np.asarray(pi, dtype=float), f.shape)
+    w = np.where(mask, 1 / np.where(mask, pi_u, 1.0), 0.0)
+    return f, mask, y0, pi_u, w, mask.sum(axis=1), w.sum(axis=1)
 
 
 def _corners(lam: np.ndarray) -> np.ndarray:

@@ -51,7 +51,7 @@ from judge.formats.judgments import ReportJudgment
 from judge.formats.judgments import write_judgments as _write_judgments
 from judge.judging.judgments_reader import iter_judgments
 from judge.labels import CitationPolicy
-from judge.llm.cache.backends import DEFAULT_CACHE_DIR, local_directory
+from judge.llm.cache.backends import DEFAULT_CACHE_DIR, docstore_dir
 from judge.llm.embedded.weights import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
 from judge.metrics.table import ScoreTable, select_measures
 from judge.nuggets.api import (  # the nuggets floor's calls, public here with the rest
@@ -222,12 +222,6 @@ class _Materialised:
                 raise TypeError(f"{argument}: {type(item).__name__} {item!r:.60} is neither a path nor a "
                                 f"{kind.__name__} (or dict)")
         return [self._write(f"{argument}.jsonl", (record(item) for item in items))]
-
-
-def docstore_dir(cache: PathLike | None) -> Path:
-    """The document index of a run with this decision cache: beside the cache (with none, or a Redis one, beside the
-    default cache directory)."""
-    return local_directory(cache if cache is not None else DEFAULT_CACHE) / "docstore"
 
 
 def _judgment_records(argument: str, judgments: Any, banks: Mapping[str, NuggetBank] | None = None

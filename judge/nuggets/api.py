@@ -29,7 +29,7 @@ from judge.formats._jsonl import expand_paths, iter_jsonl
 from judge.formats.atomic import write_text_atomic
 from judge.formats.doc_lists import read_doc_lists
 from judge.formats.nugget_writer import AnswerKey, read_provenance, write_nuggetizer_banks, write_v3_banks
-from judge.llm.cache.backends import local_directory
+from judge.llm.cache.backends import docstore_dir
 from judge.llm.cache.store import DEFAULT_CACHE_DIR, open_decision_cache
 from judge.llm.embedded.weights import EMBEDDED_MODEL
 from judge.settings import ModelSettings, PassagePolicy
@@ -152,7 +152,7 @@ async def create_nuggets_async(*, requests: PathLike, docs: PathLike | Sequence[
     prompts = Path(prompts_dir) if prompts_dir is not None else None
     decision_cache = open_decision_cache(cache) if cache is not None else None
     try:
-        index = local_directory(cache if cache is not None else DEFAULT_CACHE_DIR) / "docstore"
+        index = docstore_dir(cache)
         with DocumentStore.open(_paths(docs), index) as store:
             all_ids = [str(row["doc_id"]) for path in expand_paths(_paths(docs)) for _, row in iter_jsonl(path)
                        if "doc_id" in row] if lists is None else []
@@ -219,7 +219,7 @@ async def pool_nuggets_async(*, nuggets: PathLike | Sequence[PathLike], reports:
     prompts = Path(prompts_dir) if prompts_dir is not None else None
     decision_cache = open_decision_cache(cache) if cache is not None else None
     try:
-        index = local_directory(cache if cache is not None else DEFAULT_CACHE_DIR) / "docstore"
+        index = docstore_dir(cache)
         with DocumentStore.open(_paths(docs), index) as store:
             client = _client(model, api_base, api_key, decision_cache, concurrency, model_options)
             pooled = await pool(runs, banks, reqs, store, Asker(client, prompts), policy)

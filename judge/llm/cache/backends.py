@@ -208,3 +208,9 @@ def local_directory(target: str | Path) -> Path:
     """Where local files that go with a cache live (the document index): the cache directory itself, or the
     default directory when the decisions are in Redis (the index is per machine; only answers are shared)."""
     return DEFAULT_CACHE_DIR if is_url(target) else Path(target)
+
+
+def docstore_dir(cache: str | Path | None) -> Path:
+    """The document index of a run with this decision cache: beside the cache (with none, or a Redis one, beside the
+    default cache directory)."""
+    return local_directory(cache if cache is not None else DEFAULT_CACHE_DIR) / "docstore"

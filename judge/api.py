@@ -53,6 +53,7 @@ from judge.judging.judgments_reader import iter_judgments
 from judge.labels import CitationPolicy
 from judge.llm.cache.backends import DEFAULT_CACHE_DIR, docstore_dir
 from judge.llm.embedded.weights import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
+from judge.metrics.sampling import DESIGNS as SAMPLE_DESIGNS  # how a human sample was drawn
 from judge.metrics.table import ScoreTable, select_measures
 from judge.nuggets.api import (  # the nuggets floor's calls, public here with the rest
     accept_candidates,
@@ -89,7 +90,6 @@ if TYPE_CHECKING:  # the model client loads only when a call judges something
 
 PathLike = str | Path
 DEFAULT_CACHE = str(DEFAULT_CACHE_DIR)   # eval's and calibrate's --cache-dir default
-SAMPLE_DESIGNS = ("reports", "requests")  # how a --human sample was drawn (judge.metrics.sampling.DESIGNS)
 
 # In the order the reference (docs/python.md, generated) lists them.
 __all__ = ["evaluate", "evaluate_async", "score", "calibrate", "calibrate_async", "html_view", "run_baselines",

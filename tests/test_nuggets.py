@@ -59,8 +59,9 @@ def test_created_bank_is_v3_read_back_and_every_answer_attested(endpoint, tmp_pa
 def test_unattested_draft_is_dropped(tmp_path):
     def liar(request):
         reply = nugget_responder(request)
-        if "nuggets" in reply:  # every drafted statement claims something no document says
+        if "nuggets" in reply:  # every drafted answer is something no document says
             for nugget in reply["nuggets"]:
+                nugget["answer"] = "a lottery in 1850"
                 nugget["statement"] = "The barrier was paid for by a lottery in 1850."
         return reply
 
@@ -69,6 +70,35 @@ def test_unattested_draft_is_dropped(tmp_path):
     assert all(not bank.nuggets for bank in created.banks.values())
     assert {row["status"] for row in created.review if row["kind"] == "answer"} == {
         "dropped: no document attests it"}
+
+
+def test_a_statement_that_omits_the_answer_is_not_what_gets_attested(tmp_path):
+    """A drafting model may pair a wrong answer with a true statement that leaves the answer out; binding on
+    the statement would attest the wrong answer, so the claim asked is the question with the answer."""
+    def drifter(request):
+        reply = nugget_responder(request)
+        if "nuggets" in reply:
+            for nugget in reply["nuggets"]:
+                nugget["answer"] = "in 1850"  # no document says 1850
+                nugget["statement"] = "Work on the Marrowick flood barrier began in March 2021."  # true, no answer
+        return reply
+
+    with FakeEndpoint(drifter) as model:
+        created = api.create_nuggets(requests=REQUESTS, docs=DOCS, cache=None, **_model(model))
+    answers = [row for row in created.review if row["kind"] == "answer"]
+    assert answers and all(row["claim"] == f"{row['question']} in 1850" for row in answers)
+    assert all(row["bindings"] and not any(b["verdict"] for b in row["bindings"]) for row in answers)
+    assert all(not bank.nuggets for bank in created.banks.values())
+
+
+def test_a_statement_that_gives_the_answer_is_the_claim():
+    from judge.nuggets.create import claim_of
+
+    assert claim_of("When did work begin?", "March 2021", "Work began in March 2021.", 0.6) == (
+        "Work began in March 2021.")
+    assert claim_of("When did work begin?", "March 2021", "Work began on the quay.", 0.6) == (
+        "When did work begin? March 2021")
+    assert claim_of("When did work begin?", "March 2021", "", 0.6) == "When did work begin? March 2021"
 
 
 def test_max_docs_asks_relevance_and_nuggetizer_format_reads_back(endpoint, tmp_path):

@@ -209,7 +209,7 @@ async def pool_nuggets_async(*, nuggets: PathLike | Sequence[PathLike], reports:
     Nothing changes a bank: `out` gets the candidates (each `"accept": null`) for a person to review, then
     `accept_candidates`."""
     from judge.nuggets.asking import Asker
-    from judge.nuggets.pool import POOL_DECISIONS, check_banks, pool
+    from judge.nuggets.pool import POOL_DECISIONS, POOL_RULES, check_banks, pool
 
     banks = read_nugget_banks(_paths(nuggets))
     reqs = read_requests(requests)
@@ -226,7 +226,7 @@ async def pool_nuggets_async(*, nuggets: PathLike | Sequence[PathLike], reports:
     finally:
         if decision_cache is not None:
             decision_cache.close()
-    signature = _signature("pool", client.settings, POOL_DECISIONS, prompts, policy.tag)
+    signature = _signature("pool", client.settings, POOL_DECISIONS, prompts, f"{POOL_RULES},{policy.tag}")
     result = PooledNuggets(pooled.candidates, pooled.refused, pooled.counts.as_dict(),
                            {"asked": pooled.calls.asked, "answered": pooled.calls.answered,
                             "failed": pooled.calls.failed, **pooled.calls.by_decision}, signature)

@@ -9,8 +9,11 @@ Per request:
    but never attest anything);
 3. merging: a drafted question whose content words overlap an earlier one's by at least `merge_overlap`
    (Jaccard, judge.nuggets.text) is the same nugget; answers with the same normalised text are one answer;
-4. binding: each answer's statement is put to supports_citation against the document it was drafted from and
-   against up to `max_extra_bindings` other documents of the request that contain most of the answer's words;
+4. binding: each answer's claim is put to supports_citation against the document it was drafted from and
+   against up to `max_extra_bindings` other documents of the request that contain most of the answer's words.
+   The claim is the drafted statement when it gives the answer (holds `bind_share` of the answer's words), else
+   the question followed by the answer: a drafted statement that leaves the answer out would bind the document to
+   something else than the answer;
    an answer bound to no document is dropped (a bank never holds an unattested answer), and so is a nugget left
    without answers;
 5. the K kept: vital before okay, then by the number of attesting documents, then in drafting order.
@@ -34,7 +37,7 @@ from judge.labels import Importance
 from judge.nuggets.asking import Asker, Calls
 from judge.nuggets.decisions import document_relevance, draft_nuggets
 from judge.nuggets.decisions.common import MAX_DOCUMENT_CHARS
-from judge.nuggets.text import normalised, overlap, share_in
+from judge.nuggets.text import claim_of, normalised, overlap, share_in
 from judge.settings import PassagePolicy
 from judge.types import Answer, Document, Nugget, NuggetBank, Report, Request
 
@@ -49,7 +52,8 @@ class CreationSettings:
     max_docs: int | None = None      # M: documents drafted from per request (None: all)
     per_document: int = 5            # nuggets one drafting call may propose
     merge_overlap: float = 0.6       # question overlap (Jaccard of content words) that makes two nuggets one
-    bind_share: float = 0.6          # share of an answer's words a document must hold to be asked about it
+    bind_share: float = 0.6          # share of an answer's words a document must hold to be asked about it,
+                                     # and a statement to be the claim asked
     max_extra_bindings: int = 3      # documents besides the drafting one asked to attest each answer
     passages: PassagePolicy = field(default_factory=PassagePolicy)
 
@@ -67,7 +71,7 @@ class CreationSettings:
     def tag(self) -> str:
         docs = "all" if self.max_docs is None else str(self.max_docs)
         return (f"K={self.max_nuggets},M={docs},per-doc={self.per_document},merge=jaccard{self.merge_overlap},"
-                f"bind={self.bind_share}x{self.max_extra_bindings},doc-chars={MAX_DOCUMENT_CHARS},"
+                f"bind={self.bind_share}x{self.max_extra_bindings},claim=answer{self.bind_share},doc-chars={MAX_DOCUMENT_CHARS},"
                 f"{self.passages.tag}")
 
 
@@ -84,12 +88,13 @@ class Drafted:
     nugget_id: str = ""
     bindings: list[dict[str, Any]] = field(default_factory=list)
     status: str = "drafted"         # kept | dropped: <why>
+    claim: str = ""                 # what supports_citation is asked (see claim_of)
 
     def row(self) -> dict[str, Any]:
         return {"kind": "answer", "request_id": self.request_id, "source": self.source,
                 "nugget_id": self.nugget_id, "question": self.question, "answer": self.answer,
-                "statement": self.statement, "importance": self.importance, "bindings": self.bindings,
-                "status": self.status}
+                "statement": self.statement, "claim": self.claim, "importance": self.importance,
+                "bindings": self.bindings, "status": self.status}
 
 
 @dataclass
@@ -167,12 +172,13 @@ def _merge(drafted: list[Drafted], settings: CreationSettings) -> None:
 async def _bind(request: Request, item: Drafted, chosen: list[Document], by_id: dict[str, Document], asker: Asker,
                 settings: CreationSettings, calls: Calls) -> None:
     """Ask supports_citation of the drafting document and of the others that hold most of the answer's words."""
-    probe = item.answer if share_in(item.answer, item.answer) else item.statement
+    item.claim = claim_of(item.question, item.answer, item.statement, settings.bind_share)
+    probe = item.answer if share_in(item.answer, item.answer) else item.claim
     targets = [by_id[item.source]] if item.source in by_id else []
     others = [d for d in chosen if d.doc_id != item.source and share_in(probe, d.text) >= settings.bind_share]
     targets += others[: settings.max_extra_bindings]
     records = await asyncio.gather(*(asker.decision(
-        supports_citation.prepare(request, item.statement, [doc], settings.passages), calls) for doc in targets))
+        supports_citation.prepare(request, item.claim, [doc], settings.passages), calls) for doc in targets))
     for doc, record in zip(targets, records, strict=True):
         item.bindings.append({"doc_id": doc.doc_id, "verdict": record.verdict, "evidence": record.evidence,
                               "confidence": record.confidence, "error": record.error})
@@ -199,7 +205,7 @@ def _bank(request_id: str, drafted: list[Drafted], settings: CreationSettings
         importance.setdefault(item.nugget_id, item.importance)
         held = answers.setdefault(item.nugget_id, {})
         key = normalised(item.answer)
-        text, docs, statement = held.get(key, (item.answer, {}, item.statement))
+        text, docs, statement = held.get(key, (item.answer, {}, item.claim))
         docs.update(dict.fromkeys(attested))
         held[key] = (text, docs, statement)
     def rank(nugget_id: str) -> tuple[int, int, int]:

@@ -2,10 +2,12 @@
 document the report cites.
 
 For every cited sentence of a report whose request has a bank:
-1. answers_question: which of the bank's questions the sentence answers, with what answer and statement;
+1. answers_question: which of the bank's questions the sentence answers, with what answer and statement; the
+   claim asked next is that statement when it gives the answer, else the question and the answer
+   (judge.nuggets.text.claim_of);
 2. answers_nugget (eval's decision, over the answers the bank holds for that question, references ignored):
-   whether that statement restates an answer the bank holds; if so it is no candidate;
-3. supports_citation (eval's decision): whether a document the sentence cites supports the statement; an answer
+   whether the claim restates an answer the bank holds; if so it is no candidate;
+3. supports_citation (eval's decision): whether a document the sentence cites supports the claim; an answer
    no cited document attests is refused.
 The same new answer (normalised text) to the same question from several sentences is one candidate, with every
 sentence, run and attesting document that led to it. Candidates are only proposals: `accept` adds the ones a
@@ -24,11 +26,13 @@ from judge.judging.decisions import answers_nugget, supports_citation
 from judge.judging.decisions.spec import DocumentLookup
 from judge.nuggets.asking import Asker, Calls
 from judge.nuggets.decisions import answers_question
-from judge.nuggets.text import normalised
+from judge.nuggets.text import claim_of, normalised
 from judge.settings import PassagePolicy
 from judge.types import Answer, NuggetBank, Report, Request, Sentence
 
 POOL_DECISIONS = ("answers_question", "answers_nugget", "supports_citation")
+CLAIM_SHARE = 0.6  # share of an answer's words the extracted statement must hold to be the claim asked
+POOL_RULES = f"claim=answer{CLAIM_SHARE}"  # for the signature
 
 
 @dataclass
@@ -127,8 +131,9 @@ async def _sentence(report: Report, sentence: Sentence, bank: NuggetBank, reques
     for given in response.answers:  # type: ignore[attr-defined]
         counts.answers += 1
         nugget = by_label[given.label]
-        item = {"nugget_id": nugget.nugget_id, "question": nugget.question, "answer": given.answer.strip(),
-                "statement": given.statement.strip()}
+        answer = given.answer.strip()
+        item = {"nugget_id": nugget.nugget_id, "question": nugget.question, "answer": answer,
+                "statement": claim_of(nugget.question, answer, given.statement.strip(), CLAIM_SHARE)}
         held = [a.text for a in nugget.answers if a.text.strip()]
         if held:
             record = await asker.decision(answers_nugget.prepare(request, item["statement"], [(nugget, held)],

@@ -1,5 +1,5 @@
 """Cheap text rules of creation and pooling: when two questions are near-duplicates, when two answers are the
-same, and which documents may attest an answer (worth a supports_citation call)."""
+same, which documents may attest an answer (worth a supports_citation call), and what sentence is asked."""
 
 from __future__ import annotations
 
@@ -37,3 +37,13 @@ def share_in(text: str, document: str) -> float:
     if not words:
         return 0.0
     return len(words & content_words(document)) / len(words)
+
+
+def claim_of(question: str, answer: str, statement: str, share: float) -> str:
+    """The sentence a document must support for `answer` to be bound to it (creation) or to count as new
+    (pooling): the model's statement when it holds `share` of the answer's content words, else the question and
+    the answer. Small models often write a true statement that omits the answer ("The rover tested the
+    instrument." for "When? April 20"); asked about it, the judge would attest something else than the answer."""
+    if statement and share_in(answer, statement) >= share:
+        return statement
+    return f"{question} {answer}"

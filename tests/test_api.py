@@ -36,10 +36,18 @@ def readme_folder(tmp_path, monkeypatch):
     return tmp_path
 
 
+def api_modules() -> list:
+    """judge.api and each module of it (a module's doctests are found on the module that defines them)."""
+    import importlib
+    import pkgutil
+
+    return [api, *(importlib.import_module(f"judge.api.{m.name}") for m in pkgutil.iter_modules(api.__path__))]
+
+
 def test_every_docstring_example_of_the_api_runs(readme_folder):
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    tests = [t for t in finder.find(api) if t.examples]
+    tests = [t for module in api_modules() for t in finder.find(module) if t.examples]
     names = {t.name.rsplit(".", 1)[-1] for t in tests}
     assert names >= {"evaluate", "score", "calibrate", "html_view", "run_baselines", "read_judgments",
                      "write_judgments"}

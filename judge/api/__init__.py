@@ -55,7 +55,7 @@ from judge.api.calibration import (  # noqa: F401
     calibration_config,
     choose_attacks,
 )
-from judge.api.estimates import _HUMAN_RULES, HumanEstimates  # noqa: F401
+from judge.api.estimates import HumanEstimates
 from judge.api.evaluation import (  # noqa: F401
     EvalRequest,
     eval_config,

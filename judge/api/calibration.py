@@ -115,7 +115,7 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     from judge.calibration.report_confidence import THRESHOLDS_NAME
     from judge.calibration.sources import WICE_PARTIAL_POLICIES, Exclusion, ItemSources, SampleSize, load_items
     from judge.calibration.stats import FIT_METRICS
-    from judge.calibration.suite import CalibrationConfig, write_thresholds
+    from judge.calibration.suite import CalibrationConfig, check_calibrated_judge, write_thresholds
     from judge.calibration.suite import calibrate as run_calibration
     from judge.errors import InputError
     from judge.run.score import score as score_records
@@ -139,6 +139,7 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     _check_judge(judge)
     if judge is not None:
         OneOf(CALIBRATED_POLICIES).check("judge.on_injection", judge.on_injection)
+    check_calibrated_judge(settings, judge or JudgeSettings(), fit_metric)  # before the items are read
     if (human is None) != (judged is None):
         raise SettingError("human and judged go together: the assessors' judgments and the judge's of the same reports")
     progress = progress or CalibrationProgress()

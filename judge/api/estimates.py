@@ -1,5 +1,5 @@
 """Prediction-powered estimates from a human sample (`human=` of `evaluate` and `score`; docs/ppi.md): the
-checks of sample and confidence, the estimates, and the files they are written to."""
+estimates, and the files they are written to. How the sample was drawn is checked by judge.settings.HumanSample."""
 
 from __future__ import annotations
 
@@ -9,10 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from judge.api._inputs import _is_paths, _judgment_records, _Materialised, _paths
 from judge.diagnostics import Diagnostics
-from judge.errors import SettingError
 from judge.labels import CitationPolicy
-from judge.metrics.sampling import DESIGNS as SAMPLE_DESIGNS  # how a human sample was drawn
-from judge.settings import CONFIDENCE, Number, OneOf, check_rules
 from judge.types import NuggetBank
 
 if TYPE_CHECKING:
@@ -21,27 +18,6 @@ if TYPE_CHECKING:
     from judge.judging.signature import ScoreSignature
     from judge.metrics.corrected import CorrectedScores
     from judge.metrics.scoring import Scores
-
-# ---------------------------------------------------------------------------------------------------------------
-# The checks the command line makes on its options, made on the arguments
-
-_HUMAN_RULES = {"sample": OneOf(SAMPLE_DESIGNS), "confidence": Number(CONFIDENCE)}
-
-
-@dataclass(frozen=True)
-class _HumanOptions:
-    sample: str
-    confidence: float
-
-
-def _check_human(human: Any, sample: str, confidence: float) -> None:
-    """sample and confidence describe the human sample: checked by their rules, and refused (not ignored) when
-    they differ from the defaults with no human sample to describe."""
-    check_rules(_HumanOptions(sample, confidence), _HUMAN_RULES)
-    if human is None and (sample != "reports" or confidence != 0.95):
-        argument = "sample" if sample != "reports" else "confidence"
-        raise SettingError(f"{argument}: it describes the human sample; give human= too, or leave it at its default")
-
 
 @dataclass(frozen=True)
 class HumanEstimates:

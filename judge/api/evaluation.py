@@ -21,14 +21,14 @@ from judge.api._inputs import (
     _report_record,
     _request_record,
 )
-from judge.api.estimates import _check_human, _estimates, _human_paths, _write_estimates
+from judge.api.estimates import _estimates, _human_paths, _write_estimates
 from judge.errors import SettingError
 from judge.event_loop import run_sync
 from judge.formats.judgments import ReportJudgment
 from judge.llm.cache.backends import docstore_dir
 from judge.llm.embedded.weights import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
 from judge.metrics.table import select_measures
-from judge.settings import InstanceOf, JudgeSettings, ModelSettings
+from judge.settings import HumanSample, InstanceOf, JudgeSettings, ModelSettings
 from judge.types import Document, NuggetBank, Report, Request
 
 if TYPE_CHECKING:  # the model client loads only when a call judges something
@@ -91,7 +91,7 @@ async def evaluate_with_async(request: EvalRequest, progress: JudgingProgress | 
                                      ("human", ReportJudgment, True), ("gold", Report, True)):
         _check_input(argument, getattr(request, argument), kind, optional=optional)
     measures = select_measures(request.measures)
-    _check_human(request.human, request.sample, request.confidence)
+    HumanSample(request.sample, request.confidence, given=request.human is not None)  # type: ignore[arg-type]
     if request.view and request.out is None:
         raise SettingError("view=True writes OUT/view: give out= too")
     if request.gold is not None and not request.baselines:

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from judge.api._inputs import PathLike, _banks, _check_input, _check_path, _judgment_records, _Materialised
-from judge.api.estimates import HumanEstimates, _check_human, _estimates, _human_paths, _write_estimates
+from judge.api.estimates import HumanEstimates, _estimates, _human_paths, _write_estimates
 from judge.diagnostics import Diagnostics
 from judge.formats.judgments import ReportJudgment
 from judge.labels import CitationPolicy
 from judge.metrics.table import ScoreTable, select_measures
-from judge.settings import OneOf
+from judge.settings import HumanSample, OneOf
 from judge.types import NuggetBank
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def score(judgments: Any, *, nuggets: Any = None, policy: CitationPolicy = "all"
 
     OneOf(CITATION_POLICIES).check("policy", policy)
     chosen = select_measures(measures)
-    _check_human(human, sample, confidence)
+    HumanSample(sample, confidence, given=human is not None)  # type: ignore[arg-type]
     _check_path("out", out)
     _check_input("judgments", judgments, ReportJudgment, optional=False)
     _check_input("nuggets", nuggets, NuggetBank)

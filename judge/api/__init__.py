@@ -27,11 +27,13 @@ adds the prediction-powered estimates from a human sample (docs/ppi.md).
 option cannot reach one path and miss the other (tests/test_api.py holds the configs of both paths equal, and
 walks every command to the call behind it).
 
-Every example below runs as a doctest in CI (tests/test_api.py), in a folder holding the bundled `examples/` and
-`argue-out/`, the output of the README's first command. There the judge is `judge.testing.FakeEndpoint`, a local
-stand-in for a hosted model that answers by cheap text rules, so the doctests check what the calls return, not
-the embedded judge's verdicts. With a real model, drop the endpoint and pass `model=` as on the command line (the
-default is the embedded judge).
+Each call lives in the module of its job (evaluation, scoring, estimates, calibration, view, baselines, shards,
+cache, judgments; _inputs turns paths or objects into the files the readers read) and is exported here. Every
+example in their docstrings runs as a doctest in CI (tests/test_api.py), in a folder holding the bundled
+`examples/` and `argue-out/`, the output of the README's first command. There the judge is
+`judge.testing.FakeEndpoint`, a local stand-in for a hosted model that answers by cheap text rules, so the
+doctests check what the calls return, not the embedded judge's verdicts. With a real model, drop the endpoint and
+pass `model=` as on the command line (the default is the embedded judge).
 """
 
 # The calls of the reference (__all__), and beside them, importable all the same, what the commands build their

@@ -20,9 +20,6 @@ PathLike = str | Path
 DEFAULT_CACHE = str(DEFAULT_CACHE_DIR)   # eval's and calibrate's --cache-dir default
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# Inputs: paths or objects
-
 def _paths(value: PathLike | Sequence[PathLike] | None) -> list[Path]:
     if value is None:
         return []

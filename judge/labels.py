@@ -19,6 +19,11 @@ CITATION_POLICIES: tuple[CitationPolicy, ...] = get_args(CitationPolicy)
 # What a request's length limit counts: NeuCLIR/RAGTIME `limit` is characters, a `word_limit` (TREC RAG) is words.
 LimitUnit = Literal["characters", "words"]
 
+# How the human sample of prediction-powered estimates was drawn (`--sample`; judge.metrics.sampling says what each
+# design means).
+SampleDesign = Literal["reports", "requests"]
+SAMPLE_DESIGNS: tuple[SampleDesign, ...] = get_args(SampleDesign)
+
 Aggregator = Literal["OR", "AND"]
 Importance = Literal["vital", "okay"]
 IMPORTANCE_WEIGHT: dict[str, int] = {"vital": 2, "okay": 1}

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, get_args
 
 from judge.errors import SettingError
-from judge.labels import CITATION_POLICIES, CitationPolicy
+from judge.labels import CITATION_POLICIES, SAMPLE_DESIGNS, CitationPolicy, SampleDesign
 
 # What eval does with a sentence or document the injection detector flags (defence.injection): every policy records
 # and counts the flag; `quarantine` also withholds the flagged pieces from the model (judge.defence.quarantine), `flag`
@@ -356,3 +356,26 @@ class JudgeSettings:
         """Whether the model is shown text with its flagged (and foreign-script) pieces withheld
         (judge.defence.quarantine)."""
         return self.on_injection != "flag"
+
+
+@dataclass(frozen=True)
+class HumanSample:
+    """How the human sample behind prediction-powered estimates was drawn, and the level of their intervals
+    (docs/ppi.md). Both describe the sample: with none (`given=False`) a value other than the default could not
+    take effect, so it is refused rather than ignored; the message names the argument and the option alike."""
+
+    sample: SampleDesign = "reports"
+    confidence: float = 0.95
+    given: bool = True          # whether there is a human sample (human=, --human) to describe
+
+    RULES: ClassVar[dict[str, Rule]] = {"sample": OneOf(SAMPLE_DESIGNS), "confidence": Number(CONFIDENCE),
+                                        "given": Flag()}
+
+    def __post_init__(self) -> None:
+        check_rules(self, self.RULES)
+        if self.given:
+            return
+        for name, default in (("sample", "reports"), ("confidence", 0.95)):
+            if getattr(self, name) != default:
+                raise SettingError(f"{name}={getattr(self, name)!r} (--{name}) describes the human sample: give "
+                                   "human= too (--human FILE), or leave it at its default")

@@ -315,9 +315,16 @@ def test_the_probe_catches_logging_warnings_and_network_side_effects(tmp_path):
     assert "network connections attempted" in problems["noisy_network"][0]
 
 
-def test_no_module_of_llm_is_over_400_lines():
-    """llm/ is split by job (client, instructor_compat, pricing, router, logprob, cache/, embedded/): a module that
-    grows past 400 lines is doing a second one."""
-    long = {name: n for name, path in MODULES.items() if name.startswith("judge.llm")
+# Packages split by job, one module per job: a module that grows past 400 lines is doing a second one.
+SPLIT_BY_JOB = {
+    "judge.llm": "client, instructor_compat, pricing, router, logprob, cache/, embedded/",
+    "judge.api": "inputs, evaluation, scoring, estimates, calibration, view, baselines, shards, cache, judgments",
+}
+
+
+@pytest.mark.parametrize("package", sorted(SPLIT_BY_JOB))
+def test_no_module_of_a_package_split_by_job_is_over_400_lines(package):
+    long = {name: n for name, path in MODULES.items() if (name == package or name.startswith(f"{package}."))
             and (n := len(path.read_text(encoding="utf-8").splitlines())) > 400}
-    assert not long
+    assert not long, f"{package} is split by job ({SPLIT_BY_JOB[package]}): split these too"
+    assert any(name.startswith(f"{package}.") for name in MODULES), f"{package} is no longer a package"

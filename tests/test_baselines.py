@@ -597,14 +597,14 @@ def cli(monkeypatch):
     commands are shells over judge.api.baseline, which reads its inputs with these two)."""
     from typer.testing import CliRunner
 
-    import judge.api
+    import judge.api.baselines
     import judge.cli.baseline as cli_mod
 
     store = {"runs.jsonl": RUNS, "gold.jsonl": GOLD, "one.jsonl": [rep("g", "q1", "the cat")],
              "other.jsonl": [rep("g", "q7", "the cat")]}
     monkeypatch.setattr("judge.formats.read_reports",
                         lambda paths: [r for p in paths for r in store[Path(p).name]])
-    monkeypatch.setattr(judge.api, "_banks", lambda argument, nuggets, stack: BANKS if nuggets else {})
+    monkeypatch.setattr(judge.api.baselines, "_banks", lambda argument, nuggets, stack: BANKS if nuggets else {})
     runner = CliRunner()
     return lambda *args: runner.invoke(cli_mod.app, [str(a) for a in args])
 

@@ -607,3 +607,73 @@ def test_the_flag_line_points_to_the_judgments_that_hold_the_flags(judged, tmp_p
     assert "flagged: run " in result.output
     _pointers_hold_the_rest(result.output, [])
     assert f"(see {flagged})" in result.output.replace("\n", "")
+
+
+# -- one rule for the API and the CLI: a setting that needs another is refused by both, in the same words --------
+
+def test_sample_and_confidence_without_a_human_sample_are_one_rule_for_the_api_and_the_cli(judged, tmp_path):
+    """judge.settings.HumanSample refuses them; the CLI restates nothing: its one line is the API's message."""
+    import judge
+    from judge.errors import SettingError
+
+    _, judgments, _ = judged
+    for argument, value, option in (("sample", "requests", "--sample"), ("confidence", 0.9, "--confidence")):
+        with pytest.raises(SettingError, match=f"^{argument}=.*\\({option}\\).*human=") as refused:
+            judge.score(judgments, **{argument: value})
+        result = runner.invoke(app, ["score", str(judgments), "--out", str(tmp_path / "out"), option, str(value)])
+        assert result.exit_code == 2, result.output
+        assert error_line(result).endswith(str(refused.value))
+        assert not (tmp_path / "out").exists()
+
+
+def _rules():
+    from judge.settings import DecisionThreshold, Thresholds
+
+    return Thresholds((DecisionThreshold("supports_citation", False, 0.7),), "1234abcd")
+
+
+def test_thresholds_on_a_judge_without_log_probabilities_are_refused_by_the_api_as_by_eval(tmp_path):
+    """The rule is judge.judging.thresholds.check_confidence_for, which EvalConfig, CalibrationConfig and the
+    CLI's --thresholds all apply: the API no longer judges with rules that can flip nothing."""
+    import judge
+    from judge.errors import SettingError
+    from judge.judging.thresholds import SHIPPED_THRESHOLDS
+    from judge.settings import JudgeSettings
+
+    inputs = dict(requests=EXAMPLES / "requests.jsonl", docs=EXAMPLES / "docs.jsonl", nuggets=EXAMPLES / "nuggets")
+    hosted = dict(model="openai/fake", api_base="http://127.0.0.1:9", api_key="x", cache=None)
+    with pytest.raises(SettingError, match=r"thresholds \(--thresholds\).*logprobs=True \(--logprobs") as refused:
+        judge.evaluate(EXAMPLES / "reports", **inputs, **hosted, judge=JudgeSettings(thresholds=_rules()))
+    with pytest.raises(SettingError, match="needs log-probabilities"):
+        judge.calibrate(nuggets=EXAMPLES / "nuggets", docs=EXAMPLES / "docs.jsonl", **hosted,
+                        judge=JudgeSettings(thresholds=_rules()))
+    result = runner.invoke(app, eval_args("http://127.0.0.1:9", tmp_path / "cache", tmp_path / "out",
+                                          "--thresholds", str(SHIPPED_THRESHOLDS)))
+    assert result.exit_code == 2, result.output
+    assert error_line(result).endswith(str(refused.value))
+    assert "fitted for another judge" not in result.stdout  # refused before any notice says the rules apply
+
+
+def test_fitting_thresholds_while_applying_thresholds_is_refused_by_the_api_as_by_calibrate(tmp_path):
+    """calibrate(fit_metric=..., judge=JudgeSettings(thresholds=...)) dropped the rules without a word; now the API
+    refuses the pair before any item is read, naming both, and `calibrate --fit-threshold --thresholds FILE` says
+    the same in one line."""
+    import judge
+    from judge.errors import SettingError
+    from judge.judging.thresholds import SHIPPED_THRESHOLDS
+    from judge.settings import JudgeSettings
+
+    with FakeEndpoint(smart_responder) as ep:
+        with pytest.raises(SettingError, match=r"fit_metric \(--fit-threshold\).*--thresholds") as refused:
+            judge.calibrate(nuggets=EXAMPLES / "nuggets", docs=EXAMPLES / "docs.jsonl", model="openai/fake",
+                            api_base=ep.api_base, api_key="x", cache=None, logprobs=True, fit_metric="kappa",
+                            judge=JudgeSettings(thresholds=_rules()))
+        assert ep.calls == 0
+        result = runner.invoke(app, ["calibrate", "--nuggets", str(EXAMPLES / "nuggets"), "--docs",
+                                     str(EXAMPLES / "docs.jsonl"), "--model", "openai/fake", "--api-base",
+                                     ep.api_base, "--api-key", "x", "--logprobs", "--cache", str(tmp_path / "cache"),
+                                     "--thresholds", str(SHIPPED_THRESHOLDS), "--fit-threshold", "--no-plots",
+                                     "--out", str(tmp_path / "out")])
+        assert ep.calls == 0
+    assert result.exit_code == 2, result.output
+    assert error_line(result).endswith(str(refused.value))

@@ -117,6 +117,7 @@ from judge.calibration.suite import CalibrationConfig  # noqa: E402
 from judge.run.evaluate import EvalConfig  # noqa: E402
 from judge.settings import (  # noqa: E402
     Flag,
+    HumanSample,
     InstanceOf,
     JudgeSettings,
     ModelSettings,
@@ -152,12 +153,12 @@ def _bad_values(rule):
 # and the settings whose fields reach it through **options. A parameter added to an entry point fails
 # test_every_api_argument_has_a_rule until it is listed here with its rule, or as an input.
 ENTRY_POINTS = {
-    "evaluate": ({"concurrency": EvalConfig.RULES["concurrency"], "sample": api._HUMAN_RULES["sample"],
-                  "confidence": api._HUMAN_RULES["confidence"], "view": Flag(), "baselines": Flag(),
+    "evaluate": ({"concurrency": EvalConfig.RULES["concurrency"], "sample": HumanSample.RULES["sample"],
+                  "confidence": HumanSample.RULES["confidence"], "view": Flag(), "baselines": Flag(),
                   "judge": InstanceOf((JudgeSettings,), optional=True)},
                  [ModelSettings, EvalConfig]),
-    "score": ({"policy": JudgeSettings.RULES["policy"], "sample": api._HUMAN_RULES["sample"],
-               "confidence": api._HUMAN_RULES["confidence"]}, []),
+    "score": ({"policy": JudgeSettings.RULES["policy"], "sample": HumanSample.RULES["sample"],
+               "confidence": HumanSample.RULES["confidence"]}, []),
     "calibrate": ({"concurrency": CalibrationConfig.RULES["concurrency"], "seed": CalibrationConfig.RULES["seed"],
                    "n_boot": CalibrationConfig.RULES["n_boot"], "wice_partial": OneOf(("strict", "exclude",
                                                                                         "separate")),

@@ -19,13 +19,14 @@ from judge.calibration.sources import Exclusion, SampleSize
 from judge.calibration.stats import AttackResult, FitMetric, agreement_by_decision, compare_prompts_on_items
 from judge.calibration.stats.confidence_calibration import DEFAULT_FOLDS
 from judge.defence.injection import Attack
+from judge.errors import SettingError
 from judge.event_loop import run_sync
 from judge.formats.atomic import write_text_atomic
 from judge.formats.judgments import DecisionRecord, ReportJudgment
 from judge.judging.decisions.asker import Decider
 from judge.judging.fingerprints import prompt_hashes
 from judge.judging.signature import CalibrationSignature, JudgeSignature
-from judge.judging.thresholds import resolve_thresholds, thresholds_json
+from judge.judging.thresholds import check_confidence_for, resolve_thresholds, thresholds_json
 from judge.llm.cache.store import DecisionCache
 from judge.llm.client import DecisionClient
 from judge.settings import (
@@ -38,6 +39,7 @@ from judge.settings import (
     Number,
     RetryPolicy,
     Rule,
+    Thresholds,
     check_rules,
 )
 
@@ -67,6 +69,7 @@ class CalibrationConfig:
 
     def __post_init__(self) -> None:
         check_rules(self, self.RULES)
+        check_calibrated_judge(self.model, self.judge, self.fit_metric)
         # The judge calibrated is the judge eval runs: its default thresholds come from the same function.
         # Thresholds are fitted on the model's own verdicts, so fitting applies none.
         judge = replace(self.judge, thresholds=None) if self.fit_metric is not None else self.judge
@@ -83,6 +86,16 @@ class CalibrationConfig:
                                     attacks=tuple(a.kind for a in self.attacks) if self.attacks else None,
                                     attacks_hash=attacks_hash(self.attacks) if self.attacks else None,
                                     fit=f"{self.fit_metric},{DEFAULT_FOLDS}fold" if self.fit_metric else None)
+
+
+def check_calibrated_judge(model: ModelSettings, judge: JudgeSettings, fit_metric: str | None) -> None:
+    """The judging choices calibrate refuses (SettingError naming the arguments and options), before any item is
+    read: thresholds to apply while fitting thresholds (a fit is made on the model's own verdicts, so the rules
+    would be dropped), and thresholds on a judge that asks for no log-probabilities."""
+    if fit_metric is not None and isinstance(judge.thresholds, Thresholds):
+        raise SettingError("fit_metric (--fit-threshold) fits thresholds on the model's own verdicts, so it "
+                           "applies no judge thresholds: drop --thresholds (judge.thresholds=None), or fit_metric")
+    check_confidence_for(model, judge)
 
 
 def attacks_hash(attacks: Sequence[Attack]) -> str:

@@ -91,16 +91,15 @@ def calibrate_command(
     if on_injection not in CALIBRATED_POLICIES:
         raise typer.BadParameter(f"choose {' or '.join(CALIBRATED_POLICIES)} ('penalise' decides flagged sentences "
                                  "without the model: there is no verdict to calibrate)", param_hint="--on-injection")
-    if fit_threshold and thresholds is not None:
-        raise typer.BadParameter("fit thresholds on the model's own verdicts: drop --thresholds",
-                                 param_hint="--fit-threshold/--thresholds")
     if bool(human) != bool(judged):
         raise typer.BadParameter("--human and --judged go together", param_hint="--human/--judged")
     with user_errors(debug):
         attacks = chosen_attacks(attack, attacks_file)
         model_settings = ModelSettings(model, api_base, api_key, max_tokens=max_tokens, logprobs=logprobs,
                                        threads=threads, kernels=kernels)
-        rules = None if fit_threshold else options.judge_thresholds(thresholds, model_settings, prompts)
+        # A fit is made on the model's own verdicts; rules asked for beside it are refused by the API, not dropped.
+        rules = None if fit_threshold and thresholds is None else \
+            options.judge_thresholds(thresholds, model_settings, prompts)
         settings = JudgeSettings(prompts_dir=prompts, passages=PassagePolicy(max_chars=max_doc_chars),
                                  on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
                                  injection_detector=injection_detector)  # type: ignore[arg-type]

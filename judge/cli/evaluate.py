@@ -117,11 +117,9 @@ def eval_command(
 ) -> None:
     """Judge reports sentence by sentence (ARGUE) and write judgments, scores and a leaderboard. With --human,
     also the prediction-powered estimates of each run's scores from a human sample (docs/ppi.md)."""
-    ppi.check_design(sample)
     if gold and not with_baselines:  # an option that cannot take effect is refused, not ignored
         raise typer.BadParameter("only the baselines read it: add --with-baselines, or drop --gold",
                                  param_hint="--gold")
-    ppi.check_human_options(human, sample, confidence)
     if workers is not None and ray is None:
         raise typer.BadParameter("only Ray has workers: add --ray ADDRESS, or drop --workers", param_hint="--workers")
     with user_errors(debug):

@@ -9,11 +9,10 @@ import typer
 
 from judge import settings
 from judge.cli.render import console
-from judge.judging.thresholds import choose_thresholds
+from judge.judging.thresholds import check_confidence_for, choose_thresholds
 from judge.labels import CITATION_POLICIES
 from judge.llm.cache.store import DEFAULT_CACHE_DIR
 from judge.llm.embedded.weights import EMBEDDED_MODEL
-from judge.llm.logprob import asks_logprobs
 from judge.settings import JudgeSettings, ModelSettings, Thresholds
 
 
@@ -149,9 +148,7 @@ def judge_thresholds(option: str | None, settings: ModelSettings, prompts: Path 
     """--thresholds as eval and calibrate both apply it (judge.judging.thresholds.choose_thresholds decides), with
     its one-line notice printed first: which rules the judge applies, or that a file was fitted for another judge."""
     choice = choose_thresholds(option, settings, prompts)
-    if choice.rules is not None and not asks_logprobs(settings):
-        raise typer.BadParameter("thresholds compare each decision's confidence, which needs log-probabilities: "
-                                 "add --logprobs (the provider must return them)", param_hint="--thresholds")
+    check_confidence_for(settings, JudgeSettings(thresholds=choice.rules))  # refused before a notice says they apply
     if choice.notice:
         console.print(choice.notice, highlight=False, soft_wrap=True)
     return choice.rules
@@ -161,9 +158,10 @@ def judge_thresholds(option: str | None, settings: ModelSettings, prompts: Path 
 Human = Annotated[list[Path] | None, typer.Option(
     "--human", help="Human judgments (the judgments format, outcomes or decisions) of a sample of the judged "
     "reports: adds prediction-powered estimates with intervals (ppi.tsv, ppi-pairs.tsv, ppi.json).")]
-Sample = Annotated[str, typer.Option(
-    "--sample", help="How the --human reports were chosen: 'reports' (at random, stratified by request where every "
-    "request has one) or 'requests' (whole requests at random, every report of each judged).")]
-Confidence = Annotated[float, number(
-    "--confidence", bounds=settings.CONFIDENCE,
-    help="Confidence level of the --human intervals (e.g. 0.95).")]
+# Their rules, and the refusal of either without --human, are judge.settings.HumanSample's, which the API applies.
+Sample = Annotated[str, setting(
+    settings.HumanSample, "sample", "--sample", help="How the --human reports were chosen: 'reports' (at random, "
+    "stratified by request where every request has one) or 'requests' (whole requests at random, every report of "
+    "each judged).")]
+Confidence = Annotated[float, setting(
+    settings.HumanSample, "confidence", "--confidence", help="Confidence level of the --human intervals (e.g. 0.95).")]

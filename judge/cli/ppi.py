@@ -6,30 +6,15 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import typer
 from rich.table import Table
 
 from judge.cli.render import SHORT_NAMES, console
 from judge.judging.signature import ScoreSignature
 from judge.metrics.argue import F1
-from judge.metrics.sampling import DESIGNS
 
 if TYPE_CHECKING:  # the estimators import scipy (seconds): loaded only when --human asks for them
     from judge.metrics.corrected import CorrectedScores
     from judge.metrics.ppi import Interval
-
-
-def check_design(sample: str) -> None:
-    if sample not in DESIGNS:
-        raise typer.BadParameter(f"choose one of {', '.join(DESIGNS)}", param_hint="--sample")
-
-
-def check_human_options(human: list[Path] | None, sample: str, confidence: float) -> None:
-    """--sample and --confidence describe the --human sample: without one they cannot take effect, so a value
-    other than the default is refused rather than ignored."""
-    if not human and (sample != "reports" or confidence != 0.95):
-        raise typer.BadParameter("it describes the --human sample: add --human FILE, or drop it",
-                                 param_hint="--sample" if sample != "reports" else "--confidence")
 
 
 def show(corrected: CorrectedScores, signature: ScoreSignature, paths: list[Path]) -> None:

@@ -29,8 +29,6 @@ def score_command(
 ) -> None:
     """Recompute every metric from judgments alone (no model calls): LLM judgments and human labels alike. With
     --human, also the prediction-powered estimates of each run's scores from a human sample (docs/ppi.md)."""
-    ppi.check_design(sample)
-    ppi.check_human_options(human, sample, confidence)
     with user_errors(debug):
         scored = score(judgments, nuggets=nuggets, policy=citation_policy,  # type: ignore[arg-type]
                        human=human, sample=sample, confidence=confidence, out=out)

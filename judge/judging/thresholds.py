@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from judge.errors import InputError
+from judge.errors import InputError, SettingError
 from judge.formats._jsonl import read_json_document
 from judge.judging import decisions
 from judge.judging.fingerprints import decision_prompt_hash, decision_schema_hash
@@ -197,6 +197,16 @@ def resolve_thresholds(model: ModelSettings, judge: JudgeSettings) -> JudgeSetti
     if choice.refused:
         warnings.warn(ThresholdsWarning(choice.notice), stacklevel=2)
     return replace(judge, thresholds=choice.rules)
+
+
+def check_confidence_for(model: ModelSettings, judge: JudgeSettings) -> None:
+    """Thresholds compare each decision's confidence, which only log-probabilities give: rules asked for on a judge
+    that asks for none are refused (SettingError), not left to flip nothing. eval, calibrate and the Python API
+    come here; the default thresholds are never refused (a judge without log-probabilities gets none)."""
+    if isinstance(judge.thresholds, Thresholds) and not asks_logprobs(model):
+        raise SettingError("thresholds (--thresholds) compare each decision's confidence, which needs "
+                           "log-probabilities: give logprobs=True (--logprobs; the provider must return them), or "
+                           "no thresholds (thresholds=None, --thresholds none)")
 
 
 def shipped_thresholds(model: ModelSettings, prompts_dir: Path | None) -> tuple[Thresholds, Path] | None:

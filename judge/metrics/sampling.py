@@ -20,12 +20,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Set
-from typing import Literal
 
 from judge.errors import InputError
+from judge.labels import SAMPLE_DESIGNS as DESIGNS
+from judge.labels import SampleDesign as Design
 
-Design = Literal["reports", "requests"]
-DESIGNS: tuple[Design, ...] = ("reports", "requests")
 Key = tuple[str, str]
 
 

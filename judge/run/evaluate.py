@@ -23,7 +23,7 @@ from judge.formats.judgments import ReportJudgment, nugget_summaries
 from judge.formats.lock import output_lock
 from judge.formats.reports import ReportEntry
 from judge.judging.signature import JudgeSignature
-from judge.judging.thresholds import resolve_thresholds
+from judge.judging.thresholds import check_confidence_for, resolve_thresholds
 from judge.judging.walker import ReportWalker, within_limit
 from judge.llm.applied import applied_settings
 from judge.llm.cache.store import DEFAULT_CACHE_DIR, DecisionCache, open_decision_cache
@@ -99,6 +99,7 @@ class EvalConfig:
         object.__setattr__(self, "unapplied", tuple(dict.fromkeys((*self.unapplied, *notes))))
         # The judge's default thresholds are decided in one place, whoever builds the config (CLI, API, adapter).
         object.__setattr__(self, "judge", resolve_thresholds(self.model, self.judge))
+        check_confidence_for(self.model, self.judge)  # on the model as applied: a provider may drop logprobs
 
 
 @dataclass

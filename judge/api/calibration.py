@@ -1,0 +1,188 @@
+"""`calibrate`: how far each judge decision agrees with human labels, as `argue-judge calibrate` does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from judge.api._inputs import DEFAULT_CACHE, PathLike, _check_input, _check_judge, _check_path, _Materialised, _paths
+from judge.api.estimates import _human_paths
+from judge.diagnostics import Diagnostics
+from judge.errors import SettingError
+from judge.formats.judgments import ReportJudgment
+from judge.llm.cache.backends import docstore_dir
+from judge.llm.embedded.weights import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
+from judge.settings import Flag, InstanceOf, JudgeSettings, ModelSettings, OneOf
+
+if TYPE_CHECKING:  # the model client loads only when a call judges something
+    from judge.calibration.report import CalibrationResults
+    from judge.calibration.sources import ItemSources, SampleSize
+    from judge.calibration.suite import CalibrationConfig
+
+
+@contextmanager
+def calibration_config(model: ModelSettings, judge: JudgeSettings | None, sources: ItemSources, *,
+                       cache: PathLike | None = DEFAULT_CACHE, sample: SampleSize | None = None, seed: int = 0,
+                       n_boot: int = 1000, concurrency: int = 4, **run_options: Any) -> Iterator[CalibrationConfig]:
+    """The run configuration of `calibrate` and of `argue-judge calibrate`, its decision cache open until the
+    `with` block ends. `judge`: None for calibrate's default judging. `sources`: the data sets the items come from.
+    `cache`: a directory or redis://..., None for none. `run_options`: the other fields of
+    `judge.calibration.suite.CalibrationConfig` (against, exclude, attacks, fit_metric)."""
+    from judge.calibration.suite import CalibrationConfig
+    from judge.llm.cache.store import open_decision_cache
+
+    _check_judge(judge)
+    decision_cache = open_decision_cache(cache) if cache is not None else None
+    try:
+        yield CalibrationConfig(model=model, judge=judge or JudgeSettings(), concurrency=concurrency,
+                                cache=decision_cache, n_boot=n_boot, seed=seed, sample=sample,
+                                wice_partial=sources.wice_partial if sources.wice else None, **run_options)
+    finally:
+        if decision_cache is not None:
+            decision_cache.close()
+
+
+CALIBRATED_POLICIES = ("quarantine", "flag")  # 'penalise' decides flagged sentences without asking the model
+
+
+@dataclass
+class CalibrationProgress:
+    """Callbacks as calibration goes (the CLI hands in its progress bar): `start(total)` once the items are
+    loaded, `item_done()` after each answer."""
+
+    start: Callable[[int], None] = lambda total: None
+    item_done: Callable[[], None] = lambda: None
+
+
+def choose_attacks(names: str | Sequence[Any] | None, attacks_file: PathLike | None = None) -> tuple[Any, ...]:
+    """Attack kinds by name, in the order given ("kind,kind", or a list; Attack objects are taken as they are).
+    With `attacks_file`, the kinds of that file ('all': every one, in its order); without, the bundled kinds ('all')
+    and the held-out ones ('unseen'), each also by name. ValueError on an unknown kind."""
+    from judge.defence.injection import UNSEEN_ATTACKS_FILE, Attack, load_attacks
+
+    if not isinstance(names, str) and names is not None and all(isinstance(n, Attack) for n in names):
+        return tuple(names)  # chosen already (an empty sequence: no red team)
+    if names is None:
+        if attacks_file is not None:
+            raise SettingError("an attacks file needs attack kinds (KIND[,KIND...] or 'all')")
+        return ()
+    sets = {"all": load_attacks(Path(attacks_file))} if attacks_file is not None else \
+        {"all": load_attacks(), "unseen": load_attacks(UNSEEN_ATTACKS_FILE)}
+    known = {kind: attack for kinds in sets.values() for kind, attack in kinds.items()}
+    given = names.split(",") if isinstance(names, str) else list(names)
+    # A set's name stands for its kinds, in the set's order: "unseen,assessor_note" is every held-out kind and one more.
+    wanted = [kind for n in given if n.strip() for kind in (sets[n.strip()] if n.strip() in sets else [n.strip()])]
+    unknown = [n for n in wanted if n not in known]
+    if unknown or not wanted:
+        raise SettingError(f"unknown attack kind(s) {', '.join(unknown) or '(none given)'}; choose "
+                         f"{' or '.join(repr(s) for s in sets)} or some of {', '.join(known)}")
+    return tuple(known[n] for n in dict.fromkeys(wanted))
+
+
+def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None = None, wice_partial: str = "strict",
+              nuggets: PathLike | Sequence[PathLike] | None = None, docs: PathLike | Sequence[PathLike] | None = None,
+              human: Any = None, judged: Any = None, sample: str | None = None, exclude: PathLike | None = None,
+              seed: int = 0, model: str = EMBEDDED_MODEL, api_base: str | None = None, api_key: str | None = None,
+              judge: JudgeSettings | None = None, against: PathLike | None = None,
+              attacks: str | Sequence[str] | None = None, attacks_file: PathLike | None = None,
+              fit_metric: str | None = None, cache: PathLike | None = DEFAULT_CACHE, n_boot: int = 1000,
+              concurrency: int = 4, out: PathLike | None = None, plots: bool = False,
+              progress: CalibrationProgress | None = None, **model_options: Any) -> CalibrationResults:
+    """How far each judge decision agrees with human labels, as `argue-judge calibrate` does: AttributionBench and
+    WiCE (supports_citation) and nugget banks with their documents (answers_nugget); `human` with `judged` (the
+    judge's judgments of the same reports) compares them decision by decision and report by report.
+    `wice_partial`: what WiCE's partially_supported is ('strict': not supported, 'exclude', 'separate'). `sample`:
+    "40" or "attributionbench=200,wice=150". `exclude`: items to leave out (an items.jsonl or ids). `against`: an
+    old prompt directory to compare with the judge's (McNemar). `attacks` (with `attacks_file`): the red team's
+    attack kinds. `fit_metric`: fit a confidence threshold per decision maximising it ('kappa', ...). `out`: also
+    write calibration.md/.html/.json (and with `plots` the figures, with `fit_metric` the thresholds file) there;
+    `results.files` lists them. Safe inside a running event loop; `calibrate_async` is the awaitable twin.
+
+    >>> import judge
+    >>> from judge.testing import FakeEndpoint, smart_responder
+    >>> with FakeEndpoint(smart_responder) as model:
+    ...     results = judge.calibrate(nuggets="examples/nuggets", docs="examples/docs.jsonl", model="openai/fake",
+    ...                               api_base=model.api_base, api_key="none", cache=None, n_boot=200)
+    >>> agreement = results.decisions["answers_nugget"]
+    >>> agreement.n > 0 and 0.0 <= agreement.accuracy <= 1.0
+    True
+    """
+    from judge.calibration.redteam import attacked_count
+    from judge.calibration.report import write_calibration_report
+    from judge.calibration.report_confidence import THRESHOLDS_NAME
+    from judge.calibration.sources import WICE_PARTIAL_POLICIES, Exclusion, ItemSources, SampleSize, load_items
+    from judge.calibration.stats import FIT_METRICS
+    from judge.calibration.suite import CalibrationConfig, check_calibrated_judge, write_thresholds
+    from judge.calibration.suite import calibrate as run_calibration
+    from judge.errors import InputError
+    from judge.run.score import score as score_records
+
+    OneOf(WICE_PARTIAL_POLICIES).check("wice_partial", wice_partial)
+    OneOf(FIT_METRICS, optional=True).check("fit_metric", fit_metric)
+    Flag().check("plots", plots)
+    for name, value in (("concurrency", concurrency), ("n_boot", n_boot), ("seed", seed)):
+        CalibrationConfig.RULES[name].check(name, value)  # now, not after the items are read
+    for name, value in (("attributionbench", attributionbench), ("wice", wice), ("exclude", exclude),
+                        ("against", against), ("attacks_file", attacks_file), ("cache", cache), ("out", out)):
+        _check_path(name, value)
+    _check_path("nuggets", nuggets, many=True)
+    _check_path("docs", docs, many=True)
+    InstanceOf((str,), optional=True).check("sample", sample)
+    InstanceOf((str, list, tuple), optional=True).check("attacks", attacks)
+    InstanceOf((CalibrationProgress,), optional=True).check("progress", progress)
+    _check_input("human", human, ReportJudgment)
+    _check_input("judged", judged, ReportJudgment)
+    settings = ModelSettings(model, api_base, api_key, **model_options)
+    _check_judge(judge)
+    if judge is not None:
+        OneOf(CALIBRATED_POLICIES).check("judge.on_injection", judge.on_injection)
+    check_calibrated_judge(settings, judge or JudgeSettings(), fit_metric)  # before the items are read
+    if (human is None) != (judged is None):
+        raise SettingError("human and judged go together: the assessors' judgments and the judge's of the same reports")
+    progress = progress or CalibrationProgress()
+    diagnostics = Diagnostics()
+    sources = ItemSources(Path(attributionbench) if attributionbench else None, Path(wice) if wice else None,
+                          wice_partial,  # type: ignore[arg-type]
+                          nuggets=tuple(_paths(nuggets)), docs=tuple(_paths(docs)), index_dir=docstore_dir(cache))
+    chosen_attacks = choose_attacks(attacks, attacks_file)
+    sample_size = SampleSize.parse(sample) if sample is not None else None
+    exclusion = Exclusion.read(Path(exclude)) if exclude is not None else None
+    items = load_items(sources, sample_size, seed, diagnostics, exclusion)
+    human_records: list[ReportJudgment] = []
+    judged_records: list[ReportJudgment] = []
+    if human is not None:
+        from judge.calibration.importers import read_paired_judgments
+
+        with ExitStack() as stack:  # records are written to files and read back: checked as files are
+            files = _Materialised(stack)
+            human_records, judged_records, by_file = read_paired_judgments(
+                _human_paths(human, files), _human_paths(judged, files, "judged"))
+        for name, records in by_file.items():  # each file's own warnings, as `score FILE` gives them
+            diagnostics.extend((f"{name}: {w}" for w in score_records(records, "calibration")[2]), "scores")
+    if not items and not human_records:
+        raise InputError("nothing to calibrate: give attributionbench=, wice=, nuggets= with docs=, or human= with "
+                         "judged=")
+    with calibration_config(settings, judge, sources, cache=cache, sample=sample_size, seed=seed, n_boot=n_boot,
+                            concurrency=concurrency,
+                            against=JudgeSettings(prompts_dir=Path(against)) if against else None,
+                            exclude=exclusion, attacks=chosen_attacks, fit_metric=fit_metric) as config:
+        progress.start(len(items) * (2 if against else 1) + attacked_count(items, chosen_attacks))
+        results = run_calibration(items, config, human=human_records or None, judged=judged_records or None,
+                                  score=lambda js: score_records(js, "calibration")[0].rows(),
+                                  notes=diagnostics.messages(), on_item=progress.item_done)
+    if out is not None:
+        written = write_calibration_report(results, out, plots=plots)
+        thresholds = write_thresholds(results, config, items, Path(out) / THRESHOLDS_NAME)
+        results.files = [*written, *([thresholds] if thresholds else [])]
+    return results
+
+
+async def calibrate_async(**arguments: Any) -> CalibrationResults:
+    """`calibrate`, awaited: the same keyword arguments. The calibration runs its own event loop in a worker thread
+    (judge.event_loop.run_sync), so awaiting it leaves the caller's loop free."""
+    import asyncio
+
+    return await asyncio.to_thread(calibrate, **arguments)

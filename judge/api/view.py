@@ -1,0 +1,81 @@
+"""`html_view`: static HTML pages of judgments, as `argue-judge view` writes them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any
+
+from judge.api._inputs import (
+    DEFAULT_CACHE,
+    PathLike,
+    _banks,
+    _check_input,
+    _check_path,
+    _document_record,
+    _is_paths,
+    _judgment_records,
+    _Materialised,
+    _paths,
+    _request_record,
+)
+from judge.formats.judgments import ReportJudgment
+from judge.labels import CitationPolicy
+from judge.llm.cache.backends import docstore_dir
+from judge.settings import OneOf
+from judge.types import Document, NuggetBank, Request
+
+if TYPE_CHECKING:
+    from judge.view.render import ViewFiles
+
+
+def html_view(judgments: Any, *, out: PathLike = "argue-view", nuggets: Any = None, requests: Any = None,
+         docs: Any = None, against: Any = None, policy: CitationPolicy = "all",
+         cache: PathLike | None = DEFAULT_CACHE) -> ViewFiles:
+    """Static HTML pages of judgments (LLM judges or human assessors), as `argue-judge view` does: OUT/index.html
+    (leaderboard, outcome histograms) and one page per report. `against`: judgments of the same reports by another
+    judge or assessor (comparison pages). Paths or objects, as everywhere.
+
+    >>> import judge
+    >>> pages = judge.html_view("argue-out/judgments.jsonl", out="view", nuggets="examples/nuggets")
+    >>> pages.index.name, len(pages.pages)
+    ('index.html', 6)
+    """
+    from judge.formats import DocumentStore, read_requests
+    from judge.labels import CITATION_POLICIES
+    from judge.view import write_view
+
+    OneOf(CITATION_POLICIES).check("policy", policy)
+    _check_path("out", out, optional=False)
+    _check_path("cache", cache)
+    for argument, value, kind in (("judgments", judgments, ReportJudgment), ("nuggets", nuggets, NuggetBank),
+                                  ("requests", requests, Request), ("docs", docs, Document),
+                                  ("against", against, ReportJudgment)):
+        _check_input(argument, value, kind, optional=argument != "judgments")
+    with ExitStack() as stack:
+        files = _Materialised(stack)
+        banks = _banks("nuggets", nuggets, stack)
+        records = _judgment_records("judgments", judgments, banks)
+        other = _judgment_records("against", against, banks) if against is not None else None
+        request_paths = files.paths("requests", requests, _request_record, Request, optional=True)
+        doc_paths = files.paths("docs", docs, _document_record, Document, optional=True)
+        store = stack.enter_context(DocumentStore.open(doc_paths, docstore_dir(cache))) if doc_paths else None
+        labels = _side_labels(records, judgments, other or [], against)
+        return write_view(records, out, requests=read_requests(request_paths[0]) if request_paths else None,
+                          banks=banks or None, documents=store, against=other, labels=labels, policy=policy)
+
+
+def _side_labels(a: Sequence[ReportJudgment], a_given: Any, b: Sequence[ReportJudgment], b_given: Any
+                 ) -> tuple[str, str]:
+    """Name each side by its assessor when it has one, else by its file names; never the same name twice."""
+    def label(records: Sequence[ReportJudgment], given: Any, fallback: str) -> tuple[str, str]:
+        paths = _paths(given) if _is_paths(given) else []
+        names = ", ".join(p.name for p in paths) or fallback
+        assessors = {j.assessor for j in records}
+        return (assessors.pop() if len(assessors) == 1 else names), ", ".join(str(p) for p in paths) or fallback
+
+    (first, first_where), (second, second_where) = label(a, a_given, "judgments"), label(b, b_given, "against")
+    if first == second:
+        first, second = f"{first} ({first_where})", f"{second} ({second_where})"
+    return first, second
+

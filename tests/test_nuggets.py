@@ -182,6 +182,26 @@ def test_pool_finds_the_planted_answer_and_refuses_the_unattested(endpoint, tmp_
     assert read_nugget_banks([tmp_path / "extended"])["ex-101"] == extended["ex-101"]
 
 
+def test_pool_asks_about_a_claim_that_gives_the_answer(tmp_path):
+    """An extracted statement that leaves the answer out is not what gets attested: a wrong answer paired with
+    a true statement is refused, not pooled."""
+    def drifter(request):
+        reply = nugget_responder(request)
+        for given in reply.get("answers", []):
+            given["answer"] = "in 1850"  # no document says 1850
+            given["statement"] = "Construction of the Marrowick flood barrier began."  # the planted doc says so
+        return reply
+
+    docs, reports = _pool_inputs(tmp_path)
+    with FakeEndpoint(drifter) as model:
+        pooled = api.pool_nuggets(nuggets=BANKS, reports=reports, requests=REQUESTS, docs=docs, cache=None,
+                                  **_model(model))
+    assert pooled.candidates == []
+    assert pooled.refused and all(r["answer"] == "in 1850" and r["statement"].endswith("? in 1850")
+                                  for r in pooled.refused)
+    assert "claim=answer0.6" in pooled.signature
+
+
 def test_pool_refuses_a_bank_for_an_unknown_request(endpoint, tmp_path):
     docs, reports = _pool_inputs(tmp_path)
     bank = json.loads((BANKS / "nuggets_ex-101.v3.json").read_text())

@@ -201,3 +201,41 @@ def test_max_cost_is_enforced_over_all_workers(local_ray, collection, endpoint_m
     assert result.exit_code == 4, result.output
     assert "budget reached" in result.output
     assert not (tmp_path / "out" / "judgments.jsonl").exists()  # no finished run: its outputs were not written
+
+
+@pytest.mark.parametrize(("signal_name", "code", "said"), [("SIGTERM", 143, "terminated (SIGTERM)"),
+                                                           ("SIGINT", 130, "interrupted")])
+def test_a_signal_to_the_driver_mid_run_is_the_one_line_of_one_process(endpoint_module, tmp_path, signal_name, code,
+                                                                       said):
+    """SIGTERM (a scheduler, `timeout`) to the driver alone; SIGINT to its whole process group, as Ctrl-C in a
+    terminal sends it (Ray's own processes get it too). Ray's handlers used to print a native stack dump and abort
+    (exit -6) on SIGTERM; the run ends as one process does: one line, the signal's exit code, the journal kept."""
+    import os
+    import signal
+    import time
+
+    from judge.testing import FakeEndpoint
+
+    out = tmp_path / "out"
+    with FakeEndpoint(smart_responder, latency=0.3) as slow:
+        driver = subprocess.Popen(
+            [sys.executable, "-m", "judge.cli.app", *eval_args(EXAMPLES / "reports", slow.api_base,
+                                                               tmp_path / "cache", out, "--ray", "local",
+                                                               "--workers", "1")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        journal = out / ".argue-run" / "judgments.jsonl"
+        deadline = time.monotonic() + 240
+        while not (journal.is_file() and journal.stat().st_size) and driver.poll() is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.2)  # judging is under way: a unit has come back
+        assert driver.poll() is None, driver.communicate()
+        sent = getattr(signal, signal_name)
+        if sent == signal.SIGINT:
+            os.killpg(driver.pid, sent)
+        else:
+            driver.send_signal(sent)
+        _, stderr = driver.communicate(timeout=120)
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert driver.returncode == code, stderr
+    assert len(lines) == 1 and said in lines[0] and "--resume" in lines[0], lines
+    assert journal.is_file() and not (out / "judgments.jsonl").exists()

@@ -13,7 +13,7 @@ from judge.api import accept_candidates, create_nuggets, pool_nuggets
 from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console
-from judge.nuggets.settings import BANK_FORMATS, NuggetSettings
+from judge.nuggets.settings import NuggetSettings
 
 app = typer.Typer(help="Create nugget banks from documents; pool new answers from runs.", no_args_is_help=True)
 
@@ -47,8 +47,7 @@ def create_command(
     max_docs: Annotated[int | None, options.setting(NuggetSettings, "max_docs", "--max-docs", help=(
         "Draft from the top M documents of each request by the judge's relevance call (default: all)."))] = None,
     bank_format: Annotated[str, options.setting(NuggetSettings, "format", "--format", help=(
-        f"Bank layout: {' or '.join(BANK_FORMATS)}: v3 (Auto-ARGUE, AutoJudge; keeps bindings and provenance) or "
-        "nuggetizer (castorini)."))] = "v3",
+        "Bank layout: v3 (Auto-ARGUE, AutoJudge; keeps bindings and provenance) or nuggetizer (castorini)."))] = "v3",
     model: options.Model = options.EMBEDDED_MODEL,
     api_base: options.ApiBase = None,
     api_key: options.ApiKey = None,

@@ -1,9 +1,9 @@
 """Pack an experiment's per-item outputs into one deterministic .tar.xz, or unpack one to read or extend it.
 
-    python calibration/archive.py pack calibration/redteam-heldout calibration/experiments/redteam-heldout.tar.xz
-    python calibration/archive.py pack calibration/detector/flip-unseen \
+    python -m calibration.archive pack calibration/redteam-heldout calibration/experiments/redteam-heldout.tar.xz
+    python -m calibration.archive pack calibration/detector/flip-unseen \
         calibration/detector/flip-unseen/batches.tar.xz --members 'batch-*'
-    python calibration/archive.py unpack calibration/experiments/redteam-heldout.tar.xz calibration/
+    python -m calibration.archive unpack calibration/experiments/redteam-heldout.tar.xz calibration/
 
 `pack` stores the files under DIR (or only the top-level entries matching --members, relative to DIR; without it,
 under DIR's own name) sorted by name, with mtime 0, owner 0 and modes 644/755, so packing the same files twice

@@ -128,7 +128,7 @@ RULES: list[tuple[Callable[[Command], bool], str, str]] = [
      "needs a hosted model: network access and the provider's API key"),
     (lambda c: c.argv[:2] == ("python", "-m") and c.argv[2].startswith("benchmarks."),
      SKIP, "a benchmark (minutes to hours, some on the embedded judge); its figures are in benchmarks/RESULTS.md"),
-    (lambda c: c.argv[0] == "python" and c.argv[1].startswith("calibration/detector/"), SKIP,
+    (lambda c: c.argv[:2] == ("python", "-m") and c.argv[2].startswith("calibration.detector."), SKIP,
      "regenerates the learned detector's data, weights or tables (minutes to hours); "
      "tests/test_learned_detector.py runs make_data.py and train.py and compares the weights byte for byte"),
     (lambda c: "assessors.jsonl" in c.argv, SKIP,

@@ -107,13 +107,12 @@ def test_generating_the_data_and_training_again_reproduces_the_shipped_detector(
     data = REPO.parent / "shared" / "data"
     if not (data / "neuclir24" / "mini-test.report-sentences.json").exists():
         pytest.skip("needs ../shared/data (NeuCLIR report sentences, AttributionBench and WiCE dev)")
-    scripts = REPO / "calibration" / "detector"
     rows, weights = tmp_path / "data.jsonl", tmp_path / "weights.json"
-    subprocess.run([sys.executable, str(scripts / "make_data.py"), "--data", str(data), "--out", str(rows),
-                    "--attacks-out", str(tmp_path / "unseen.json")], check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "calibration.detector.make_data", "--data", str(data), "--out", str(rows),
+                    "--attacks-out", str(tmp_path / "unseen.json")], check=True, capture_output=True, cwd=REPO)
     assert (tmp_path / "unseen.json").read_bytes() == UNSEEN_ATTACKS_FILE.read_bytes()
-    subprocess.run([sys.executable, str(scripts / "train.py"), "--data", str(rows), "--out", str(weights)],
-                   check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "calibration.detector.train", "--data", str(rows), "--out", str(weights)],
+                   check=True, capture_output=True, cwd=REPO)
     retrained, shipped = json.loads(weights.read_text()), json.loads(WEIGHTS_FILE.read_text())
     assert retrained["settings"] == shipped["settings"] and retrained["threshold"] == shipped["threshold"]
     common = retrained["weights"].keys() & shipped["weights"].keys()
@@ -134,12 +133,23 @@ def test_generating_the_data_and_training_again_reproduces_the_shipped_detector(
 
 
 def _detector_script(name: str):
-    """calibration/detector/<name>.py as a module (the scripts there are not part of the package)."""
-    script = REPO / "calibration" / "detector" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"detector_{name}", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """calibration.detector.<name> (the scripts there are modules of the checkout, not of the installed package)."""
+    return importlib.import_module(f"calibration.detector.{name}")
+
+
+DETECTOR_SCRIPTS = sorted(p.stem for p in (REPO / "calibration" / "detector").glob("*.py") if p.stem != "__init__")
+
+
+@pytest.mark.parametrize("name", DETECTOR_SCRIPTS)
+def test_every_detector_script_runs_as_a_module_without_editing_sys_path(name):
+    """`python -m calibration.detector.<name>` from the checkout's root, as calibration/README.md says: its --help
+    (every import done), and no script puts its own folder on sys.path to find its siblings."""
+    source = (REPO / "calibration" / "detector" / f"{name}.py").read_text(encoding="utf-8")
+    assert "sys.path" not in source
+    assert f"python -m calibration.detector.{name}" in source.split('"""')[1], "its usage line"
+    done = subprocess.run([sys.executable, "-m", f"calibration.detector.{name}", "--help"], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.startswith("usage:"), done.stderr
 
 
 def test_the_oracle_threshold_is_the_lowest_within_every_false_flag_limit():

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -258,12 +262,13 @@ def test_cli_pool_writes_candidates_and_their_page(endpoint, tmp_path):
 
 
 def test_near_duplicate_questions_are_merged_by_content_word_overlap():
-    from judge.nuggets.create import CreationSettings, Drafted, _merge
+    from judge.nuggets.create import Drafted, _merge
+    from judge.nuggets.settings import NuggetSettings
 
     drafted = [Drafted("r", "d1", "When did the Abraham Peace Agreement take place?", "2020", "s", "vital"),
                Drafted("r", "d2", "When did the Abraham Agreement with Israel take place?", "2020", "s", "okay"),
                Drafted("r", "d3", "Who brokered the Abraham Accords?", "the US", "s", "okay")]
-    _merge(drafted, CreationSettings())
+    _merge(drafted, NuggetSettings())
     assert drafted[0].nugget_id == drafted[1].nugget_id != drafted[2].nugget_id
 
 
@@ -290,5 +295,106 @@ def test_cli_create_writes_banks_eval_reads(endpoint, tmp_path):
                                       "--api-base", endpoint.api_base, "--api-key", "none"])
     assert result.exit_code == 0, result.output
     assert "ex-101: 3 nuggets" in result.output and "read the review file" in result.output
-    assert sorted(p.name for p in out.iterdir()) == ["nuggets_ex-101.v3.json", "nuggets_ex-102.v3.json"]
+    # and the output lock (judge.formats.lock), held while the banks were written
+    assert sorted(p.name for p in out.iterdir()) == [".argue-lock", "nuggets_ex-101.v3.json", "nuggets_ex-102.v3.json"]
     assert (tmp_path / "banks.review.jsonl").is_file() and (tmp_path / "banks.summary.json").is_file()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Outputs: apart from the inputs, one writer at a time (judge.formats.lock, as eval)
+
+def reviewed_candidates(tmp_path: Path) -> Path:
+    """A reviewed candidates file accepting the planted answer (as pooling writes it)."""
+    candidates = tmp_path / "reviewed.jsonl"
+    candidates.write_text(json.dumps({"request_id": "ex-101", "nugget_id": "ex-101-q1", "answer": "2020",
+                                      "doc_ids": ["ex-planted"], "accept": True}) + "\n")
+    return candidates
+
+
+@pytest.mark.parametrize("inside", ["extended", "sub/extended"])
+def test_accept_refuses_an_out_inside_the_banks_folder_before_writing(tmp_path, inside):
+    banks = tmp_path / "banks"
+    shutil.copytree(BANKS, banks)
+    before = sorted(p.relative_to(banks) for p in banks.rglob("*"))
+    with pytest.raises(InputError, match="inside the input folder"):
+        api.accept_candidates(nuggets=banks, candidates=reviewed_candidates(tmp_path), out=banks / inside)
+    assert sorted(p.relative_to(banks) for p in banks.rglob("*")) == before
+
+
+def test_accept_refuses_the_folder_the_candidates_were_read_from(tmp_path):
+    with pytest.raises(InputError, match="the banks or the candidates were read from"):
+        api.accept_candidates(nuggets=BANKS, candidates=reviewed_candidates(tmp_path), out=tmp_path)
+
+
+def test_create_and_pool_refuse_an_out_inside_an_input_folder(endpoint, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(DOCS, docs / "docs.jsonl")
+    with pytest.raises(InputError, match="inside the input folder"):
+        api.create_nuggets(requests=REQUESTS, docs=docs, out=docs / "banks", cache=None, **_model(endpoint))
+    reports = tmp_path / "reports"
+    shutil.copytree(EXAMPLES / "reports", reports)
+    with pytest.raises(InputError, match="inside the input folder"):
+        api.pool_nuggets(nuggets=BANKS, reports=reports, requests=REQUESTS, docs=DOCS,
+                         out=reports / "candidates.jsonl", cache=None, **_model(endpoint))
+    assert not (docs / "banks").exists() and not (reports / "candidates.jsonl").exists()
+
+
+@contextmanager
+def held_by_another_process(folder: Path) -> Iterator[int]:
+    """`folder`'s output lock, held by another process as a running eval holds it (the lock is re-entrant within
+    one process, so this one cannot stand in for the other)."""
+    code = ("import sys\nfrom judge.formats.lock import output_lock\nwith output_lock(sys.argv[1], 'eval'):\n"
+            "    print('held', flush=True)\n    sys.stdin.readline()\n")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(folder)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        yield holder.pid
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=60)
+
+
+def test_nugget_outputs_take_the_output_lock(endpoint, tmp_path):
+    docs, reports = _pool_inputs(tmp_path)
+    banks, pooled = tmp_path / "banks", tmp_path / "pooled"
+    with held_by_another_process(banks) as pid:
+        with pytest.raises(InputError, match=rf"argue-judge eval \(pid {pid}\) is writing .*banks"):
+            api.create_nuggets(requests=REQUESTS, docs=DOCS, out=banks, cache=None, **_model(endpoint))
+    assert [p.name for p in banks.iterdir()] == [".argue-lock"]  # nothing written beside the holder's lock
+    with held_by_another_process(pooled) as pid:
+        with pytest.raises(InputError, match=rf"\(pid {pid}\) is writing .*pooled"):
+            api.pool_nuggets(nuggets=BANKS, reports=reports, requests=REQUESTS, docs=docs,
+                             out=pooled / "candidates.jsonl", cache=None, **_model(endpoint))
+        with pytest.raises(InputError, match=rf"\(pid {pid}\) is writing .*pooled"):
+            api.accept_candidates(nuggets=BANKS, candidates=reviewed_candidates(tmp_path), out=pooled)
+    assert [p.name for p in pooled.iterdir()] == [".argue-lock"]
+    # released: the same calls now write
+    api.pool_nuggets(nuggets=BANKS, reports=reports, requests=REQUESTS, docs=docs, out=pooled / "candidates.jsonl",
+                     cache=None, **_model(endpoint))
+    assert (pooled / "candidates.jsonl").is_file()
+
+
+@pytest.mark.parametrize(("call", "argument", "value", "message"), [
+    ("create", "max_nuggets", 0, r"max_nuggets=0 is not a number in \[1, 1000000\]"),
+    ("create", "max_docs", 10**18, r"max_docs=1000000000000000000 is not a number in \[1, 1000000\]"),
+    ("create", "per_document", 9, r"per_document=9 is not a number in \[1, 8\]"),
+    ("create", "format", "xml", "format='xml': choose one of v3, nuggetizer"),
+    ("create", "concurrency", 0, r"concurrency=0 is not a number in \[1, 1024\]"),
+    ("pool", "concurrency", 2000, r"concurrency=2000 is not a number in \[1, 1024\]"),
+    ("pool", "temperature", -1.0, r"temperature=-1.0 is not a number in \[0, 2\]"),
+])
+def test_nugget_calls_check_their_settings_by_the_declared_rules_before_reading(call, argument, value, message,
+                                                                               tmp_path):
+    """Inputs that do not exist: reaching them would be an InputError, so the setting was refused first."""
+    from judge.errors import SettingError
+
+    missing = tmp_path / "missing.jsonl"
+    arguments = {"model": "openai/fake", "cache": None, argument: value}
+    with pytest.raises(SettingError, match=message):
+        if call == "create":
+            api.create_nuggets(requests=missing, docs=missing, **arguments)
+        else:
+            api.pool_nuggets(nuggets=missing, reports=missing, requests=missing, docs=missing, **arguments)

@@ -114,6 +114,7 @@ import inspect  # noqa: E402
 
 from judge import api  # noqa: E402
 from judge.calibration.suite import CalibrationConfig  # noqa: E402
+from judge.nuggets.settings import NuggetSettings  # noqa: E402
 from judge.run.evaluate import EvalConfig  # noqa: E402
 from judge.settings import (  # noqa: E402
     Flag,
@@ -168,11 +169,18 @@ ENTRY_POINTS = {
     "baseline": ({"name": OneOf(tuple(api.BASELINE_SETTINGS))}, []),
     "read_judgments": ({"format": OneOf(("argue-judge", "auto-argue"), optional=True)}, []),
     "write_judgments": ({"format": OneOf(("argue-judge", "auto-argue"))}, []),
+    "create_nuggets": ({name: NuggetSettings.RULES[name] for name in ("max_nuggets", "max_docs", "per_document",
+                                                                      "concurrency", "format")}
+                       | {"passages": InstanceOf((PassagePolicy,), optional=True)}, [ModelSettings]),
+    "pool_nuggets": ({"concurrency": NuggetSettings.RULES["concurrency"],
+                      "passages": InstanceOf((PassagePolicy,), optional=True)}, [ModelSettings]),
+    "accept_candidates": ({}, []),
 }
 INPUT_ARGUMENTS = {"reports", "requests", "docs", "nuggets", "judgments", "human", "judged", "gold", "against", "cache",
                    "out",
                    "attributionbench", "wice", "sample", "exclude", "attacks", "attacks_file", "progress", "path",
-                   "shards", "file", "model", "api_base", "api_key", "measures", "overwrite"}
+                   "shards", "file", "model", "api_base", "api_key", "measures", "overwrite",
+                   "doc_lists", "gold_report", "prompts_dir", "candidates"}
 SETTINGS_PASSED_WHOLE = {"retry": RetryPolicy, "judge": JudgeSettings}
 
 
@@ -204,6 +212,11 @@ def _call(name, argument, value, tmp_path):
         return api.html_view(tmp_path / "missing.jsonl", out=tmp_path / "view", **{argument: value})
     if name == "baseline":
         return api.baseline(value, INPUTS["reports"])
+    if name == "create_nuggets":
+        return api.create_nuggets(requests=INPUTS["requests"], docs=INPUTS["docs"], **{**arguments, argument: value})
+    if name == "pool_nuggets":
+        return api.pool_nuggets(nuggets=INPUTS["nuggets"], reports=INPUTS["reports"], requests=INPUTS["requests"],
+                                docs=INPUTS["docs"], **{**arguments, argument: value})
     if name == "read_judgments":
         return api.read_judgments(tmp_path / "missing.jsonl", **{argument: value})
     return api.write_judgments(tmp_path / "out.jsonl", [], **{argument: value})

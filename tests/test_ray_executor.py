@@ -201,3 +201,70 @@ def test_max_cost_is_enforced_over_all_workers(local_ray, collection, endpoint_m
     assert result.exit_code == 4, result.output
     assert "budget reached" in result.output
     assert not (tmp_path / "out" / "judgments.jsonl").exists()  # no finished run: its outputs were not written
+
+
+@pytest.mark.parametrize(("signal_name", "code", "said"), [("SIGTERM", 143, "terminated (SIGTERM)"),
+                                                           ("SIGINT", 130, "interrupted")])
+def test_a_signal_to_the_driver_mid_run_is_the_one_line_of_one_process(endpoint_module, tmp_path, signal_name, code,
+                                                                       said):
+    """SIGTERM (a scheduler, `timeout`) to the driver alone; SIGINT to its whole process group, as Ctrl-C in a
+    terminal sends it (Ray's own processes get it too). Ray's handlers used to print a native stack dump and abort
+    (exit -6) on SIGTERM; the run ends as one process does: one line, the signal's exit code, the journal kept."""
+    import os
+    import signal
+    import time
+
+    from judge.testing import FakeEndpoint
+
+    out = tmp_path / "out"
+    with FakeEndpoint(smart_responder, latency=0.3) as slow:
+        driver = subprocess.Popen(
+            [sys.executable, "-m", "judge.cli.app", *eval_args(EXAMPLES / "reports", slow.api_base,
+                                                               tmp_path / "cache", out, "--ray", "local",
+                                                               "--workers", "1")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        journal = out / ".argue-run" / "judgments.jsonl"
+        deadline = time.monotonic() + 240
+        while not (journal.is_file() and journal.stat().st_size) and driver.poll() is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.2)  # judging is under way: a unit has come back
+        assert driver.poll() is None, driver.communicate()
+        sent = getattr(signal, signal_name)
+        if sent == signal.SIGINT:
+            os.killpg(driver.pid, sent)
+        else:
+            driver.send_signal(sent)
+        _, stderr = driver.communicate(timeout=120)
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert driver.returncode == code, stderr
+    assert len(lines) == 1 and said in lines[0] and "--resume" in lines[0], lines
+    assert journal.is_file() and not (out / "judgments.jsonl").exists()
+
+
+@pytest.mark.parametrize(("model", "ray_address", "workers", "noted"), [
+    ("embedded", "local", 4, True), ("embedded", "local", None, False), ("openai/fake", "local", 4, False)])
+def test_workers_with_the_embedded_judge_on_ray_is_said_to_have_no_effect(model, ray_address, workers, noted):
+    """The embedded judge runs one worker per node: --workers is recorded among the unapplied settings (printed
+    with the run's diagnostics, kept in run-summary.json), not silently dropped."""
+    from judge.llm.embedded.weights import EMBEDDED_MODEL
+    from judge.run.evaluate import EvalConfig
+    from judge.settings import ModelSettings
+
+    config = EvalConfig(ModelSettings(EMBEDDED_MODEL if model == "embedded" else model), cache_dir=None,
+                        ray=ray_address, workers=workers)
+    said = [note for note in config.unapplied if note.startswith("--workers")]
+    assert said == ([f"--workers {workers} has no effect with the embedded judge on Ray: it runs one worker per "
+                     "node, with the node's cores as its threads; ignored"] if noted else []), config.unapplied
+
+
+@pytest.mark.parametrize("after", [["--docs", str(EXAMPLES / "docs.jsonl")], ["--requests", "r.jsonl"]])
+def test_ray_followed_by_another_option_is_one_line_asking_for_an_address(tmp_path, after):
+    """click would take the next option for --ray's value and then say that option is missing."""
+    args = ["eval", str(EXAMPLES / "reports"), "--ray", *after, "--out", str(tmp_path / "out")]
+    result = runner.invoke(app, args)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1, result.output
+    assert f"--ray: needs an ADDRESS (local, auto, ray://HOST:PORT or HOST:PORT) and got the option '{after[0]}'" \
+        in lines[0], lines
+    bare = runner.invoke(app, ["eval", str(EXAMPLES / "reports"), "--ray"])  # click's own line, kept
+    assert bare.exit_code == 2 and bare.stderr.strip().endswith("Option '--ray' requires an argument."), bare.stderr

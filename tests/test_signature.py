@@ -246,10 +246,11 @@ def test_the_detector_fingerprint_moves_with_the_code_not_with_its_documentation
                                      dict(model=ModelSettings("m", seed=5)), dict(max_nuggets=3), dict(max_docs=2)])
 def test_the_creator_signature_changes_with_every_option_that_changes_a_bank(changed):
     from judge.nuggets.api import _signature
-    from judge.nuggets.create import CREATION_DECISIONS, CreationSettings
+    from judge.nuggets.create import CREATION_DECISIONS
+    from judge.nuggets.settings import NuggetSettings
 
     def signature(model=ModelSettings("m"), **creation):
-        return _signature("create", model, CREATION_DECISIONS, None, CreationSettings(**creation).tag)
+        return _signature("create", model, CREATION_DECISIONS, None, NuggetSettings(**creation).tag)
 
     assert signature(**changed) != signature()
     for option, piece in RESULT_CHANGING["nuggets create"].items():

@@ -1,6 +1,6 @@
 """What the learned detector costs on documents, and what a stricter document threshold would cost instead.
 
-    python calibration/detector/document_flags.py [--data ../shared/data] [--weights FILE] [--sample 200]
+    python -m calibration.detector.document_flags [--data ../shared/data] [--weights FILE] [--sample 200]
 
 A document is flagged when any of its pieces is (judge.defence.injection.detect_learned), so a false-flag rate per
 sentence of a fraction of a percent becomes several percent per document, and the flagged piece is withheld from
@@ -22,21 +22,17 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 from pathlib import Path
 
+from benchmarks.injection_detector import corpora
+from calibration.detector.evaluate import Scored, scored
+from judge.defence.injection import MIN_LETTERS, UNSEEN_ATTACKS_FILE, detect_rules, fold
+from judge.defence.learned import LearnedDetector, load_detector
+from judge.defence.pieces import pieces
+from judge.defence.quarantine import quarantine_document
+from judge.settings import InjectionDetector
+
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from evaluate import Scored, scored  # noqa: E402
-
-from benchmarks.injection_detector import corpora  # noqa: E402
-from judge.defence.injection import MIN_LETTERS, UNSEEN_ATTACKS_FILE, detect_rules, fold  # noqa: E402
-from judge.defence.learned import LearnedDetector, load_detector  # noqa: E402
-from judge.defence.pieces import pieces  # noqa: E402
-from judge.defence.quarantine import quarantine_document  # noqa: E402
-from judge.settings import InjectionDetector  # noqa: E402
 
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
 

@@ -1,6 +1,6 @@
 """How the learned injection detector does on what it was never trained on.
 
-    python calibration/detector/evaluate.py [--data caches/detector/data.jsonl] [--minilm 400] [--ceiling]
+    python -m calibration.detector.evaluate [--data caches/detector/data.jsonl] [--minilm 400] [--ceiling]
                                             [--out calibration/detector/results.json]
 
 1. Leave one family out: for every attack family of make_data.py, a detector is trained (train.py's procedure,
@@ -29,19 +29,14 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from make_data import FAMILIES  # noqa: E402
-from train import (  # noqa: E402
+from calibration.detector.make_data import FAMILIES
+from calibration.detector.train import (
     C,
     detector_of,
     featurise,
@@ -51,9 +46,10 @@ from train import (  # noqa: E402
     sklearn_scores,
     train,
 )
+from judge.defence.injection import detect_learned, detect_rules, load_attacks
+from judge.defence.learned import LearnedDetector, load_detector
 
-from judge.defence.injection import detect_learned, detect_rules, load_attacks  # noqa: E402
-from judge.defence.learned import LearnedDetector, load_detector  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 HELDOUT_FILE = REPO / "benchmarks" / "data" / "heldout-attacks.json"
 

@@ -3,7 +3,7 @@ whose clean, before and after runs all finished, the human-unsupported items, th
 false support under the attack before (the rules alone) and after (the default detector stack), with what the
 detector flagged and how many attacked items the quarantine gave back exactly clean.
 
-    python calibration/detector/flip_table.py [calibration/detector/flip-verification_meta ...]
+    python -m calibration.detector.flip_table [calibration/detector/flip-verification_meta ...]
 
 A directory's runs may hold one attack (flip.sh FAMILY: flip-FAMILY/) or several (flip.sh FAMILY,FAMILY,...:
 flip-unseen/, every attack of an item asked back to back); each attack is its own row. Writes FLIP_DIR/table.json
@@ -13,7 +13,7 @@ row summed over all of them, its batches named DIR/batch-N (printed only; each d
 own batches). The same batch asked twice for one attack, in two directories, is refused rather than counted twice.
 
 A directory whose batches are packed (FLIP_DIR/batches.tar.xz, by calibration/archive.py) is read from the archive;
-unpack it (`python calibration/archive.py unpack FLIP_DIR/batches.tar.xz FLIP_DIR`) before flip.sh adds batches.
+unpack it (`python -m calibration.archive unpack FLIP_DIR/batches.tar.xz FLIP_DIR`) before flip.sh adds batches.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The learned injection detector's training data: attack spans of many families, alone and placed in real
 sentences, and real text that is not an attack (negatives), as one JSONL, regenerated from a seed.
 
-    python calibration/detector/make_data.py [--data ../shared/data] [--out caches/detector/data.jsonl] [--seed 24]
+    python -m calibration.detector.make_data [--data ../shared/data] [--out caches/detector/data.jsonl] [--seed 24]
 
 Every row: {"text", "label" (1 attack, 0 not), "family" (the attack family, or the negative's source), "split"
 ("train" or "test"), "placement" (alone|start|middle|end for attacks, "" for negatives)}.
@@ -29,14 +29,12 @@ import hashlib
 import json
 import random
 import re
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+from judge.defence.injection import UNSEEN_ATTACKS_FILE
+from judge.defence.pieces import OPENING, pieces
 
-from judge.defence.injection import UNSEEN_ATTACKS_FILE  # noqa: E402
-from judge.defence.pieces import OPENING, pieces  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 # --- shared slot fillers -------------------------------------------------------------------------------------------
 SLOTS: dict[str, list[str]] = {

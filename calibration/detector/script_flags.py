@@ -3,7 +3,7 @@ the blind held-out files, honest mixed-script text. It flags nothing (a sentence
 rules and the learned detector alone): under the default stack the quarantine withholds each piece in a script
 foreign to its text.
 
-    python calibration/detector/script_flags.py [--data ../shared/data] [--out calibration/detector/script-flags.json]
+    python -m calibration.detector.script_flags [--data ../shared/data] [--out calibration/detector/script-flags.json]
 
 1. Real text at hand, none of it seen by the check (it has no training): NeuCLIR 2024 report sentences, the English
    translations of the example run's cited documents, AttributionBench dev claims and references, WiCE dev claims
@@ -28,23 +28,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from calibration.detector.document_flags import quarantined_evidence
+from calibration.detector.evaluate import rate
+from calibration.detector.make_data import jsonl
+from judge.calibration.importers import read_attributionbench, read_wice
+from judge.defence.injection import UNSEEN_ATTACKS_FILE, detect_uncached, load_attacks
+from judge.defence.quarantine import quarantine_document, quarantine_sentence
+from judge.defence.script import foreign_piece, may_have_foreign_pieces
+from judge.settings import INJECTION_DETECTORS
+
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from document_flags import quarantined_evidence  # noqa: E402
-from evaluate import rate  # noqa: E402
-from make_data import jsonl  # noqa: E402
-
-from judge.calibration.importers import read_attributionbench, read_wice  # noqa: E402
-from judge.defence.injection import UNSEEN_ATTACKS_FILE, detect_uncached, load_attacks  # noqa: E402
-from judge.defence.quarantine import quarantine_document, quarantine_sentence  # noqa: E402
-from judge.defence.script import foreign_piece, may_have_foreign_pieces  # noqa: E402
-from judge.settings import INJECTION_DETECTORS  # noqa: E402
 
 HELDOUT_FILES = sorted((REPO / "benchmarks" / "data").glob("heldout-attacks*.json"))
 HONEST_FILE = REPO / "benchmarks" / "data" / "mixed-script-honest.json"

@@ -1,7 +1,7 @@
 """Fit the learned injection detector and write its weights (judge/data/injection-detector.json).
 
-    python calibration/detector/make_data.py            # caches/detector/data.jsonl (seeded, deterministic)
-    python calibration/detector/train.py [--data caches/detector/data.jsonl] [--out judge/data/injection-detector.json]
+    python -m calibration.detector.make_data            # caches/detector/data.jsonl (seeded, deterministic)
+    python -m calibration.detector.train [--data caches/detector/data.jsonl] [--out judge/data/injection-detector.json]
 
 Needs the [train] extra (scikit-learn); the package itself scores with judge.defence.learned and no scikit-learn.
 The model: the binary n-gram features of judge.defence.learned.features over the folded text
@@ -18,15 +18,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+from judge.defence.injection import fold
+from judge.defence.learned import WEIGHTS_FILE, LearnedDetector, features
 
-from judge.defence.injection import fold  # noqa: E402
-from judge.defence.learned import WEIGHTS_FILE, LearnedDetector, features  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 MIN_DF = 3
 MAX_FEATURES = 30000

@@ -6,7 +6,7 @@ gives the clean verdict, so the attack cannot flip it; only the other items can.
 
 is a bound on the flip rate that `calibrate --attack` would measure with the embedded judge, for free.
 
-    python calibration/detector/withheld_to_clean.py [--data ../shared/data] [--out calibration/detector/withheld.json]
+    python -m calibration.detector.withheld_to_clean [--data ../shared/data] [--out calibration/detector/withheld.json]
 
 Items: the 100 AttributionBench and WiCE dev items of the red-team runs (`calibrate --exclude
 calibration/outside-embedded-dev.txt --sample attributionbench=50,wice=50 --seed 2`); kinds: judge/data/unseen-attacks.json (templates the shipped detector never trained on) and
@@ -20,19 +20,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+from judge.calibration.redteam import variant_of
+from judge.calibration.runner import prepare_item
+from judge.calibration.sources import Exclusion, ItemSources, SampleSize, load_items
+from judge.defence.injection import UNSEEN_ATTACKS_FILE, load_attacks
+from judge.diagnostics import Diagnostics
+from judge.judging.passages import PassagePolicy
+from judge.settings import DEFAULT_INJECTION_DETECTOR, INJECTION_DETECTORS
 
-from judge.calibration.redteam import variant_of  # noqa: E402
-from judge.calibration.runner import prepare_item  # noqa: E402
-from judge.calibration.sources import Exclusion, ItemSources, SampleSize, load_items  # noqa: E402
-from judge.defence.injection import UNSEEN_ATTACKS_FILE, load_attacks  # noqa: E402
-from judge.diagnostics import Diagnostics  # noqa: E402
-from judge.judging.passages import PassagePolicy  # noqa: E402
-from judge.settings import DEFAULT_INJECTION_DETECTOR, INJECTION_DETECTORS  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 
 def main() -> None:

@@ -84,7 +84,7 @@ def eval_command(
         "log in --out/.argue-run) if there is one, else those of the finished --out/judgments.jsonl; without it "
         "they are judged again, from the cache.")] = False,
     ray: Annotated[str | None, typer.Option(
-        "--ray", metavar="ADDRESS",
+        "--ray", metavar="ADDRESS", callback=lambda value: ray_address(value),
         help="Judge on Ray workers: 'local', a Ray runtime on every core of this machine (loopback only); 'auto' or "
         "ray://HOST:PORT, an existing cluster (needs the [ray] extra; docs/scale.md). Outputs are byte-identical to "
         "one process.")] = None,
@@ -207,6 +207,15 @@ def _render(evaluation: Evaluation, settings: ModelSettings, out: Path) -> None:
         console.print(f"view: {evaluation.view_index}", highlight=False, soft_wrap=True)
     if evaluation.failure:
         run_failed(evaluation.failure)
+
+
+def ray_address(value: str | None) -> str | None:
+    """--ray's value, refused when it is the next option (`--ray --docs D`: click gives --ray the word '--docs',
+    and the run would then say --docs is missing)."""
+    if value is not None and value.startswith("-"):
+        raise typer.BadParameter(f"needs an ADDRESS (local, auto, ray://HOST:PORT or HOST:PORT) and got the option "
+                                 f"{value!r}: write e.g. --ray local", param_hint="--ray")
+    return value
 
 
 def model_settings(model: str, api_bases: list[str], router: Path | None, api_key: str | None, timeout: float,

@@ -13,11 +13,17 @@ from judge.api import accept_candidates, create_nuggets, pool_nuggets
 from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console
+from judge.nuggets.settings import NuggetSettings
 
 app = typer.Typer(help="Create nugget banks from documents; pool new answers from runs.", no_args_is_help=True)
 
 Requests = Annotated[Path, typer.Option("--requests", "-r", help="Requests file (JSONL).")]
 Docs = Annotated[list[Path], typer.Option("--docs", "-d", help="Documents (JSONL files or directories).")]
+Concurrency = Annotated[int, options.setting(NuggetSettings, "concurrency", "--concurrency", "-j",
+                                             help="Decisions in flight at once.")]
+# What only judging reads: with --accept (no judging) each of them would be ignored, so each is refused.
+JUDGING_OPTIONS = ("--reports", "--requests", "--docs", "--model", "--api-base", "--api-key", "--temperature",
+                   "--seed", "--timeout", "--threads", "--concurrency", "--prompts", "--cache", "--no-cache")
 
 
 def _model_options(temperature: float, seed: int, timeout: float, threads: int | None) -> dict[str, object]:
@@ -36,12 +42,12 @@ def create_command(
         "{request_id, doc_ids}. Default: every document for every request.")] = None,
     gold_report: Annotated[list[Path] | None, typer.Option(
         "--gold-report", help="Reports whose sentences are drafted from too (they attest nothing).")] = None,
-    max_nuggets: Annotated[int, options.number("--max-nuggets", "-k", bounds=options.COUNT,
-                                               help="Nuggets kept per request (K).")] = 10,
-    max_docs: Annotated[int | None, options.number("--max-docs", bounds=options.COUNT, help=(
+    max_nuggets: Annotated[int, options.setting(NuggetSettings, "max_nuggets", "--max-nuggets", "-k",
+                                                help="Nuggets kept per request (K).")] = 10,
+    max_docs: Annotated[int | None, options.setting(NuggetSettings, "max_docs", "--max-docs", help=(
         "Draft from the top M documents of each request by the judge's relevance call (default: all)."))] = None,
-    bank_format: Annotated[str, typer.Option("--format", help="Bank layout: v3 (Auto-ARGUE, AutoJudge; keeps "
-                                             "bindings and provenance) or nuggetizer (castorini).")] = "v3",
+    bank_format: Annotated[str, options.setting(NuggetSettings, "format", "--format", help=(
+        "Bank layout: v3 (Auto-ARGUE, AutoJudge; keeps bindings and provenance) or nuggetizer (castorini)."))] = "v3",
     model: options.Model = options.EMBEDDED_MODEL,
     api_base: options.ApiBase = None,
     api_key: options.ApiKey = None,
@@ -49,7 +55,7 @@ def create_command(
     seed: options.Seed = 0,
     timeout: options.Timeout = 120.0,
     threads: options.Threads = None,
-    concurrency: options.Concurrency = 4,
+    concurrency: Concurrency = 4,
     prompts: options.Prompts = None,
     cache: options.Cache = options.DEFAULT_CACHE_TARGET,
     no_cache: options.NoCache = False,
@@ -57,7 +63,6 @@ def create_command(
 ) -> None:
     """Draft nugget questions with short answers from each request's documents; every answer is bound only to
     documents eval's supports_citation decision says attest it. Writes banks and a review file to read first."""
-    options.one_of(bank_format, ("v3", "nuggetizer"))
     with user_errors(debug):
         created = create_nuggets(requests=requests, docs=docs, out=out, doc_lists=doc_lists, gold_report=gold_report,
                                  max_nuggets=max_nuggets, max_docs=max_docs, format=bank_format, model=model,
@@ -77,6 +82,7 @@ def create_command(
 
 @app.command("pool")
 def pool_command(
+    ctx: typer.Context,
     nuggets: Annotated[list[Path], typer.Option("--nuggets", "-n", help=f"Nugget banks: {options.NUGGET_FORMATS}.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Candidates file (JSONL) to review; with --accept, the "
                                       "directory for the extended banks.", callback=options.under_folders)],
@@ -94,7 +100,7 @@ def pool_command(
     seed: options.Seed = 0,
     timeout: options.Timeout = 120.0,
     threads: options.Threads = None,
-    concurrency: options.Concurrency = 4,
+    concurrency: Concurrency = 4,
     prompts: options.Prompts = None,
     cache: options.Cache = options.DEFAULT_CACHE_TARGET,
     no_cache: options.NoCache = False,
@@ -102,6 +108,11 @@ def pool_command(
 ) -> None:
     """Find answers to the banks' questions that runs' reports give and the banks lack, each attested by a
     document the sentence cites; write them as candidates for review. --accept then adds the accepted ones."""
+    if accept is not None:
+        ignored = _given(ctx, JUDGING_OPTIONS)
+        if ignored:
+            raise typer.BadParameter(f"{', '.join(ignored)} would be ignored: --accept judges nothing, it adds the "
+                                     "accepted candidates to the --nuggets banks; drop them", param_hint="--accept")
     with user_errors(debug):
         if accept is not None:
             extended = accept_candidates(nuggets=nuggets, candidates=accept, out=out)
@@ -127,3 +138,15 @@ def pool_command(
     console.print(f"signature: {pooled.signature}", highlight=False, soft_wrap=True)
     console.print(f"wrote {out} and {page}: set \"accept\" to true or false on each line, then pool --accept {out}",
                   highlight=False, soft_wrap=True)
+
+
+def _given(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
+    """The options of `names` given on the command line (not left at their default nor read from the
+    environment, as --api-key may be)."""
+    given = []
+    for param in ctx.command.params:
+        if param.opts[0] in names and param.name is not None:
+            source = ctx.get_parameter_source(param.name)
+            if source is not None and source.name == "COMMANDLINE":
+                given.append(param.opts[0])
+    return given

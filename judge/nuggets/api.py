@@ -6,10 +6,13 @@
     judge.accept_candidates(nuggets=..., candidates=..., out=...) the extended banks       (nuggets pool --accept)
 
 Each has an `*_async` twin; the sync calls work inside a running event loop (a notebook) by running in a thread of
-their own. Files written: banks (v3 `nuggets_<request>.v3.json`, or nuggetizer `nuggets.jsonl`) and, beside them,
-`<out>.review.jsonl` (every drafted answer, every binding asked, why anything was dropped) and
-`<out>.summary.json` (signature, calls and seconds per request); for pooling, the candidates JSONL with
-`<out>.refused.jsonl` and `<out>.summary.json`.
+their own. Their settings are checked first, by the rules the CLI's options read (judge.nuggets.settings,
+ModelSettings): a value the CLI refuses is a ValueError or TypeError naming the argument here, before any input is
+read. Each holds the output lock of the folder it writes (judge.formats.lock: a second command writing it at once
+is refused) and refuses an `out` that is, or is inside, an input folder. Files written: banks (v3
+`nuggets_<request>.v3.json`, or nuggetizer `nuggets.jsonl`) and, beside them, `<out>.review.jsonl` (every drafted
+answer, every binding asked, why anything was dropped) and `<out>.summary.json` (signature, calls and seconds per
+request); for pooling, the candidates JSONL with `<out>.refused.jsonl` and `<out>.summary.json`.
 """
 
 from __future__ import annotations
@@ -19,24 +22,26 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from judge._version import __version__
-from judge.errors import InputError, SettingError
+from judge.errors import InputError
 from judge.event_loop import run_sync
 from judge.formats import DocumentStore, read_nugget_banks, read_reports, read_requests
 from judge.formats._jsonl import expand_paths, iter_jsonl
 from judge.formats.atomic import write_text_atomic
 from judge.formats.doc_lists import read_doc_lists
+from judge.formats.lock import output_lock
 from judge.formats.nugget_writer import AnswerKey, read_provenance, write_nuggetizer_banks, write_v3_banks
+from judge.formats.out_apart import check_out_apart
 from judge.llm.cache.backends import docstore_dir
 from judge.llm.cache.store import DEFAULT_CACHE_DIR, open_decision_cache
 from judge.llm.embedded.weights import EMBEDDED_MODEL
+from judge.nuggets.settings import BankFormat, NuggetSettings
 from judge.settings import ModelSettings, PassagePolicy
 from judge.types import NuggetBank
 
 PathLike = str | Path
-BankFormat = Literal["v3", "nuggetizer"]
 T = TypeVar("T")
 # Drafting writes several nuggets per call: eval's 512 tokens cut a five-nugget draft short.
 CREATE_MAX_TOKENS = 1024
@@ -75,11 +80,10 @@ class PooledNuggets:
 # `import judge` (which re-exports these functions) stays light.
 
 
-def _client(model: str, api_base: str | None, api_key: str | None, cache: Any, concurrency: int,
-            options: dict[str, Any]) -> Any:
+def _client(settings: ModelSettings, cache: Any, concurrency: int) -> Any:
     from judge.llm.client import DecisionClient
 
-    return DecisionClient(ModelSettings(model, api_base, api_key, **options), cache, concurrency=concurrency)
+    return DecisionClient(settings, cache, concurrency=concurrency)
 
 
 def _signature(command: str, settings: ModelSettings, decisions: tuple[str, ...], prompts_dir: Path | None,
@@ -102,8 +106,9 @@ def _sidecar(out: Path, suffix: str) -> Path:
 
 def _refuse_peoples_banks(out: Path) -> None:
     """Creation never writes over a bank that holds an answer not created by the judge."""
-    if not out.is_dir() or not expand_paths([out], patterns=("*.json", "*.json.gz", "*.jsonl", "*.jsonl.gz")):
-        return
+    banks = ("*.json", "*.json.gz", "*.jsonl", "*.jsonl.gz")
+    if not out.is_dir() or not any(next(out.glob(pattern), None) for pattern in banks):
+        return  # a new folder (the output lock has just made it) or one without banks
     created = read_provenance([out])
     for request_id, bank in read_nugget_banks([out]).items():
         for nugget in bank.nuggets:
@@ -127,15 +132,26 @@ async def create_nuggets_async(*, requests: PathLike, docs: PathLike | Sequence[
     (a TREC run, qrels or JSONL; without it every document is every request's); `gold_report`: reports whose
     sentences are drafted from too (they attest nothing); `max_nuggets` (K), `max_docs` (M: the top documents by
     the relevance decision); `format`: the banks' layout when `out` is given."""
-    from judge.nuggets.asking import Asker
-    from judge.nuggets.create import CREATION_DECISIONS, CreationSettings, create_request, documents_of
-
-    if format not in ("v3", "nuggetizer"):
-        raise SettingError(f"format must be 'v3' or 'nuggetizer', not {format!r}")
-    settings = CreationSettings(max_nuggets=max_nuggets, max_docs=max_docs, per_document=per_document,
-                                passages=passages or PassagePolicy())
-    model_options.setdefault("max_tokens", CREATE_MAX_TOKENS)
+    settings = NuggetSettings(max_nuggets=max_nuggets, max_docs=max_docs, per_document=per_document,
+                              concurrency=concurrency, format=format, passages=passages or PassagePolicy())
+    model_settings = ModelSettings(model, api_base, api_key, **{"max_tokens": CREATE_MAX_TOKENS, **model_options})
     out_path = Path(out) if out is not None else None
+    if out_path is None:
+        return await _create(requests, docs, doc_lists, gold_report, settings, model_settings, cache, prompts_dir,
+                             None)
+    check_out_apart(out_path, [requests, *_paths(docs), *_paths(doc_lists), *_paths(gold_report)])
+    with output_lock(out_path, "nuggets create"):
+        return await _create(requests, docs, doc_lists, gold_report, settings, model_settings, cache, prompts_dir,
+                             out_path)
+
+
+async def _create(requests: PathLike, docs: PathLike | Sequence[PathLike], doc_lists: PathLike | None,
+                  gold_report: PathLike | Sequence[PathLike] | None, settings: NuggetSettings,
+                  model_settings: ModelSettings, cache: PathLike | None, prompts_dir: PathLike | None,
+                  out_path: Path | None) -> CreatedNuggets:
+    from judge.nuggets.asking import Asker
+    from judge.nuggets.create import CREATION_DECISIONS, create_request, documents_of
+
     if out_path is not None:
         _refuse_peoples_banks(out_path)
     reqs = read_requests(requests)
@@ -157,7 +173,7 @@ async def create_nuggets_async(*, requests: PathLike, docs: PathLike | Sequence[
             all_ids = [str(row["doc_id"]) for path in expand_paths(_paths(docs)) for _, row in iter_jsonl(path)
                        if "doc_id" in row] if lists is None else []
             documents = documents_of(list(reqs), lists, all_ids, store, str(doc_lists or docs))
-            client = _client(model, api_base, api_key, decision_cache, concurrency, model_options)
+            client = _client(model_settings, decision_cache, settings.concurrency)
             asker = Asker(client, prompts)
             made = [await create_request(reqs[rid], documents[rid], asker, settings, gold.get(rid, []))
                     for rid in reqs]
@@ -177,7 +193,7 @@ async def create_nuggets_async(*, requests: PathLike, docs: PathLike | Sequence[
     provenance = {(rid, n.nugget_id, a.text): "created" for rid, b in banks.items() for n in b.nuggets
                   for a in n.answers}
     creator = {"tool": "argue-judge nuggets create", "signature": signature}
-    if format == "v3":
+    if settings.format == "v3":
         written = write_v3_banks(out_path, banks, provenance, creator)
     else:
         written = write_nuggetizer_banks(out_path, banks, {rid: r.problem_statement for rid, r in reqs.items()},
@@ -208,6 +224,19 @@ async def pool_nuggets_async(*, nuggets: PathLike | Sequence[PathLike], reports:
     """Candidate new answers to the banks' questions from the reports' cited sentences (judge.nuggets.pool).
     Nothing changes a bank: `out` gets the candidates (each `"accept": null`) for a person to review, then
     `accept_candidates`."""
+    settings = NuggetSettings(concurrency=concurrency, passages=passages or PassagePolicy())
+    model_settings = ModelSettings(model, api_base, api_key, **model_options)
+    if out is None:
+        return await _pool(nuggets, reports, requests, docs, settings, model_settings, cache, prompts_dir, None)
+    out_path = Path(out)
+    check_out_apart(out_path, [*_paths(nuggets), *_paths(reports), requests, *_paths(docs)])
+    with output_lock(out_path.parent, "nuggets pool"):
+        return await _pool(nuggets, reports, requests, docs, settings, model_settings, cache, prompts_dir, out_path)
+
+
+async def _pool(nuggets: PathLike | Sequence[PathLike], reports: PathLike | Sequence[PathLike], requests: PathLike,
+                docs: PathLike | Sequence[PathLike], settings: NuggetSettings, model_settings: ModelSettings,
+                cache: PathLike | None, prompts_dir: PathLike | None, out_path: Path | None) -> PooledNuggets:
     from judge.nuggets.asking import Asker
     from judge.nuggets.pool import POOL_DECISIONS, POOL_RULES, check_banks, pool
 
@@ -215,13 +244,13 @@ async def pool_nuggets_async(*, nuggets: PathLike | Sequence[PathLike], reports:
     reqs = read_requests(requests)
     check_banks(banks, reqs, ", ".join(map(str, _paths(nuggets))))
     runs = read_reports(_paths(reports))
-    policy = passages or PassagePolicy()
+    policy = settings.passages
     prompts = Path(prompts_dir) if prompts_dir is not None else None
     decision_cache = open_decision_cache(cache) if cache is not None else None
     try:
         index = docstore_dir(cache)
         with DocumentStore.open(_paths(docs), index) as store:
-            client = _client(model, api_base, api_key, decision_cache, concurrency, model_options)
+            client = _client(model_settings, decision_cache, settings.concurrency)
             pooled = await pool(runs, banks, reqs, store, Asker(client, prompts), policy)
     finally:
         if decision_cache is not None:
@@ -230,8 +259,7 @@ async def pool_nuggets_async(*, nuggets: PathLike | Sequence[PathLike], reports:
     result = PooledNuggets(pooled.candidates, pooled.refused, pooled.counts.as_dict(),
                            {"asked": pooled.calls.asked, "answered": pooled.calls.answered,
                             "failed": pooled.calls.failed, **pooled.calls.by_decision}, signature)
-    if out is not None:
-        out_path = Path(out)
+    if out_path is not None:
         lines = "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in result.candidates)
         write_text_atomic(out_path, lines)
         write_text_atomic(_sidecar(out_path, ".refused.jsonl"),
@@ -255,18 +283,21 @@ def accept_candidates(*, nuggets: PathLike | Sequence[PathLike], candidates: Pat
                       ) -> dict[str, NuggetBank]:
     """The banks extended by the candidates a person marked `"accept": true` (each one needs true or false),
     written to `out` as v3 banks: the added answers `pooled`, the others keep their provenance (`person` when the
-    bank recorded none). `out` must not be where the banks were read from."""
+    bank recorded none). `out` must not be, nor be inside, a folder the banks or the candidates were read from."""
     from judge.nuggets.pool import accept
 
     sources = _paths(nuggets)
     out_path = Path(out)
-    if any(out_path.resolve() == s.resolve() or out_path.resolve() == s.resolve().parent for s in sources):
-        raise InputError("is where the banks were read from; write the extended banks elsewhere and compare",
-                         str(out_path))
-    banks = read_nugget_banks(sources)
-    reviewed = [(line, row) for line, row in iter_jsonl(Path(candidates))]
-    extended, added = accept(banks, reviewed, str(candidates))
-    provenance: dict[AnswerKey, str] = dict(read_provenance(sources))
-    provenance.update(dict.fromkeys(added, "pooled"))
-    write_v3_banks(out_path, extended, provenance)
+    check_out_apart(out_path, sources)
+    beside = [s.resolve().parent for s in [*sources, Path(candidates)] if not s.is_dir()]
+    if out_path.resolve() in beside:
+        raise InputError("is the folder the banks or the candidates were read from; write the extended banks "
+                         "elsewhere and compare", str(out_path))
+    with output_lock(out_path, "nuggets pool --accept"):
+        banks = read_nugget_banks(sources)
+        reviewed = [(line, row) for line, row in iter_jsonl(Path(candidates))]
+        extended, added = accept(banks, reviewed, str(candidates))
+        provenance: dict[AnswerKey, str] = dict(read_provenance(sources))
+        provenance.update(dict.fromkeys(added, "pooled"))
+        write_v3_banks(out_path, extended, provenance)
     return extended

@@ -29,50 +29,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge.errors import InputError, SettingError
+from judge.errors import InputError
 from judge.formats.nugget_fields import derived_id
 from judge.judging.decisions import supports_citation
 from judge.judging.decisions.spec import DocumentLookup
 from judge.labels import Importance
 from judge.nuggets.asking import Asker, Calls
 from judge.nuggets.decisions import document_relevance, draft_nuggets
-from judge.nuggets.decisions.common import MAX_DOCUMENT_CHARS
+from judge.nuggets.settings import NuggetSettings
 from judge.nuggets.text import claim_of, normalised, overlap, share_in
-from judge.settings import PassagePolicy
 from judge.types import Answer, Document, Nugget, NuggetBank, Report, Request
 
 CREATION_DECISIONS = ("document_relevance", "draft_nuggets", "supports_citation")
-
-
-@dataclass(frozen=True)
-class CreationSettings:
-    """What changes a created bank besides the model and the prompts (all of it is in the signature)."""
-
-    max_nuggets: int = 10            # K: nuggets kept per request
-    max_docs: int | None = None      # M: documents drafted from per request (None: all)
-    per_document: int = 5            # nuggets one drafting call may propose
-    merge_overlap: float = 0.6       # question overlap (Jaccard of content words) that makes two nuggets one
-    bind_share: float = 0.6          # share of an answer's words a document must hold to be asked about it,
-                                     # and a statement to be the claim asked
-    max_extra_bindings: int = 3      # documents besides the drafting one asked to attest each answer
-    passages: PassagePolicy = field(default_factory=PassagePolicy)
-
-    def __post_init__(self) -> None:
-        if self.max_nuggets < 1:
-            raise SettingError(f"max_nuggets must be at least 1, not {self.max_nuggets}")
-        if self.max_docs is not None and self.max_docs < 1:
-            raise SettingError(f"max_docs must be at least 1 (or None for all documents), not {self.max_docs}")
-        if not 1 <= self.per_document <= draft_nuggets.MAX_DRAFTED:
-            raise SettingError(f"per_document must be 1..{draft_nuggets.MAX_DRAFTED}, not {self.per_document}")
-        if not 0.0 < self.merge_overlap <= 1.0:
-            raise SettingError(f"merge_overlap must be in (0, 1], not {self.merge_overlap}")
-
-    @property
-    def tag(self) -> str:
-        docs = "all" if self.max_docs is None else str(self.max_docs)
-        return (f"K={self.max_nuggets},M={docs},per-doc={self.per_document},merge=jaccard{self.merge_overlap},"
-                f"bind={self.bind_share}x{self.max_extra_bindings},claim=answer{self.bind_share},doc-chars={MAX_DOCUMENT_CHARS},"
-                f"{self.passages.tag}")
 
 
 @dataclass
@@ -108,7 +76,7 @@ class RequestCreation:
     seconds: float
 
 
-async def create_request(request: Request, documents: list[Document], asker: Asker, settings: CreationSettings,
+async def create_request(request: Request, documents: list[Document], asker: Asker, settings: NuggetSettings,
                          gold: list[Report] = ()) -> RequestCreation:
     """One request's bank from its documents (see the module's steps)."""
     started = time.perf_counter()
@@ -135,7 +103,7 @@ async def create_request(request: Request, documents: list[Document], asker: Ask
     return RequestCreation(bank, statements, review, calls, time.perf_counter() - started)
 
 
-async def _choose(request: Request, documents: list[Document], asker: Asker, settings: CreationSettings,
+async def _choose(request: Request, documents: list[Document], asker: Asker, settings: NuggetSettings,
                   calls: Calls, review: list[dict[str, Any]]) -> list[Document]:
     if settings.max_docs is None or len(documents) <= settings.max_docs:
         return documents
@@ -157,7 +125,7 @@ def _gold_source(report: Report) -> Document:
     return Document(doc_id=f"gold:{report.run_id}", title=None, text=" ".join(s.text for s in report.sentences))
 
 
-def _merge(drafted: list[Drafted], settings: CreationSettings) -> None:
+def _merge(drafted: list[Drafted], settings: NuggetSettings) -> None:
     """Give near-duplicate questions one nugget id (the first question's)."""
     firsts: list[Drafted] = []
     for item in drafted:
@@ -170,7 +138,7 @@ def _merge(drafted: list[Drafted], settings: CreationSettings) -> None:
 
 
 async def _bind(request: Request, item: Drafted, chosen: list[Document], by_id: dict[str, Document], asker: Asker,
-                settings: CreationSettings, calls: Calls) -> None:
+                settings: NuggetSettings, calls: Calls) -> None:
     """Ask supports_citation of the drafting document and of the others that hold most of the answer's words."""
     item.claim = claim_of(item.question, item.answer, item.statement, settings.bind_share)
     probe = item.answer if share_in(item.answer, item.answer) else item.claim
@@ -184,7 +152,7 @@ async def _bind(request: Request, item: Drafted, chosen: list[Document], by_id: 
                               "confidence": record.confidence, "error": record.error})
 
 
-def _bank(request_id: str, drafted: list[Drafted], settings: CreationSettings
+def _bank(request_id: str, drafted: list[Drafted], settings: NuggetSettings
           ) -> tuple[NuggetBank, dict[tuple[str, str, str], str]]:
     questions: dict[str, str] = {}
     importance: dict[str, Importance] = {}

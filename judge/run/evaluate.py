@@ -31,7 +31,7 @@ from judge.llm.client import DecisionClient, Usage
 from judge.llm.logprob import asks_logprobs
 from judge.llm.pricing import price_known
 from judge.llm.router import servers
-from judge.run.executors import Executor, Judging, check_ray_address, executor_for
+from judge.run.executors import Executor, Judging, check_ray_address, executor_for, unapplied_ray_options
 from judge.run.inputs import Inputs
 from judge.run.outputs import Evaluation
 from judge.run.score import score
@@ -95,6 +95,7 @@ class EvalConfig:
                                "enforced; give price_per_1k (USD per 1,000 tokens; --price-per-1k)")
         # What is applied, not what was asked, reaches the signature; the rest is said (run-summary.json).
         model, notes = applied_settings(self.model)
+        notes += unapplied_ray_options(self.ray, self.workers, model.model)
         object.__setattr__(self, "model", model)
         object.__setattr__(self, "unapplied", tuple(dict.fromkeys((*self.unapplied, *notes))))
         # The judge's default thresholds are decided in one place, whoever builds the config (CLI, API, adapter).

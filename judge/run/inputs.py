@@ -4,32 +4,18 @@ files when judged), the requests, the nugget banks and the document store, with 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from judge.diagnostics import Diagnostic, Diagnostics
 from judge.errors import InputError
 from judge.formats import DocumentStore, citation_warnings, read_nugget_banks, read_requests
-from judge.formats._jsonl import is_literal
+from judge.formats.out_apart import check_out_apart
 from judge.formats.reports import ReportIndex
 from judge.formats.sniff import naming_the_format
 from judge.run.shards import Shard
 from judge.types import NuggetBank, Request
-
-
-def check_out_apart(out: Path, inputs: Iterable[str | Path]) -> None:
-    """Refuse an output folder that is, or is inside, an input folder: the run's judgments.jsonl and
-    cache-log.jsonl would land among the reports (or banks, or documents) and be read as such by the next run."""
-    target = Path(out).resolve()
-    for source in inputs:
-        folder = Path(source) if not is_literal(source) else None
-        if folder is None or not folder.is_dir():
-            continue
-        root = folder.resolve()
-        if target == root or root in target.parents:
-            raise InputError(f"--out {out} is inside the input folder {source}: the outputs would be read as inputs "
-                             "by the next run; choose an --out outside every input folder")
 
 
 @dataclass

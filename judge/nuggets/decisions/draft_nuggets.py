@@ -14,9 +14,9 @@ from judge.judging.decisions.base import DecisionResponse, Prepared, render_requ
 from judge.judging.decisions.spec import DecisionSpec
 from judge.labels import Importance
 from judge.nuggets.decisions.common import not_in_flowchart, shown_document
+from judge.nuggets.settings import MAX_DRAFTED  # a call's own limit is in its prompt and its validator too
 from judge.types import Document, Request
 
-MAX_DRAFTED = 8            # nuggets one call may draft (a call's own limit is in its prompt and its validator)
 QUESTION_CHARS = 200
 ANSWER_CHARS = 120
 STATEMENT_CHARS = 300

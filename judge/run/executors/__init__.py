@@ -11,7 +11,7 @@ from judge.run.executors.base import Executor, Judged, Judging, add_usage
 from judge.run.executors.one_process import OneProcess, judge_by_request, run_bounded
 
 __all__ = ["Executor", "Judged", "Judging", "OneProcess", "add_usage", "check_ray_address", "executor_for",
-           "judge_by_request", "run_bounded"]
+           "judge_by_request", "run_bounded", "unapplied_ray_options"]
 
 
 def check_ray_address(address: str | None, workers: int | None) -> None:
@@ -27,6 +27,18 @@ def check_ray_address(address: str | None, workers: int | None) -> None:
         return
     raise ConfigurationError(f"--ray {address!r} is not local (a Ray runtime on this machine), auto, "
                              "ray://HOST:PORT or HOST:PORT")
+
+
+def unapplied_ray_options(address: str | None, workers: int | None, model: str) -> list[str]:
+    """One note per Ray option the run cannot apply (recorded with the run's other unapplied settings): the
+    embedded judge runs one worker per node, its threads the node's cores (ray_cluster.RayExecutor._placements),
+    so `workers` changes nothing."""
+    from judge.llm.embedded.weights import is_embedded
+
+    if address is None or workers is None or not is_embedded(model):
+        return []
+    return [f"--workers {workers} has no effect with the embedded judge on Ray: it runs one worker per node, "
+            "with the node's cores as its threads; ignored"]
 
 
 def executor_for(ray: str | None, workers: int | None) -> Executor:

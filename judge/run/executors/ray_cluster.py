@@ -30,9 +30,12 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import signal
+import threading
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,7 +97,8 @@ class RayExecutor:
         else:
             options["address"] = self.address
         try:
-            ray.init(**options)
+            with keeping_the_sigterm_handler():
+                ray.init(**options)
         except Exception as exc:  # unreachable address, version mismatch, a malformed address: one line
             reason = " ".join(str(exc).split())[:300] or type(exc).__name__
             raise ConfigurationError(f"--ray {self.address}: cannot start or reach the Ray cluster: {reason}") \
@@ -269,6 +273,23 @@ class RayExecutor:
                     work.progress.decision_done(decision.cached)
                 if sentence.status != "truncated":
                     work.progress.sentence_done()
+
+
+@contextmanager
+def keeping_the_sigterm_handler() -> Iterator[None]:
+    """`ray.init` replaces the driver's SIGTERM handler twice over: in Python (`sys.exit(15)`) and, as its core
+    worker connects, in C (a stack dump, then abort: exit -6). Put back the one the driver had (the CLI's ends the
+    run like Ctrl-C: one line, exit 143, the journal kept for --resume); signal.signal re-installs it in C too. A
+    SIGTERM in the seconds `ray.init` itself takes still meets Ray's handler: blocking the signal meanwhile would
+    block it in the Ray processes started then too, which inherit the mask and are stopped with SIGTERM."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers; Ray sets none from another thread either
+        return
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before if before is not None else signal.SIG_DFL)
 
 
 def split_units(work: Judging, workers: int) -> dict[int, list[Any]]:

@@ -105,6 +105,55 @@ def test_a_statement_that_gives_the_answer_is_the_claim():
     assert claim_of("When did work begin?", "March 2021", "", 0.6) == "When did work begin? March 2021"
 
 
+def _verdicts_at_090(request: dict, tokens: list[str]) -> list[list[tuple[str, float]]]:
+    """Log-probabilities that put every supports_citation verdict at 0.9 (its rival at 0.1)."""
+    import math
+
+    out = [[(t, 0.0)] for t in tokens]
+    if "verdict" in tokens:
+        start = tokens.index("verdict")
+        i = next(k for k in range(start + 1, len(tokens)) if tokens[k][0].isalnum())
+        rival = "supported" if tokens[i] == "not_supported" else "not_supported"
+        out[i] = [(tokens[i], math.log(0.9)), (rival, math.log(0.1))]
+    return out
+
+
+def test_bindings_are_eval_verdicts_with_eval_thresholds(tmp_path):
+    """A binding is the verdict eval would give: with a supports_citation threshold above the judge's confidence
+    (0.9 here), "supported" flips as in eval, no answer is attested, and the signature names the thresholds."""
+    from judge.settings import DecisionThreshold, Thresholds
+
+    strict = Thresholds((DecisionThreshold("supports_citation", True, 0.95),), "strict01")
+    docs, reports = _pool_inputs(tmp_path)
+    with FakeEndpoint(nugget_responder, logprobs=_verdicts_at_090) as model:
+        kept = api.create_nuggets(requests=REQUESTS, docs=DOCS, cache=None, logprobs=True, **_model(model))
+        refused = api.create_nuggets(requests=REQUESTS, docs=DOCS, cache=None, logprobs=True, thresholds=strict,
+                                     **_model(model))
+        pooled = api.pool_nuggets(nuggets=BANKS, reports=reports, requests=REQUESTS, docs=docs, cache=None,
+                                  logprobs=True, thresholds=strict, **_model(model))
+    assert any(bank.nuggets for bank in kept.banks.values()) and "thr:" not in kept.signature
+    assert all(not bank.nuggets for bank in refused.banks.values())
+    assert refused.signature.endswith("|thr:strict01")
+    assert pooled.candidates == [] and pooled.signature.endswith("|thr:strict01")
+
+
+def test_the_embedded_judge_binds_with_its_shipped_thresholds_as_eval_does():
+    from judge.errors import SettingError
+    from judge.judging.thresholds import shipped_thresholds
+    from judge.llm.embedded.weights import EMBEDDED_MODEL
+    from judge.nuggets.api import _thresholds
+    from judge.settings import DEFAULT_THRESHOLDS, DecisionThreshold, ModelSettings, Thresholds
+
+    shipped = shipped_thresholds(ModelSettings(EMBEDDED_MODEL), None)
+    assert shipped is not None
+    assert _thresholds(ModelSettings(EMBEDDED_MODEL), DEFAULT_THRESHOLDS, None) == shipped[0]
+    assert _thresholds(ModelSettings(EMBEDDED_MODEL), None, None) is None
+    assert _thresholds(ModelSettings("openai/gpt-4o-mini"), DEFAULT_THRESHOLDS, None) is None
+    with pytest.raises(SettingError, match="needs log-probabilities"):
+        _thresholds(ModelSettings("openai/gpt-4o-mini"),
+                    Thresholds((DecisionThreshold("supports_citation", True, 0.9),), "x"), None)
+
+
 def test_max_docs_asks_relevance_and_nuggetizer_format_reads_back(endpoint, tmp_path):
     out = tmp_path / "nz"
     created = api.create_nuggets(requests=REQUESTS, docs=DOCS, out=out, max_docs=2, format="nuggetizer",

@@ -171,9 +171,11 @@ ENTRY_POINTS = {
     "write_judgments": ({"format": OneOf(("argue-judge", "auto-argue"))}, []),
     "create_nuggets": ({name: NuggetSettings.RULES[name] for name in ("max_nuggets", "max_docs", "per_document",
                                                                       "concurrency", "format")}
-                       | {"passages": InstanceOf((PassagePolicy,), optional=True)}, [ModelSettings]),
+                       | {"passages": InstanceOf((PassagePolicy,), optional=True),
+                          "thresholds": JudgeSettings.RULES["thresholds"]}, [ModelSettings]),
     "pool_nuggets": ({"concurrency": NuggetSettings.RULES["concurrency"],
-                      "passages": InstanceOf((PassagePolicy,), optional=True)}, [ModelSettings]),
+                      "passages": InstanceOf((PassagePolicy,), optional=True),
+                      "thresholds": JudgeSettings.RULES["thresholds"]}, [ModelSettings]),
     "accept_candidates": ({}, []),
 }
 INPUT_ARGUMENTS = {"reports", "requests", "docs", "nuggets", "judgments", "human", "judged", "gold", "against", "cache",

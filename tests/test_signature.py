@@ -44,8 +44,9 @@ RESULT_CHANGING: dict[str, dict[str, str]] = {
     "baseline pa-meteor": {},
     # nuggets: the piece of the creator signature (judge.nuggets.api._signature) the option's value is written in
     "nuggets create": {"model": "judge:", "temperature": "t=", "seed": "seed=", "prompts": "create:",
-                       "max_nuggets": "K=", "max_docs": "M="},
-    "nuggets pool": {"model": "judge:", "temperature": "t=", "seed": "seed=", "prompts": "pool:"},
+                       "max_nuggets": "K=", "max_docs": "M=", "thresholds": "thr:"},
+    "nuggets pool": {"model": "judge:", "temperature": "t=", "seed": "seed=", "prompts": "pool:",
+                     "thresholds": "thr:"},
 }
 # --human and its options change the prediction-powered estimates, which the ScoreSignature of ppi.tsv signs
 PPI_OPTIONS = {"human": "human", "sample": "sample", "confidence": "confidence"}
@@ -241,17 +242,21 @@ def test_the_detector_fingerprint_moves_with_the_code_not_with_its_documentation
     assert code_of(original) != code_of(changed)
 
 
+APPLIED = Thresholds((DecisionThreshold("supports_citation", True, 0.9),), "abcd1234")
+
+
 @pytest.mark.parametrize("changed", [dict(model=ModelSettings("other")),
                                      dict(model=ModelSettings("m", temperature=0.7)),
-                                     dict(model=ModelSettings("m", seed=5)), dict(max_nuggets=3), dict(max_docs=2)])
+                                     dict(model=ModelSettings("m", seed=5)), dict(max_nuggets=3), dict(max_docs=2),
+                                     dict(thresholds=APPLIED)])
 def test_the_creator_signature_changes_with_every_option_that_changes_a_bank(changed):
     from judge.nuggets.api import _signature
     from judge.nuggets.create import CREATION_DECISIONS
     from judge.nuggets.settings import NuggetSettings
 
-    def signature(model=ModelSettings("m"), **creation):
-        return _signature("create", model, CREATION_DECISIONS, None, NuggetSettings(**creation).tag)
+    def signature(model=ModelSettings("m"), thresholds=None, **creation):
+        return _signature("create", model, CREATION_DECISIONS, None, NuggetSettings(**creation).tag, thresholds)
 
     assert signature(**changed) != signature()
     for option, piece in RESULT_CHANGING["nuggets create"].items():
-        assert piece in signature(), f"--{option} is written under {piece!r}"
+        assert piece in signature(thresholds=APPLIED), f"--{option} is written under {piece!r}"

@@ -14,6 +14,7 @@ from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console
 from judge.nuggets.settings import NuggetSettings
+from judge.settings import ModelSettings, Thresholds
 
 app = typer.Typer(help="Create nugget banks from documents; pool new answers from runs.", no_args_is_help=True)
 
@@ -23,11 +24,18 @@ Concurrency = Annotated[int, options.setting(NuggetSettings, "concurrency", "--c
                                              help="Decisions in flight at once.")]
 # What only judging reads: with --accept (no judging) each of them would be ignored, so each is refused.
 JUDGING_OPTIONS = ("--reports", "--requests", "--docs", "--model", "--api-base", "--api-key", "--temperature",
-                   "--seed", "--timeout", "--threads", "--concurrency", "--prompts", "--cache", "--no-cache")
+                   "--seed", "--timeout", "--threads", "--concurrency", "--prompts", "--thresholds", "--cache",
+                   "--no-cache")
 
 
 def _model_options(temperature: float, seed: int, timeout: float, threads: int | None) -> dict[str, object]:
     return {"temperature": temperature, "seed": seed, "timeout": timeout, "threads": threads}
+
+
+def _rules(option: str | None, model: str, api_base: str | None, api_key: str | None, prompts: Path | None,
+           **model_options: object) -> Thresholds | None:
+    """--thresholds decided as eval decides it (its notice printed the same way)."""
+    return options.judge_thresholds(option, ModelSettings(model, api_base, api_key, **model_options), prompts)
 
 
 @app.command("create")
@@ -57,6 +65,7 @@ def create_command(
     threads: options.Threads = None,
     concurrency: Concurrency = 4,
     prompts: options.Prompts = None,
+    thresholds: options.ThresholdsOption = None,
     cache: options.Cache = options.DEFAULT_CACHE_TARGET,
     no_cache: options.NoCache = False,
     debug: options.Debug = False,
@@ -64,11 +73,12 @@ def create_command(
     """Draft nugget questions with short answers from each request's documents; every answer is bound only to
     documents eval's supports_citation decision says attest it. Writes banks and a review file to read first."""
     with user_errors(debug):
+        model_options = _model_options(temperature, seed, timeout, threads)
+        rules = _rules(thresholds, model, api_base, api_key, prompts, **model_options)
         created = create_nuggets(requests=requests, docs=docs, out=out, doc_lists=doc_lists, gold_report=gold_report,
                                  max_nuggets=max_nuggets, max_docs=max_docs, format=bank_format, model=model,
                                  api_base=api_base, api_key=api_key, cache=None if no_cache else cache,
-                                 concurrency=concurrency, prompts_dir=prompts,
-                                 **_model_options(temperature, seed, timeout, threads))
+                                 concurrency=concurrency, prompts_dir=prompts, thresholds=rules, **model_options)
     for request_id, bank in created.banks.items():
         answers = sum(len(n.answers) for n in bank.nuggets)
         calls = created.calls[request_id]
@@ -102,6 +112,7 @@ def pool_command(
     threads: options.Threads = None,
     concurrency: Concurrency = 4,
     prompts: options.Prompts = None,
+    thresholds: options.ThresholdsOption = None,
     cache: options.Cache = options.DEFAULT_CACHE_TARGET,
     no_cache: options.NoCache = False,
     debug: options.Debug = False,
@@ -122,10 +133,11 @@ def pool_command(
                    if not value]
         if missing:
             raise typer.BadParameter(f"pooling needs {', '.join(missing)} (or --accept FILE to apply a review)")
+        model_options = _model_options(temperature, seed, timeout, threads)
+        rules = _rules(thresholds, model, api_base, api_key, prompts, **model_options)
         pooled = pool_nuggets(nuggets=nuggets, reports=reports, requests=requests, docs=docs, out=out, model=model,
                               api_base=api_base, api_key=api_key, cache=None if no_cache else cache,
-                              concurrency=concurrency, prompts_dir=prompts,
-                              **_model_options(temperature, seed, timeout, threads))
+                              concurrency=concurrency, prompts_dir=prompts, thresholds=rules, **model_options)
         from judge.formats import read_nugget_banks
         from judge.view.candidates import write_candidates_page
 

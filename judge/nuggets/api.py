@@ -38,7 +38,14 @@ from judge.llm.cache.backends import docstore_dir
 from judge.llm.cache.store import DEFAULT_CACHE_DIR, open_decision_cache
 from judge.llm.embedded.weights import EMBEDDED_MODEL
 from judge.nuggets.settings import BankFormat, NuggetSettings
-from judge.settings import ModelSettings, PassagePolicy
+from judge.settings import (
+    DEFAULT_THRESHOLDS,
+    DefaultThresholds,
+    JudgeSettings,
+    ModelSettings,
+    PassagePolicy,
+    Thresholds,
+)
 from judge.types import NuggetBank
 
 PathLike = str | Path
@@ -87,11 +94,24 @@ def _client(settings: ModelSettings, cache: Any, concurrency: int) -> Any:
 
 
 def _signature(command: str, settings: ModelSettings, decisions: tuple[str, ...], prompts_dir: Path | None,
-               tag: str) -> str:
+               tag: str, thresholds: Thresholds | None = None) -> str:
     from judge.nuggets.asking import prompt_hashes
 
+    applied = f"|thr:{thresholds.digest}" if thresholds is not None else ""
     return (f"argue-judge:{__version__}|judge:{settings.model}|t={settings.temperature}|seed={settings.seed}|"
-            f"max-tokens={settings.max_tokens}|{command}:{prompt_hashes(decisions, prompts_dir)}|{tag}")
+            f"max-tokens={settings.max_tokens}|{command}:{prompt_hashes(decisions, prompts_dir)}|{tag}{applied}")
+
+
+def _thresholds(model: ModelSettings, thresholds: Thresholds | DefaultThresholds | None,
+                prompts_dir: PathLike | None) -> Thresholds | None:
+    """eval's decision thresholds for this judge (the shipped rules for the embedded judge by default, none for
+    another model): the embedded judge says "supported" to nearly every claim, and only its calibrated threshold
+    on the verdict's confidence separates them, so a binding without it would not be eval's verdict."""
+    from judge.judging.thresholds import check_confidence_for, resolve_thresholds
+
+    judge = JudgeSettings(prompts_dir=Path(prompts_dir) if prompts_dir is not None else None, thresholds=thresholds)
+    check_confidence_for(model, judge)
+    return resolve_thresholds(model, judge).thresholds  # type: ignore[return-value]
 
 
 def _paths(value: PathLike | Sequence[PathLike] | None) -> list[Path]:
@@ -125,30 +145,33 @@ async def create_nuggets_async(*, requests: PathLike, docs: PathLike | Sequence[
                                model: str = EMBEDDED_MODEL, api_base: str | None = None, api_key: str | None = None,
                                cache: PathLike | None = str(DEFAULT_CACHE_DIR), concurrency: int = 4,
                                prompts_dir: PathLike | None = None, passages: PassagePolicy | None = None,
+                               thresholds: Thresholds | DefaultThresholds | None = DEFAULT_THRESHOLDS,
                                **model_options: Any) -> CreatedNuggets:
     """Create a nugget bank per request from its documents (see judge.nuggets.create for the steps).
 
     `requests`: the requests file; `docs`: the documents; `doc_lists`: which documents belong to which request
     (a TREC run, qrels or JSONL; without it every document is every request's); `gold_report`: reports whose
     sentences are drafted from too (they attest nothing); `max_nuggets` (K), `max_docs` (M: the top documents by
-    the relevance decision); `format`: the banks' layout when `out` is given."""
+    the relevance decision); `format`: the banks' layout when `out` is given; `thresholds`: eval's decision
+    thresholds for the bindings (default: the judge's own, as eval applies them; None: the model's verdicts)."""
     settings = NuggetSettings(max_nuggets=max_nuggets, max_docs=max_docs, per_document=per_document,
                               concurrency=concurrency, format=format, passages=passages or PassagePolicy())
     model_settings = ModelSettings(model, api_base, api_key, **{"max_tokens": CREATE_MAX_TOKENS, **model_options})
+    rules = _thresholds(model_settings, thresholds, prompts_dir)
     out_path = Path(out) if out is not None else None
     if out_path is None:
-        return await _create(requests, docs, doc_lists, gold_report, settings, model_settings, cache, prompts_dir,
-                             None)
+        return await _create(requests, docs, doc_lists, gold_report, settings, model_settings, rules, cache,
+                             prompts_dir, None)
     check_out_apart(out_path, [requests, *_paths(docs), *_paths(doc_lists), *_paths(gold_report)])
     with output_lock(out_path, "nuggets create"):
-        return await _create(requests, docs, doc_lists, gold_report, settings, model_settings, cache, prompts_dir,
-                             out_path)
+        return await _create(requests, docs, doc_lists, gold_report, settings, model_settings, rules, cache,
+                             prompts_dir, out_path)
 
 
 async def _create(requests: PathLike, docs: PathLike | Sequence[PathLike], doc_lists: PathLike | None,
                   gold_report: PathLike | Sequence[PathLike] | None, settings: NuggetSettings,
-                  model_settings: ModelSettings, cache: PathLike | None, prompts_dir: PathLike | None,
-                  out_path: Path | None) -> CreatedNuggets:
+                  model_settings: ModelSettings, rules: Thresholds | None, cache: PathLike | None,
+                  prompts_dir: PathLike | None, out_path: Path | None) -> CreatedNuggets:
     from judge.nuggets.asking import Asker
     from judge.nuggets.create import CREATION_DECISIONS, create_request, documents_of
 
@@ -174,13 +197,13 @@ async def _create(requests: PathLike, docs: PathLike | Sequence[PathLike], doc_l
                        if "doc_id" in row] if lists is None else []
             documents = documents_of(list(reqs), lists, all_ids, store, str(doc_lists or docs))
             client = _client(model_settings, decision_cache, settings.concurrency)
-            asker = Asker(client, prompts)
+            asker = Asker(client, prompts, rules)
             made = [await create_request(reqs[rid], documents[rid], asker, settings, gold.get(rid, []))
                     for rid in reqs]
     finally:
         if decision_cache is not None:
             decision_cache.close()
-    signature = _signature("create", client.settings, CREATION_DECISIONS, prompts, settings.tag)
+    signature = _signature("create", client.settings, CREATION_DECISIONS, prompts, settings.tag, rules)
     banks = {m.bank.request_id: m.bank for m in made}
     statements = {k: v for m in made for k, v in m.statements.items()}
     created = CreatedNuggets(
@@ -220,23 +243,28 @@ async def pool_nuggets_async(*, nuggets: PathLike | Sequence[PathLike], reports:
                              model: str = EMBEDDED_MODEL, api_base: str | None = None, api_key: str | None = None,
                              cache: PathLike | None = str(DEFAULT_CACHE_DIR), concurrency: int = 4,
                              prompts_dir: PathLike | None = None, passages: PassagePolicy | None = None,
+                             thresholds: Thresholds | DefaultThresholds | None = DEFAULT_THRESHOLDS,
                              **model_options: Any) -> PooledNuggets:
     """Candidate new answers to the banks' questions from the reports' cited sentences (judge.nuggets.pool).
     Nothing changes a bank: `out` gets the candidates (each `"accept": null`) for a person to review, then
-    `accept_candidates`."""
+    `accept_candidates`. `thresholds`: eval's decision thresholds, as in `create_nuggets`."""
     settings = NuggetSettings(concurrency=concurrency, passages=passages or PassagePolicy())
     model_settings = ModelSettings(model, api_base, api_key, **model_options)
+    rules = _thresholds(model_settings, thresholds, prompts_dir)
     if out is None:
-        return await _pool(nuggets, reports, requests, docs, settings, model_settings, cache, prompts_dir, None)
+        return await _pool(nuggets, reports, requests, docs, settings, model_settings, rules, cache, prompts_dir,
+                           None)
     out_path = Path(out)
     check_out_apart(out_path, [*_paths(nuggets), *_paths(reports), requests, *_paths(docs)])
     with output_lock(out_path.parent, "nuggets pool"):
-        return await _pool(nuggets, reports, requests, docs, settings, model_settings, cache, prompts_dir, out_path)
+        return await _pool(nuggets, reports, requests, docs, settings, model_settings, rules, cache, prompts_dir,
+                           out_path)
 
 
 async def _pool(nuggets: PathLike | Sequence[PathLike], reports: PathLike | Sequence[PathLike], requests: PathLike,
                 docs: PathLike | Sequence[PathLike], settings: NuggetSettings, model_settings: ModelSettings,
-                cache: PathLike | None, prompts_dir: PathLike | None, out_path: Path | None) -> PooledNuggets:
+                rules: Thresholds | None, cache: PathLike | None, prompts_dir: PathLike | None,
+                out_path: Path | None) -> PooledNuggets:
     from judge.nuggets.asking import Asker
     from judge.nuggets.pool import POOL_DECISIONS, POOL_RULES, check_banks, pool
 
@@ -251,11 +279,11 @@ async def _pool(nuggets: PathLike | Sequence[PathLike], reports: PathLike | Sequ
         index = docstore_dir(cache)
         with DocumentStore.open(_paths(docs), index) as store:
             client = _client(model_settings, decision_cache, settings.concurrency)
-            pooled = await pool(runs, banks, reqs, store, Asker(client, prompts), policy)
+            pooled = await pool(runs, banks, reqs, store, Asker(client, prompts, rules), policy)
     finally:
         if decision_cache is not None:
             decision_cache.close()
-    signature = _signature("pool", client.settings, POOL_DECISIONS, prompts, f"{POOL_RULES},{policy.tag}")
+    signature = _signature("pool", client.settings, POOL_DECISIONS, prompts, f"{POOL_RULES},{policy.tag}", rules)
     result = PooledNuggets(pooled.candidates, pooled.refused, pooled.counts.as_dict(),
                            {"asked": pooled.calls.asked, "answered": pooled.calls.answered,
                             "failed": pooled.calls.failed, **pooled.calls.by_decision}, signature)

@@ -2,8 +2,9 @@
 
 A creation decision (judge.nuggets.decisions) is asked as the flowchart's are: its prompt rendered from its
 template, its response model tailored to the prompt's rationale option, its contract hash in the cache key,
-through the one decision client. supports_citation and answers_nugget go through eval's `Decider`, so a binding
-confirmed here is the verdict eval would give the same statement and document (and shares eval's cache).
+through the one decision client. supports_citation and answers_nugget go through eval's `Decider` with eval's
+decision thresholds (the shipped ones for the embedded judge by default), so a binding confirmed here is the
+verdict eval would give the same statement and document (and shares eval's cache).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from judge.formats.judgments import DecisionRecord
 from judge.judging.decisions.asker import AsksModels, Decider
 from judge.judging.decisions.base import DecisionResponse, Prepared, contract_hash, tailored
 from judge.nuggets.decisions import CREATION
+from judge.settings import Thresholds
 
 
 @dataclass
@@ -36,10 +38,10 @@ class Calls:
 class Asker:
     """One client, one prompt set: creation decisions and eval's decisions, each counted in a `Calls`."""
 
-    def __init__(self, client: AsksModels, prompts_dir: Path | None = None):
+    def __init__(self, client: AsksModels, prompts_dir: Path | None = None, thresholds: Thresholds | None = None):
         self.client = client
         self.prompts_dir = prompts_dir
-        self.decider = Decider(client, prompts_dir)
+        self.decider = Decider(client, prompts_dir, thresholds)
 
     async def creation(self, prepared: Prepared, calls: Calls) -> tuple[DecisionResponse | None, str | None]:
         """The response of a creation decision (None and the error when the judge failed)."""

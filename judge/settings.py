@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, Literal, get_args
 
@@ -375,7 +375,8 @@ class HumanSample:
         check_rules(self, self.RULES)
         if self.given:
             return
-        for name, default in (("sample", "reports"), ("confidence", 0.95)):
+        for name in ("sample", "confidence"):
+            default = next(f.default for f in fields(self) if f.name == name)
             if getattr(self, name) != default:
                 raise SettingError(f"{name}={getattr(self, name)!r} (--{name}) describes the human sample: give "
                                    "human= too (--human FILE), or leave it at its default")

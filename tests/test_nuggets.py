@@ -129,9 +129,16 @@ def test_bindings_are_eval_verdicts_with_eval_thresholds(tmp_path):
         kept = api.create_nuggets(requests=REQUESTS, docs=DOCS, cache=None, logprobs=True, **_model(model))
         refused = api.create_nuggets(requests=REQUESTS, docs=DOCS, cache=None, logprobs=True, thresholds=strict,
                                      **_model(model))
+        found = api.pool_nuggets(nuggets=BANKS, reports=reports, requests=REQUESTS, docs=docs, cache=None,
+                                 logprobs=True, **_model(model))
         pooled = api.pool_nuggets(nuggets=BANKS, reports=reports, requests=REQUESTS, docs=docs, cache=None,
                                   logprobs=True, thresholds=strict, **_model(model))
     assert any(bank.nuggets for bank in kept.banks.values()) and "thr:" not in kept.signature
+    assert [c["answer"] for c in found.candidates] == ["2020"]  # the planted answer, without the threshold
+    flipped = [b for row in refused.review if row["kind"] == "answer" for b in row["bindings"]]
+    assert flipped and all(b["model_verdict"] is True and b["threshold"] == 0.95 and b["verdict"] is False
+                           for b in flipped if b["model_verdict"] is not None)
+    assert any(b["model_verdict"] is not None for b in flipped)
     assert all(not bank.nuggets for bank in refused.banks.values())
     assert refused.signature.endswith("|thr:strict01")
     assert pooled.candidates == [] and pooled.signature.endswith("|thr:strict01")
@@ -250,7 +257,8 @@ def test_pool_asks_about_a_claim_that_gives_the_answer(tmp_path):
         pooled = api.pool_nuggets(nuggets=BANKS, reports=reports, requests=REQUESTS, docs=docs, cache=None,
                                   **_model(model))
     assert pooled.candidates == []
-    assert pooled.refused and all(r["answer"] == "in 1850" and r["statement"].endswith("? in 1850")
+    assert pooled.refused and all(r["answer"] == "in 1850" and r["claim"].endswith("? in 1850")
+                                  and r["statement"] == "Construction of the Marrowick flood barrier began."
                                   for r in pooled.refused)
     assert "claim=answer0.6" in pooled.signature
 

@@ -255,6 +255,7 @@ def test_workers_with_the_embedded_judge_on_ray_is_said_to_have_no_effect(model,
     said = [note for note in config.unapplied if note.startswith("--workers")]
     assert said == ([f"--workers {workers} has no effect with the embedded judge on Ray: it runs one worker per "
                      "node, with the node's cores as its threads; ignored"] if noted else []), config.unapplied
+    assert config.workers == (None if noted else workers)  # ignored as said: it would size llama.cpp's threads
 
 
 @pytest.mark.parametrize("after", [["--docs", str(EXAMPLES / "docs.jsonl")], ["--requests", "r.jsonl"]])

@@ -44,9 +44,10 @@ RESULT_CHANGING: dict[str, dict[str, str]] = {
     "baseline pa-meteor": {},
     # nuggets: the piece of the creator signature (judge.nuggets.api._signature) the option's value is written in
     "nuggets create": {"model": "judge:", "temperature": "t=", "seed": "seed=", "prompts": "create:",
-                       "max_nuggets": "K=", "max_docs": "M=", "thresholds": "thr:"},
+                       "max_nuggets": "K=", "max_docs": "M=", "thresholds": "thr:", "logprobs": "thr:"},
     "nuggets pool": {"model": "judge:", "temperature": "t=", "seed": "seed=", "prompts": "pool:",
-                     "thresholds": "thr:"},
+                     "thresholds": "thr:", "logprobs": "thr:"},
+    # (logprobs changes a bank only by letting thresholds apply, which thr: records)
 }
 # --human and its options change the prediction-powered estimates, which the ScoreSignature of ppi.tsv signs
 PPI_OPTIONS = {"human": "human", "sample": "sample", "confidence": "confidence"}

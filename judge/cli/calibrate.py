@@ -12,11 +12,12 @@ from judge.api import CALIBRATED_POLICIES, CalibrationProgress, calibrate, choos
 from judge.calibration.report_confidence import THRESHOLDS_NAME
 from judge.calibration.sources import WICE_PARTIAL_POLICIES
 from judge.calibration.stats import FIT_METRICS
-from judge.calibration.suite import CalibrationConfig
+from judge.calibration.suite import CalibrationConfig, check_calibrated_judge
 from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console
 from judge.defence.injection import Attack
+from judge.judging.thresholds import choose_thresholds
 from judge.llm.embedded.weights import EMBEDDED_MODEL
 from judge.settings import DEFAULT_INJECTION_DETECTOR, JudgeSettings, ModelSettings, PassagePolicy, bounds_of
 
@@ -97,9 +98,12 @@ def calibrate_command(
         attacks = chosen_attacks(attack, attacks_file)
         model_settings = ModelSettings(model, api_base, api_key, max_tokens=max_tokens, logprobs=logprobs,
                                        threads=threads, kernels=kernels)
-        # A fit is made on the model's own verdicts; rules asked for beside it are refused by the API, not dropped.
-        rules = None if fit_threshold and thresholds is None else \
-            options.judge_thresholds(thresholds, model_settings, prompts)
+        # A fit is made on the model's own verdicts: rules asked for beside it are refused by the API's rule,
+        # before any notice says they apply.
+        if fit_threshold and thresholds is not None:
+            asked = choose_thresholds(thresholds, model_settings, prompts).rules
+            check_calibrated_judge(model_settings, JudgeSettings(thresholds=asked), fit_metric)
+        rules = None if fit_threshold else options.judge_thresholds(thresholds, model_settings, prompts)
         settings = JudgeSettings(prompts_dir=prompts, passages=PassagePolicy(max_chars=max_doc_chars),
                                  on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
                                  injection_detector=injection_detector)  # type: ignore[arg-type]

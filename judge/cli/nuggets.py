@@ -22,14 +22,14 @@ Requests = Annotated[Path, typer.Option("--requests", "-r", help="Requests file 
 Docs = Annotated[list[Path], typer.Option("--docs", "-d", help="Documents (JSONL files or directories).")]
 Concurrency = Annotated[int, options.setting(NuggetSettings, "concurrency", "--concurrency", "-j",
                                              help="Decisions in flight at once.")]
-# What only judging reads: with --accept (no judging) each of them would be ignored, so each is refused.
-JUDGING_OPTIONS = ("--reports", "--requests", "--docs", "--model", "--api-base", "--api-key", "--temperature",
-                   "--seed", "--timeout", "--threads", "--concurrency", "--prompts", "--thresholds", "--cache",
-                   "--no-cache")
+# What --accept reads; every other option of `pool` is for judging, which --accept does not do, so each of them
+# given with --accept is refused (read from the command's own options, so a new judging option is covered).
+ACCEPT_OPTIONS = ("nuggets", "out", "accept", "debug")
 
 
-def _model_options(temperature: float, seed: int, timeout: float, threads: int | None) -> dict[str, object]:
-    return {"temperature": temperature, "seed": seed, "timeout": timeout, "threads": threads}
+def _model_options(temperature: float, seed: int, timeout: float, threads: int | None,
+                   logprobs: bool | None) -> dict[str, object]:
+    return {"temperature": temperature, "seed": seed, "timeout": timeout, "threads": threads, "logprobs": logprobs}
 
 
 def _rules(option: str | None, model: str, api_base: str | None, api_key: str | None, prompts: Path | None,
@@ -65,6 +65,7 @@ def create_command(
     threads: options.Threads = None,
     concurrency: Concurrency = 4,
     prompts: options.Prompts = None,
+    logprobs: options.Logprobs = None,
     thresholds: options.ThresholdsOption = None,
     cache: options.Cache = options.DEFAULT_CACHE_TARGET,
     no_cache: options.NoCache = False,
@@ -73,7 +74,7 @@ def create_command(
     """Draft nugget questions with short answers from each request's documents; every answer is bound only to
     documents eval's supports_citation decision says attest it. Writes banks and a review file to read first."""
     with user_errors(debug):
-        model_options = _model_options(temperature, seed, timeout, threads)
+        model_options = _model_options(temperature, seed, timeout, threads, logprobs)
         rules = _rules(thresholds, model, api_base, api_key, prompts, **model_options)
         created = create_nuggets(requests=requests, docs=docs, out=out, doc_lists=doc_lists, gold_report=gold_report,
                                  max_nuggets=max_nuggets, max_docs=max_docs, format=bank_format, model=model,
@@ -112,6 +113,7 @@ def pool_command(
     threads: options.Threads = None,
     concurrency: Concurrency = 4,
     prompts: options.Prompts = None,
+    logprobs: options.Logprobs = None,
     thresholds: options.ThresholdsOption = None,
     cache: options.Cache = options.DEFAULT_CACHE_TARGET,
     no_cache: options.NoCache = False,
@@ -120,7 +122,7 @@ def pool_command(
     """Find answers to the banks' questions that runs' reports give and the banks lack, each attested by a
     document the sentence cites; write them as candidates for review. --accept then adds the accepted ones."""
     if accept is not None:
-        ignored = _given(ctx, JUDGING_OPTIONS)
+        ignored = _given(ctx, exclude=ACCEPT_OPTIONS)
         if ignored:
             raise typer.BadParameter(f"{', '.join(ignored)} would be ignored: --accept judges nothing, it adds the "
                                      "accepted candidates to the --nuggets banks; drop them", param_hint="--accept")
@@ -133,16 +135,20 @@ def pool_command(
                    if not value]
         if missing:
             raise typer.BadParameter(f"pooling needs {', '.join(missing)} (or --accept FILE to apply a review)")
-        model_options = _model_options(temperature, seed, timeout, threads)
+        model_options = _model_options(temperature, seed, timeout, threads, logprobs)
         rules = _rules(thresholds, model, api_base, api_key, prompts, **model_options)
         pooled = pool_nuggets(nuggets=nuggets, reports=reports, requests=requests, docs=docs, out=out, model=model,
                               api_base=api_base, api_key=api_key, cache=None if no_cache else cache,
                               concurrency=concurrency, prompts_dir=prompts, thresholds=rules, **model_options)
         from judge.formats import read_nugget_banks
+        from judge.formats.lock import output_lock
         from judge.view.candidates import write_candidates_page
 
-        page = write_candidates_page(read_nugget_banks(list(nuggets)), pooled.candidates,
-                                     out.with_name(out.name + ".html"), out.name)
+        # The page beside the candidates, under the lock the call held (taken again after the call has checked
+        # that --out lies apart from the inputs, so no lock file is ever made in an input folder).
+        with output_lock(out.parent, "nuggets pool"):
+            page = write_candidates_page(read_nugget_banks(list(nuggets)), pooled.candidates,
+                                         out.with_name(out.name + ".html"), out.name)
     counts = pooled.counts
     console.print(f"{counts['sentences']} cited sentences, {counts['answers']} answers given, {counts['restated']} "
                   f"restate a bank answer, {counts['unattested']} refused (no cited document attests them), "
@@ -152,12 +158,12 @@ def pool_command(
                   highlight=False, soft_wrap=True)
 
 
-def _given(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
-    """The options of `names` given on the command line (not left at their default nor read from the
-    environment, as --api-key may be)."""
+def _given(ctx: typer.Context, exclude: tuple[str, ...]) -> list[str]:
+    """The options, other than those named in `exclude`, given on the command line (not left at their default
+    nor read from the environment, as --api-key may be)."""
     given = []
     for param in ctx.command.params:
-        if param.opts[0] in names and param.name is not None:
+        if param.name is not None and param.name not in exclude:
             source = ctx.get_parameter_source(param.name)
             if source is not None and source.name == "COMMANDLINE":
                 given.append(param.opts[0])

@@ -73,9 +73,10 @@ ApiKey = Annotated[str | None, typer.Option("--api-key", envvar="ARGUE_JUDGE_API
                                             help="Key for the provider (litellm also reads e.g. OPENAI_API_KEY).")]
 ThresholdsOption = Annotated[str | None, typer.Option(
     "--thresholds", help="Decision thresholds from calibrate --fit-threshold (a FILE), or 'none': a verdict held "
-    "with less confidence flips (both verdicts are kept in the judgments; the signature names the rules). Default: "
-    "the embedded judge with the shipped prompts uses the thresholds fitted for it on dev data "
-    "(judge/data/embedded-thresholds.json); other judges use none. eval and calibrate decide this alike.")]
+    "with less confidence flips (both verdicts are kept in the judgments, or the nugget review file; the signature "
+    "names the rules). Default: the embedded judge with the shipped prompts uses the thresholds fitted for it on "
+    "dev data (judge/data/embedded-thresholds.json); other judges use none. eval, calibrate and the nugget commands "
+    "decide this alike.")]
 Temperature = Annotated[float, setting(ModelSettings, "temperature", "--temperature",
                                         help="Sampling temperature (recorded in the signature).")]
 Seed = Annotated[int, setting(ModelSettings, "seed", "--seed",
@@ -145,8 +146,9 @@ DEFAULT_CACHE_TARGET = str(DEFAULT_CACHE_DIR)
 
 
 def judge_thresholds(option: str | None, settings: ModelSettings, prompts: Path | None) -> Thresholds | None:
-    """--thresholds as eval and calibrate both apply it (judge.judging.thresholds.choose_thresholds decides), with
-    its one-line notice printed first: which rules the judge applies, or that a file was fitted for another judge."""
+    """--thresholds as eval, calibrate and the nugget commands apply it (judge.judging.thresholds.choose_thresholds
+    decides), with its one-line notice printed first: which rules the judge applies, or that a file was fitted for
+    another judge."""
     choice = choose_thresholds(option, settings, prompts)
     check_confidence_for(settings, JudgeSettings(thresholds=choice.rules))  # refused before a notice says they apply
     if choice.notice:

@@ -266,24 +266,23 @@ async def _pool(nuggets: PathLike | Sequence[PathLike], reports: PathLike | Sequ
                 rules: Thresholds | None, cache: PathLike | None, prompts_dir: PathLike | None,
                 out_path: Path | None) -> PooledNuggets:
     from judge.nuggets.asking import Asker
-    from judge.nuggets.pool import POOL_DECISIONS, POOL_RULES, check_banks, pool
+    from judge.nuggets.pool import POOL_DECISIONS, check_banks, pool
 
     banks = read_nugget_banks(_paths(nuggets))
     reqs = read_requests(requests)
     check_banks(banks, reqs, ", ".join(map(str, _paths(nuggets))))
     runs = read_reports(_paths(reports))
-    policy = settings.passages
     prompts = Path(prompts_dir) if prompts_dir is not None else None
     decision_cache = open_decision_cache(cache) if cache is not None else None
     try:
         index = docstore_dir(cache)
         with DocumentStore.open(_paths(docs), index) as store:
             client = _client(model_settings, decision_cache, settings.concurrency)
-            pooled = await pool(runs, banks, reqs, store, Asker(client, prompts, rules), policy)
+            pooled = await pool(runs, banks, reqs, store, Asker(client, prompts, rules), settings)
     finally:
         if decision_cache is not None:
             decision_cache.close()
-    signature = _signature("pool", client.settings, POOL_DECISIONS, prompts, f"{POOL_RULES},{policy.tag}", rules)
+    signature = _signature("pool", client.settings, POOL_DECISIONS, prompts, settings.pool_tag, rules)
     result = PooledNuggets(pooled.candidates, pooled.refused, pooled.counts.as_dict(),
                            {"asked": pooled.calls.asked, "answered": pooled.calls.answered,
                             "failed": pooled.calls.failed, **pooled.calls.by_decision}, signature)

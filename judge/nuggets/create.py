@@ -11,7 +11,7 @@ Per request:
    (Jaccard, judge.nuggets.text) is the same nugget; answers with the same normalised text are one answer;
 4. binding: each answer's claim is put to supports_citation against the document it was drafted from and
    against up to `max_extra_bindings` other documents of the request that contain most of the answer's words.
-   The claim is the drafted statement when it gives the answer (holds `bind_share` of the answer's words), else
+   The claim is the drafted statement when it gives the answer (holds `claim_share` of the answer's words), else
    the question followed by the answer: a drafted statement that leaves the answer out would bind the document to
    something else than the answer;
    an answer bound to no document is dropped (a bank never holds an unattested answer), and so is a nugget left
@@ -140,7 +140,7 @@ def _merge(drafted: list[Drafted], settings: NuggetSettings) -> None:
 async def _bind(request: Request, item: Drafted, chosen: list[Document], by_id: dict[str, Document], asker: Asker,
                 settings: NuggetSettings, calls: Calls) -> None:
     """Ask supports_citation of the drafting document and of the others that hold most of the answer's words."""
-    item.claim = claim_of(item.question, item.answer, item.statement, settings.bind_share)
+    item.claim = claim_of(item.question, item.answer, item.statement, settings.claim_share)
     probe = item.answer if share_in(item.answer, item.answer) else item.claim
     targets = [by_id[item.source]] if item.source in by_id else []
     others = [d for d in chosen if d.doc_id != item.source and share_in(probe, d.text) >= settings.bind_share]
@@ -148,8 +148,10 @@ async def _bind(request: Request, item: Drafted, chosen: list[Document], by_id: 
     records = await asyncio.gather(*(asker.decision(
         supports_citation.prepare(request, item.claim, [doc], settings.passages), calls) for doc in targets))
     for doc, record in zip(targets, records, strict=True):
+        # model_verdict and threshold say when eval's threshold flipped the model's verdict (else None)
         item.bindings.append({"doc_id": doc.doc_id, "verdict": record.verdict, "evidence": record.evidence,
-                              "confidence": record.confidence, "error": record.error})
+                              "confidence": record.confidence, "model_verdict": record.model_verdict,
+                              "threshold": record.threshold, "error": record.error})
 
 
 def _bank(request_id: str, drafted: list[Drafted], settings: NuggetSettings

@@ -26,13 +26,11 @@ from judge.judging.decisions import answers_nugget, supports_citation
 from judge.judging.decisions.spec import DocumentLookup
 from judge.nuggets.asking import Asker, Calls
 from judge.nuggets.decisions import answers_question
+from judge.nuggets.settings import NuggetSettings
 from judge.nuggets.text import claim_of, normalised
-from judge.settings import PassagePolicy
 from judge.types import Answer, NuggetBank, Report, Request, Sentence
 
 POOL_DECISIONS = ("answers_question", "answers_nugget", "supports_citation")
-CLAIM_SHARE = 0.6  # share of an answer's words the extracted statement must hold to be the claim asked
-POOL_RULES = f"claim=answer{CLAIM_SHARE}"  # for the signature
 
 
 @dataclass
@@ -57,6 +55,7 @@ class Candidate:
     question: str
     answer: str
     statement: str
+    claim: str
     doc_ids: dict[str, None] = field(default_factory=dict)
     sentences: list[dict[str, Any]] = field(default_factory=list)
     confidences: list[float] = field(default_factory=list)
@@ -65,7 +64,8 @@ class Candidate:
         confidence = round(statistics.fmean(self.confidences), 4) if self.confidences else None
         runs = sorted({s["run_id"] for s in self.sentences})
         return {"request_id": self.request_id, "nugget_id": self.nugget_id, "question": self.question,
-                "answer": self.answer, "statement": self.statement, "doc_ids": list(self.doc_ids),
+                "answer": self.answer, "statement": self.statement, "claim": self.claim,
+                "doc_ids": list(self.doc_ids),
                 "sentences": self.sentences, "runs": runs, "confidence": confidence, "accept": None}
 
 
@@ -87,14 +87,14 @@ def check_banks(banks: dict[str, NuggetBank], requests: dict[str, Request], wher
 
 
 async def pool(reports: list[Report], banks: dict[str, NuggetBank], requests: dict[str, Request],
-               documents: DocumentLookup, asker: Asker, passages: PassagePolicy = PassagePolicy()) -> Pooled:
+               documents: DocumentLookup, asker: Asker, settings: NuggetSettings = NuggetSettings()) -> Pooled:
     counts, calls = PoolCounts(), Calls()
     found: dict[tuple[str, str, str], Candidate] = {}
     refused: list[dict[str, Any]] = []
     work = [(report, sentence) for report in reports if report.request_id in banks
             for sentence in report.sentences if sentence.citations]
     results = await asyncio.gather(*(_sentence(report, sentence, banks[report.request_id],
-                                               requests[report.request_id], documents, asker, passages, calls, counts)
+                                               requests[report.request_id], documents, asker, settings, calls, counts)
                                      for report, sentence in work))
     for (report, sentence), outcomes in zip(work, results, strict=True):
         for outcome in outcomes:
@@ -107,7 +107,7 @@ async def pool(reports: list[Report], banks: dict[str, NuggetBank], requests: di
             item = outcome["item"]
             key = (report.request_id, item["nugget_id"], normalised(item["answer"]))
             candidate = found.setdefault(key, Candidate(report.request_id, item["nugget_id"], item["question"],
-                                                        item["answer"], item["statement"]))
+                                                        item["answer"], item["statement"], item["claim"]))
             candidate.doc_ids.update(dict.fromkeys(outcome["doc_ids"]))
             candidate.sentences.append(where)
             candidate.confidences.extend(outcome["confidences"])
@@ -115,7 +115,7 @@ async def pool(reports: list[Report], banks: dict[str, NuggetBank], requests: di
 
 
 async def _sentence(report: Report, sentence: Sentence, bank: NuggetBank, request: Request,
-                    documents: DocumentLookup, asker: Asker, passages: PassagePolicy, calls: Calls,
+                    documents: DocumentLookup, asker: Asker, settings: NuggetSettings, calls: Calls,
                     counts: PoolCounts) -> list[dict[str, Any]]:
     questions = [n for n in bank.nuggets if not n.absence]
     if not questions:
@@ -132,11 +132,12 @@ async def _sentence(report: Report, sentence: Sentence, bank: NuggetBank, reques
         counts.answers += 1
         nugget = by_label[given.label]
         answer = given.answer.strip()
+        statement = given.statement.strip()
         item = {"nugget_id": nugget.nugget_id, "question": nugget.question, "answer": answer,
-                "statement": claim_of(nugget.question, answer, given.statement.strip(), CLAIM_SHARE)}
+                "statement": statement, "claim": claim_of(nugget.question, answer, statement, settings.claim_share)}
         held = [a.text for a in nugget.answers if a.text.strip()]
         if held:
-            record = await asker.decision(answers_nugget.prepare(request, item["statement"], [(nugget, held)],
+            record = await asker.decision(answers_nugget.prepare(request, item["claim"], [(nugget, held)],
                                                                  cited), calls)
             if record.verdict is None:
                 counts.failed += 1
@@ -147,7 +148,7 @@ async def _sentence(report: Report, sentence: Sentence, bank: NuggetBank, reques
                 continue
         found = [d for d in (documents.get(i) for i in cited) if d is not None]
         records = await asyncio.gather(*(asker.decision(
-            supports_citation.prepare(request, item["statement"], [doc], passages), calls) for doc in found))
+            supports_citation.prepare(request, item["claim"], [doc], settings.passages), calls) for doc in found))
         counts.failed += sum(r.verdict is None for r in records)
         attesting = [doc.doc_id for doc, r in zip(found, records, strict=True) if r.verdict is True]
         if not attesting:

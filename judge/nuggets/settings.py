@@ -37,8 +37,9 @@ class NuggetSettings:
     max_docs: int | None = None      # M: documents drafted from per request (None: all)
     per_document: int = 5            # nuggets one drafting call may propose
     merge_overlap: float = 0.6       # question overlap (Jaccard of content words) that makes two nuggets one
-    bind_share: float = 0.6          # share of an answer's words a document must hold to be asked about it,
-                                     # and a drafted statement to be the claim asked (judge.nuggets.text.claim_of)
+    bind_share: float = 0.6          # share of an answer's words a document must hold to be asked about it
+    claim_share: float = 0.6         # share of an answer's words a statement must hold to be the claim asked
+                                     # (judge.nuggets.text.claim_of; creation and pooling)
     max_extra_bindings: int = 3      # documents besides the drafting one asked to attest each answer
     concurrency: int = 4             # decisions in flight at once
     format: BankFormat = "v3"        # the banks' layout: v3 (Auto-ARGUE, AutoJudge) or castorini's nuggetizer
@@ -47,7 +48,8 @@ class NuggetSettings:
     RULES: ClassVar[dict[str, Rule]] = {
         "max_nuggets": Number(COUNT, integer=True), "max_docs": Number(COUNT, integer=True, optional=True),
         "per_document": Number(Bounds(1, MAX_DRAFTED), integer=True), "merge_overlap": Number(SHARE),
-        "bind_share": Number(SHARE), "max_extra_bindings": Number(Bounds(0, 1000), integer=True),
+        "bind_share": Number(SHARE), "claim_share": Number(SHARE),
+        "max_extra_bindings": Number(Bounds(0, 1000), integer=True),
         "concurrency": Number(CONCURRENCY, integer=True), "format": OneOf(BANK_FORMATS),
         "passages": InstanceOf((PassagePolicy,)),
     }
@@ -62,6 +64,11 @@ class NuggetSettings:
 
         docs = "all" if self.max_docs is None else str(self.max_docs)
         return (f"K={self.max_nuggets},M={docs},per-doc={self.per_document},merge=jaccard{self.merge_overlap},"
-                f"bind={self.bind_share}x{self.max_extra_bindings},claim=answer{self.bind_share},"
+                f"bind={self.bind_share}x{self.max_extra_bindings},claim=answer{self.claim_share},"
                 f"doc-chars={MAX_DOCUMENT_CHARS},"
                 f"{self.passages.tag}")
+
+    @property
+    def pool_tag(self) -> str:
+        """The settings pooling reads, in its signature."""
+        return f"claim=answer{self.claim_share},{self.passages.tag}"

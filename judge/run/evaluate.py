@@ -95,7 +95,10 @@ class EvalConfig:
                                "enforced; give price_per_1k (USD per 1,000 tokens; --price-per-1k)")
         # What is applied, not what was asked, reaches the signature; the rest is said (run-summary.json).
         model, notes = applied_settings(self.model)
-        notes += unapplied_ray_options(self.ray, self.workers, model.model)
+        ray_notes = unapplied_ray_options(self.ray, self.workers, model.model)
+        if ray_notes:  # said to be ignored, so ignored: the local runtime would size llama.cpp's threads by it
+            object.__setattr__(self, "workers", None)
+        notes += ray_notes
         object.__setattr__(self, "model", model)
         object.__setattr__(self, "unapplied", tuple(dict.fromkeys((*self.unapplied, *notes))))
         # The judge's default thresholds are decided in one place, whoever builds the config (CLI, API, adapter).

@@ -34,6 +34,7 @@ from judge.llm.client import Answered, DecisionClient
 from judge.llm.logprob import asks_logprobs, compact_logprobs
 from judge.settings import ModelSettings, PassagePolicy, RetryPolicy
 from judge.testing import FakeEndpoint
+from judge.testing.logprobs import verdict_index
 from judge.types import Document, Request
 
 litellm.suppress_debug_info = True
@@ -42,12 +43,6 @@ REQUEST = Request(request_id="r1", problem_statement="What about the bridge?")
 DOCUMENT = Document(doc_id="d1", text="The bridge opened to traffic in 1932 after four years of work on it.")
 FAST = RetryPolicy(wait_multiplier=0.01, wait_max=0.05)
 runner = CliRunner()
-
-
-def verdict_index(tokens: list[str]) -> int:
-    """Position of the verdict's word token in the tokenized answer (`"verdict": "<word>"`)."""
-    start = tokens.index("verdict")
-    return next(i for i in range(start + 1, len(tokens)) if tokens[i][0].isalnum())
 
 
 def doubtful_verdict(request: dict, tokens: list[str]) -> list[list[tuple[str, float]]]:

@@ -19,6 +19,7 @@ from judge.formats import read_nugget_banks
 from judge.formats.nugget_writer import read_provenance
 from judge.nuggets import api
 from judge.testing import FakeEndpoint
+from judge.testing.logprobs import verdict_at
 from judge.testing.nugget_responders import nugget_responder
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -107,15 +108,7 @@ def test_a_statement_that_gives_the_answer_is_the_claim():
 
 def _verdicts_at_090(request: dict, tokens: list[str]) -> list[list[tuple[str, float]]]:
     """Log-probabilities that put every supports_citation verdict at 0.9 (its rival at 0.1)."""
-    import math
-
-    out = [[(t, 0.0)] for t in tokens]
-    if "verdict" in tokens:
-        start = tokens.index("verdict")
-        i = next(k for k in range(start + 1, len(tokens)) if tokens[k][0].isalnum())
-        rival = "supported" if tokens[i] == "not_supported" else "not_supported"
-        out[i] = [(tokens[i], math.log(0.9)), (rival, math.log(0.1))]
-    return out
+    return verdict_at(tokens, 0.9)
 
 
 def test_bindings_are_eval_verdicts_with_eval_thresholds(tmp_path):

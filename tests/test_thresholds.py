@@ -5,7 +5,6 @@ signature, a threshold flipping a verdict, and calibrate --fit-threshold feeding
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import litellm
@@ -27,6 +26,7 @@ from judge.judging.signature import JudgeSignature
 from judge.judging.thresholds import FORMAT, ThresholdRule, ThresholdsFile, read_thresholds, thresholds_json
 from judge.settings import DecisionThreshold, JudgeSettings, ModelSettings, RetryPolicy, Thresholds
 from judge.testing import FakeEndpoint
+from judge.testing.logprobs import verdict_at
 
 litellm.suppress_debug_info = True
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -249,14 +249,7 @@ def claims(n: int = 15) -> list[tuple[str, str, str]]:
 
 def unsure_when_marked(request: dict, tokens: list[str]) -> list[list[tuple[str, float]]]:
     """The verdict word at 0.55 for claims marked unsure, else 0.9; its rival label takes the rest."""
-    p = 0.55 if UNSURE in tagged(user_message(request), "sentence") else 0.9
-    out = [[(t, 0.0)] for t in tokens]
-    if "verdict" in tokens:
-        start = tokens.index("verdict")
-        i = next(k for k in range(start + 1, len(tokens)) if tokens[k][0].isalnum())
-        rival = "supported" if tokens[i] == "not_supported" else "not_supported"
-        out[i] = [(tokens[i], math.log(p)), (rival, math.log(1 - p))]
-    return out
+    return verdict_at(tokens, 0.55 if UNSURE in tagged(user_message(request), "sentence") else 0.9)
 
 
 def write_claims(path: Path) -> None:

@@ -11,7 +11,8 @@ import math
 import re
 from collections.abc import Callable, Sequence
 
-__all__ = ["DEFAULT_LOGPROB", "LogprobSource", "constant_logprobs", "logprobs_block", "tokenize"]
+__all__ = ["DEFAULT_LOGPROB", "LogprobSource", "constant_logprobs", "logprobs_block", "tokenize", "verdict_at",
+           "verdict_index"]
 
 #: ``(request, tokens) -> candidates per token``: [(token, logprob), ...] best first, the emitted token first
 LogprobSource = Callable[[dict, list[str]], Sequence[Sequence[tuple[str, float]]]]
@@ -30,6 +31,23 @@ def tokenize(text: str) -> list[str]:
 def constant_logprobs(request: dict, tokens: list[str]) -> list[list[tuple[str, float]]]:
     """The default `LogprobSource`: every token emitted with `DEFAULT_LOGPROB`, no alternatives."""
     return [[(token, DEFAULT_LOGPROB)] for token in tokens]
+
+
+def verdict_index(tokens: list[str]) -> int:
+    """Position of the verdict's word token in a tokenized answer (`"verdict": "<word>"`)."""
+    start = tokens.index("verdict")
+    return next(i for i in range(start + 1, len(tokens)) if tokens[i][0].isalnum())
+
+
+def verdict_at(tokens: list[str], probability: float) -> list[list[tuple[str, float]]]:
+    """Candidates that put a verdict word at `probability` and its rival label (supported / not_supported) at
+    the rest; every other token certain (log-probability 0, no alternatives)."""
+    out = [[(token, 0.0)] for token in tokens]
+    if "verdict" in tokens:
+        i = verdict_index(tokens)
+        rival = "supported" if tokens[i] == "not_supported" else "not_supported"
+        out[i] = [(tokens[i], math.log(probability)), (rival, math.log(1 - probability))]
+    return out
 
 
 def logprobs_block(request: dict, content: str, source: LogprobSource) -> dict:

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import smart_responder
+from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.cli.app import app

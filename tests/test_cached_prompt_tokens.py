@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from conftest import smart_responder
-from test_eval_e2e import eval_args, run_cli
+from tests.conftest import smart_responder
+from tests.test_eval_e2e import eval_args, run_cli
 
 from judge.llm.pricing import cached_prompt_tokens
 from judge.testing import FakeEndpoint

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_nuggets import BANKS, DOCS, REQUESTS, held_by_another_process, reviewed_candidates
+from tests.test_nuggets import BANKS, DOCS, REQUESTS, held_by_another_process, reviewed_candidates
 from typer.testing import CliRunner
 
 from judge.cli.app import app

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import smart_responder
+from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.cli.app import COMMANDS, app

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import smart_responder
+from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.cli.app import app

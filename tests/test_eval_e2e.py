@@ -12,7 +12,7 @@ from pathlib import Path
 
 import litellm
 import pytest
-from conftest import smart_responder, tagged, user_message
+from tests.conftest import smart_responder, tagged, user_message
 from typer.testing import CliRunner
 
 from judge.api import read_judgments

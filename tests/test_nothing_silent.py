@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import smart_responder
+from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.cli.app import app
@@ -506,7 +506,7 @@ class _Load:
 @pytest.mark.parametrize(("requested", "expected"), [(None, [1, 1, 2, 2, 1]), (1, [1, 1, 1, 1, 1])])
 def test_the_thread_count_is_re_decided_before_each_completion_from_the_load(monkeypatch, requested, expected):
     import llama_cpp
-    from test_llama_runtime import CountingLlama, ask, document
+    from tests.test_llama_runtime import CountingLlama, ask, document
 
     from judge.llm.embedded import runtime as llama_runtime
     from judge.llm.embedded import threads

@@ -211,7 +211,7 @@ def test_a_joint_share_too_small_to_judge_is_refused_naming_the_options():
 def test_the_judgments_record_how_much_of_each_document_was_shown(tmp_path):
     import asyncio
 
-    from test_walker import ScriptedClient
+    from tests.test_walker import ScriptedClient
 
     from judge.formats import DocumentStore
     from judge.formats.judgments import DecisionRecord

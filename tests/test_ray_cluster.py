@@ -4,8 +4,8 @@ one worker per node, outputs byte-identical to one process."""
 from __future__ import annotations
 
 import pytest
-from conftest import smart_responder
-from ray_helpers import copies_of_the_example, eval_args, loopback_ray_env, ray_connections_off_loopback, same_outputs
+from tests.conftest import smart_responder
+from tests.ray_helpers import copies_of_the_example, eval_args, loopback_ray_env, ray_connections_off_loopback, same_outputs
 from typer.testing import CliRunner
 
 from judge.cli.app import app

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import smart_responder
-from ray_helpers import (
+from tests.conftest import smart_responder
+from tests.ray_helpers import (
     EXAMPLES,
     copies_of_the_example,
     eval_args,

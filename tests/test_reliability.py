@@ -19,7 +19,7 @@ from pathlib import Path
 import diskcache
 import litellm
 import pytest
-from conftest import smart_responder
+from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.api import read_judgments

@@ -128,7 +128,7 @@ def test_resume_refuses_a_damaged_line_naming_it(tmp_path, line, message):
 CHILD = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, sys.argv[2])
-    from test_streaming import ALL
+    from tests.test_streaming import ALL
     from judge.run.streaming import JudgmentStream
     stream = JudgmentStream.open(sys.argv[1], resume=False)
     for n, j in enumerate(ALL):
@@ -174,7 +174,7 @@ def _eval_args(api_base: str, cache: Path, out: Path, *extra: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory):
-    from conftest import smart_responder
+    from tests.conftest import smart_responder
     from typer.testing import CliRunner
 
     from judge.cli.app import app
@@ -191,7 +191,7 @@ def test_eval_writes_each_reports_judgment_before_the_run_ends(uninterrupted, tm
     """One report's decisions are held back by the server; the other reports' judgments are on disk meanwhile."""
     import threading
 
-    from conftest import smart_responder
+    from tests.conftest import smart_responder
 
     from judge.formats import read_reports
     from judge.run.evaluate import EvalConfig, evaluate
@@ -252,7 +252,7 @@ KILLED_EVAL = textwrap.dedent("""
 
 
 def test_eval_killed_with_9_resumes_to_the_same_bytes_asking_only_what_was_not_judged(uninterrupted, tmp_path):
-    from conftest import smart_responder
+    from tests.conftest import smart_responder
     from typer.testing import CliRunner
 
     from judge.cli.app import app
@@ -319,7 +319,7 @@ def test_resume_after_an_outage_asks_the_failed_decisions_again(uninterrupted, t
     the server is back the resumed run ends as the undisturbed run did (no failure), byte for byte."""
     from dataclasses import replace
 
-    from conftest import smart_responder
+    from tests.conftest import smart_responder
 
     from judge.run.evaluate import EvalConfig, evaluate
     from judge.run.inputs import Inputs

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import litellm
 import pytest
-from conftest import smart_responder, tagged, user_message
+from tests.conftest import smart_responder, tagged, user_message
 from pydantic import Field
 from typer.testing import CliRunner
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import smart_responder
+from tests.conftest import smart_responder
 
 from judge.judging.decisions.claims_absence import ClaimsAbsence
 from judge.judging.signature import JudgeSignature

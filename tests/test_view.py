@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from conftest import smart_responder
+from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.api import read_judgments

@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from test_view import Page, example, expected_css, hostile_records, report_pages, view  # noqa: F401 (fixtures)
+from tests.test_view import Page, example, expected_css, hostile_records, report_pages, view  # noqa: F401 (fixtures)
 
 from judge.view import write_view
 

@@ -63,4 +63,4 @@ def prepare_for(case: SentenceCase, doc_ids: tuple[str, ...] = ()) -> Prepared |
 DECISION = DecisionSpec(
     name="absence_nugget", abbreviation="ab", response_model=AbsenceNugget, prompt="absence_nugget",
     labels=("confirmed", "not_confirmed"), question="Does an absence nugget confirm that claim?",
-    prepare_for=prepare_for, optional=True)
+    prepare_for=prepare_for)

@@ -95,4 +95,4 @@ def prepare_for(case: SentenceCase, supporting_doc_ids: tuple[str, ...]) -> Prep
 DECISION = DecisionSpec(
     name="answers_nugget", abbreviation="an", response_model=AnswersNugget, prompt="answers_nugget",
     labels=("answers", "does_not_answer"), question="Does it answer a nugget that its documents attest?",
-    prepare_for=prepare_for, optional=True)
+    prepare_for=prepare_for)

@@ -203,4 +203,4 @@ def prepare_for(case: SentenceCase, doc_ids: tuple[str, ...]) -> Prepared | Deci
 DECISION = DecisionSpec(
     name="supports_citation", abbreviation="sc", response_model=SupportsCitation, prompt="supports_citation",
     labels=("supported", "not_supported"), question="Does the cited document support the sentence?",
-    prepare_for=prepare_for, per_document=True)
+    prepare_for=prepare_for)

@@ -16,9 +16,9 @@ from types import ModuleType
 
 import pytest
 
+from judge.chart import CHART, SUPPORTS_CITATION
 from judge.errors import InputError
 from judge.formats.judgments import DecisionRecord, ReportJudgment, SentenceJudgment, iter_judgment_lines
-from judge.chart import CHART, SUPPORTS_CITATION
 from judge.judging import decisions
 from judge.judging.decisions import REGISTRY, Registry, claims_absence, needs_citation
 from judge.judging.decisions.asker import question, verdict_values

@@ -27,7 +27,6 @@ from judge.chart import (
     Leaf,
     Value,
 )
-
 from judge.formats.judgments import DecisionRecord, EarnedAnswer, SentenceJudgment
 from judge.judging.flowchart import Question, walk, walk_sync
 from judge.judging.replay import ReplayOracle, complete_from_decisions
@@ -284,12 +283,15 @@ def rows(**changes):
 
 
 @pytest.mark.parametrize(("changes", "message"), [
-    (dict(repeated_claim=Diamond(REPEATED_CLAIM, yes=6, no=9, says=("", ""))), "repeated_claim's no leads to 9, which is no row"),
+    (dict(repeated_claim=Diamond(REPEATED_CLAIM, yes=6, no=9, says=("", ""))),
+     "repeated_claim's no leads to 9, which is no row"),
     (dict(repeated_claim=Diamond(REPEATED_CLAIM, yes=6, no=NEEDS_CITATION, says=("", ""))),
      "the path claims_absence -> needs_citation -> repeated_claim -> needs_citation loops"),
     (dict(repeated_claim=Diamond(REPEATED_CLAIM, yes=5, no=5, says=("", ""))), "no path reaches #6"),
-    (dict(leaf8=Leaf(9, "ABSENCE_NUGGET", Value.POSITIVE, "")), "leaves are numbered [1, 2, 3, 4, 5, 6, 7, 9], not 1..8"),
-    (dict(leaf8=Leaf(8, "ABSENCE_NOT_NUGGET", Value.POSITIVE, "")), "two rows share the leaf name 'ABSENCE_NOT_NUGGET'"),
+    (dict(leaf8=Leaf(9, "ABSENCE_NUGGET", Value.POSITIVE, "")),
+     "leaves are numbered [1, 2, 3, 4, 5, 6, 7, 9], not 1..8"),
+    (dict(leaf8=Leaf(8, "ABSENCE_NOT_NUGGET", Value.POSITIVE, "")),
+     "two rows share the leaf name 'ABSENCE_NOT_NUGGET'"),
     (dict(supports_citation=Diamond(SUPPORTS_CITATION, about="sentence", yes=ANSWERS_NUGGET, no=1, says=("", ""))),
      "the cited branch starts at supports_citation, which is not asked of the cited documents"),
 ])
@@ -320,4 +322,5 @@ def test_a_new_leaf_is_an_outcome_with_its_value_and_outside_the_precision_sets_
     assert table["OUTCOME_VALUE"][outcome(9)] is table["Value"].NEUTRAL
     assert {int(o) for o in table["PRECISION_DENOMINATOR"]} == {1, 3, 5, 7, 8}
     assert table["DIAMONDS"][-1] == "hedged_claim"
-    assert (9, ["no", "no", "yes", "no", "yes"]) in [(n, [a for _, a, _ in steps]) for n, steps in table["CHART"].paths()]
+    paths = [(n, [answer for _, answer, _ in steps]) for n, steps in table["CHART"].paths()]
+    assert (9, ["no", "no", "yes", "no", "yes"]) in paths

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from judge.chart import ANSWERS_NUGGET, CHART, SUPPORTS_CITATION
 from judge.errors import InputError
 from judge.formats._jsonl import Sources, check_plain_id, expand_paths, iter_jsonl, source_name, type_name
 from judge.formats.atomic import write_text_atomic
@@ -38,7 +39,6 @@ from judge.formats.judgments import (
     SentenceJudgment,
     nugget_summaries,
 )
-from judge.chart import ANSWERS_NUGGET, CHART, SUPPORTS_CITATION
 from judge.judging.flowchart import Question, walk_sync
 from judge.judging.judgments_reader import iter_judgments
 from judge.metrics.facts import citation_support, cited_docs

@@ -117,8 +117,12 @@ def _penalise(citations: tuple[str, ...], penalty: str, result: Walk) -> None:
     result.outcome = Outcome(cited)
 
 
+# The policy's verdict over the documents, and the documents it said yes to.
+_Verdicts = tuple[bool | None, tuple[str, ...]]
+
+
 def _per_document(diamond: Diamond, citations: tuple[str, ...], policy: CitationPolicy, result: Walk
-                  ) -> Generator[tuple[Question, ...], list[DecisionRecord | None], tuple[bool | None, tuple[str, ...]]]:
+                  ) -> Generator[tuple[Question, ...], list[DecisionRecord | None], _Verdicts]:
     """Ask `diamond` of each cited document (policy `joint`: of all at once); the verdict is the policy's, and the
     documents it said yes to are the supporting ones."""
     if policy == "joint":

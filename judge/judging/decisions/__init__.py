@@ -13,8 +13,8 @@ from judge.judging.decisions.registry import Registry
 from judge.judging.decisions.spec import DecisionSpec, SentenceCase
 
 # The flowchart's table names its diamonds; each is the module of this package named after it, read in the order
-# of the table's rows (the signature's). So no list here names the decisions, and a module the flowchart does not ask is not
-# loaded (tests/test_decision_registry.py finds such a module).
+# of the table's rows (the signature's). So no list here names the decisions, and a module the flowchart does not
+# ask is not loaded (tests/test_decision_registry.py finds such a module).
 REGISTRY = Registry.of_package(__name__, DIAMONDS)
 # The yes / no verdict words of each decision, as calibration tables and thresholds files write them.
 DECISION_LABELS: dict[str, tuple[str, str]] = REGISTRY.labels()

@@ -33,6 +33,7 @@ from judge.calibration.stats import (
     ranking_agreement,
     run_summaries,
 )
+from judge.chart import Outcome
 from judge.defence.injection import Attack
 from judge.defence.quarantine import quarantine_document, quarantine_sentence
 from judge.formats.judgments import DecisionRecord, ReportJudgment
@@ -199,6 +200,6 @@ def _decision_pairs(human: list[ReportJudgment], judged: list[ReportJudgment], n
                for decision, (ids, gold, predicted) in sorted(pairs.items())}
     if outcome_pairs[0]:
         results["sentence_outcome"] = decision_agreement(
-            outcome_pairs[1], outcome_pairs[2], labels=[str(n) for n in range(1, 9)], item_ids=outcome_pairs[0],
+            outcome_pairs[1], outcome_pairs[2], labels=[str(int(n)) for n in Outcome], item_ids=outcome_pairs[0],
             n_boot=n_boot, seed=seed)
     return results

@@ -324,3 +324,50 @@ def test_a_new_leaf_is_an_outcome_with_its_value_and_outside_the_precision_sets_
     assert table["DIAMONDS"][-1] == "hedged_claim"
     paths = [(n, [answer for _, answer, _ in steps]) for n, steps in table["CHART"].paths()]
     assert (9, ["no", "no", "yes", "no", "yes"]) in paths
+
+
+def load_flowchart_hook():
+    """docs/hooks/flowchart_table.py loaded as MkDocs 1.6 loads a hook: by path, its folder on sys.path meanwhile."""
+    path = Path(__file__).parents[1] / "docs" / "hooks" / "flowchart_table.py"
+    spec = importlib.util.spec_from_file_location("flowchart_table", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
+    return module
+
+
+def outcome_rows(markdown: str) -> list[list[str]]:
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in markdown.splitlines()
+            if re.match(r"\| \d+ \|", line)]
+
+
+def test_the_docs_flowchart_is_generated_from_the_table_at_its_marker():
+    from mkdocs.exceptions import PluginError
+
+    hook = load_flowchart_hook()
+    page_text = (Path(__file__).parents[1] / "docs" / hook.PAGE).read_text(encoding="utf-8")
+    assert hook.MARKER in page_text and not outcome_rows(page_text)  # no hand-written copy to go stale
+
+    class Page:
+        class file:  # noqa: N801 (MkDocs' page.file.src_uri)
+            src_uri = hook.PAGE
+
+    built = hook.on_page_markdown(page_text, Page, None, None)
+    minus = "\u2212"
+    assert [row[:3] for row in outcome_rows(built)] == [
+        ["1", "cited, not supported", minus], ["2", "supported, answers no nugget", "0"],
+        ["3", "supported, answers a nugget", "+"], ["4", "needs no citation", "0"], ["5", "uncited new claim", minus],
+        ["6", "uncited repeat or summary", "0"], ["7", "absence claim, not a nugget", minus],
+        ["8", "absence confirmed by a nugget", "+"]]
+    paths = {row[0]: row[3] for row in outcome_rows(built)}
+    assert paths["5"] == "no citation; claims no absence; needs a citation; its claim is new"
+    assert paths["2"].count("<br>or: ") == 1  # reached by "no" and by "nothing to ask"
+    diagram = built.split("```text\n", 1)[1].split("```", 1)[0]
+    for diamond in CHART.diamonds:
+        assert diagram.count(f"─► {diamond.decision}: ") == 1
+    assert "│    │    └─ nothing to ask ─► #2 (0) supported, answers no nugget" in diagram
+    with pytest.raises(PluginError, match="docs/judging.md lost its marker .*the generated flowchart has no place"):
+        hook.on_page_markdown("# Judging, marker gone\n", Page, None, None)

@@ -78,6 +78,17 @@ def test_the_copy_runs_its_own_package(checkout):
     assert Path(done.stdout.strip()).is_relative_to(checkout)
 
 
+def test_the_copy_differs_from_the_package_in_three_files(checkout):
+    """Two new files and one edited: what adding a decision that routes to a new leaf touches."""
+    def files(root: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(root)): p.read_bytes() for folder in ("judge", "prompts")
+                for p in (root / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+
+    ours, theirs = files(ROOT), files(checkout)
+    touched = sorted(name for name in ours.keys() | theirs.keys() if ours.get(name) != theirs.get(name))
+    assert touched == ["judge/chart.py", "judge/judging/decisions/hedged_claim.py", "prompts/hedged_claim.md"]
+
+
 def test_the_toy_decision_is_registered_signed_and_documented_without_other_edits(checkout):
     probe = textwrap.dedent("""
         import json, sys

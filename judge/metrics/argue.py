@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import ClassVar
 
-from judge.chart import PRECISION_DENOMINATOR, Outcome, outcome_list
+from judge.chart import ANSWERS_NUGGET, PRECISION_DENOMINATOR, SUPPORTS_CITATION, Outcome, outcome_list
 from judge.metrics.facts import ReportFacts, cited_docs
 from judge.metrics.measure import Count, Harmonic, ParamValue, Ratio, Stats, register
 
@@ -96,7 +96,7 @@ class _CitationSupport(Ratio):
             docs = cited_docs(s)
             verdicts: dict[str, set[bool]] = defaultdict(set)
             for d in s.decisions:
-                if d.decision == "supports_citation" and d.verdict is not None:
+                if d.decision == SUPPORTS_CITATION and d.verdict is not None:
                     for doc in (set(d.doc_ids) & set(docs)) if d.doc_ids else docs:
                         verdicts[doc].add(d.verdict)
             decided += len(verdicts)
@@ -124,7 +124,7 @@ class _CitationRelevance(Ratio):
             if s.citations and s.decisions:
                 docs = len(cited_docs(s))
                 pairs += docs
-                relevant += docs if any(d.decision == "answers_nugget" for d in s.decisions) else 0
+                relevant += docs if any(d.decision == ANSWERS_NUGGET for d in s.decisions) else 0
         return relevant, pairs
 
 

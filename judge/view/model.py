@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from judge.chart import OUTCOME_LABEL
+from judge.chart import OUTCOME_LABEL, SUPPORTS_CITATION
 from judge.formats.judgments import DecisionRecord, EarnedAnswer, ReportJudgment, SentenceJudgment, nugget_summaries
 from judge.judging import decisions
 from judge.judging.replay import complete_from_decisions
@@ -278,7 +278,7 @@ def _decision_view(record: DecisionRecord, docs: _DocumentCache, questions: Mapp
     else:
         verdict = "yes" if record.verdict else "no"
     # Only the support decision quotes a document; the nugget decisions list the documents they were shown.
-    quoting = record.decision == "supports_citation"
+    quoting = record.decision == SUPPORTS_CITATION
     cited = []
     for doc_id in record.doc_ids:
         document = docs.get(doc_id)

@@ -246,3 +246,25 @@ def test_the_smart_fake_judge_has_rules_for_registered_decisions_only_and_answer
                "response_format": {"type": "json_schema", "json_schema": {"name": "HedgedClaim", "schema": schema}}}
     answer = smart_responder(request)
     assert module.HedgedClaim.model_validate(answer).decided() is False
+
+
+@pytest.mark.parametrize(("unasked", "decided"), [("yes", True), ("no", False)])
+def test_the_fake_judges_answer_to_a_decision_without_a_rule_is_the_tables(unasked, decided):
+    """A decision the fake judge has no rule for is answered as its row declares for a judge that does not ask it
+    (`unasked`), in a valid instance of the schema its request carries."""
+    import dataclasses
+
+    from judge.chart import REPEATED_CLAIM, Diamond
+    from judge.testing.responders import unasked_answer
+
+    toy = load_toy()
+    row = Diamond("hedged_claim", yes=5, no=5, says=("", ""), unasked=unasked)
+    chart = dataclasses.replace(CHART, diamonds=tuple(
+        dataclasses.replace(d, no="hedged_claim") if d.decision == REPEATED_CLAIM else d for d in CHART.diamonds)
+        + (row,))
+    schema = toy.HedgedClaim.model_json_schema()
+    request = {"messages": [{"role": "user", "content": "x"}],
+               "response_format": {"type": "json_schema", "json_schema": {"name": "HedgedClaim", "schema": schema}}}
+    assert toy.HedgedClaim.model_validate(unasked_answer(request, chart)).decided() is decided
+    # not in the table (the shipped one): the bare minimal instance
+    assert toy.HedgedClaim.model_validate(unasked_answer(request)).decided() is False

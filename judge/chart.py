@@ -1,8 +1,8 @@
 """The ARGUE flowchart (Mayfield et al., SIGIR 2024, Figure 2), declared once as a table.
 
-`DIAMONDS` are the decisions the judge is asked, one row each: what a row is asked about, where each answer leads
-(another diamond or a leaf) and how the docs say it. `LEAVES` are the outcomes, one row each, with their value to
-sentence precision. Everything else is derived from these rows: the decision names the rest of the package
+`CHART` has a `Diamond` row per decision the judge is asked (what it is asked about, where each answer leads:
+another diamond or a leaf, and how the docs say it) and a `Leaf` row per outcome (its number, name, value to
+sentence precision and label). Everything else is derived from these rows: the decision names the rest of the package
 imports (the constants below), `Outcome` and its values, the precision sets, the walk of judge.judging.flowchart
 (for the model, for recorded decisions and for Auto-ARGUE's judgments), the order of the decision registry and of
 the signature's `prompts:` field (the order of the rows), the fake judge's answer to a decision it has no rule for

@@ -220,6 +220,14 @@ def test_a_judge_that_finds_hedges_routes_them_to_the_new_leaf_and_every_count_f
     leaderboard = [line for line in (tmp_path / "hedged" / "leaderboard.tsv").read_text().splitlines()
                    if not line.startswith("#")]
     assert "OutcomeCount(outcome=9)" in leaderboard[0].split("\t")
+    # the HTML view labels the new leaf, in its legend and on each sentence that reached it (against the shipped
+    # judgments: a comparison page of the two judges too)
+    run(checkout, "-m", "judge.cli.app", "view", str(tmp_path / "hedged" / "judgments.jsonl"), "--against",
+        str(shipped / "judgments.jsonl"), "--out", str(tmp_path / "view"))
+    index = (tmp_path / "view" / "index.html").read_text(encoding="utf-8")
+    assert "#9</span> uncited hedged claim" in index
+    pages = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "view").rglob("*.html"))
+    assert pages.count("#9 uncited hedged claim (neutral)") >= len(moved)
     # the judgments reader takes outcome 9 and the toy's records: scoring them alone gives the scores eval wrote
     run(checkout, "-m", "judge.cli.app", "score", str(tmp_path / "hedged" / "judgments.jsonl"), "--nuggets",
         str(EXAMPLES / "nuggets"), "--out", str(tmp_path / "rescored"))

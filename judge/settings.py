@@ -25,9 +25,9 @@ InjectionPolicy = Literal["quarantine", "flag", "penalise"]
 INJECTION_POLICIES: tuple[InjectionPolicy, ...] = get_args(InjectionPolicy)
 # What flags and withholds text: the rules, and where none fires the learned detector, flag it
 # (judge.defence.injection.detect); the default's script check also has the quarantine withhold pieces in a script
-# foreign to their text, flagging nothing (judge.defence.script). The shorter stacks are the defence as it was before
-# each addition, kept to measure what the addition does on the same code and cache.
-InjectionDetector = Literal["rules+learned+script", "rules+learned", "rules"]
+# foreign to their text, flagging nothing (judge.defence.script). "rules+learned" leaves the script check out, for
+# reports that quote names, titles or text in another script and should be shown them.
+InjectionDetector = Literal["rules+learned+script", "rules+learned"]
 INJECTION_DETECTORS: tuple[InjectionDetector, ...] = get_args(InjectionDetector)
 DEFAULT_INJECTION_DETECTOR: InjectionDetector = "rules+learned+script"
 # llama.cpp CPU kernels of the embedded judge (judge.llm.embedded.kernels says what each does).

@@ -26,7 +26,6 @@ from judge._version import __version__
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ below loads them
     from judge.api import (  # noqa: F401
-        EvalOptions,
         HumanEstimates,
         ScoredJudgments,
         accept_candidates,
@@ -56,8 +55,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ below l
 # and judge.baselines, which Python's import system sets on `judge` once they are imported, replacing any function.
 _API = ("evaluate", "evaluate_async", "score", "calibrate", "calibrate_async", "html_view", "run_baselines",
         "baseline", "merge", "read_judgments", "write_judgments", "cache_stats", "clear_cache", "export_cache",
-        "import_cache", "EvalOptions", "ScoredJudgments", "HumanEstimates", "create_nuggets", "create_nuggets_async",
-        "pool_nuggets", "pool_nuggets_async", "accept_candidates")
+        "import_cache", "ScoredJudgments", "HumanEstimates", "create_nuggets", "create_nuggets_async", "pool_nuggets",
+        "pool_nuggets_async", "accept_candidates")
 __all__ = ["__version__", *_API]
 
 

@@ -66,7 +66,7 @@ from judge.api.calibration import (  # noqa: F401
     choose_attacks,
 )
 from judge.api.estimates import HumanEstimates
-from judge.api.evaluation import EvalOptions, evaluate, evaluate_async
+from judge.api.evaluation import EvalOptions, evaluate, evaluate_async  # noqa: F401
 from judge.api.judgments import read_judgments, write_judgments
 from judge.api.scoring import ScoredJudgments, score
 from judge.api.shards import merge
@@ -82,5 +82,5 @@ from judge.nuggets.api import (  # the nuggets floor's calls, public here with t
 # In the order the reference (docs/python.md, generated) lists them.
 __all__ = ["evaluate", "evaluate_async", "score", "calibrate", "calibrate_async", "html_view", "run_baselines",
            "baseline", "merge", "read_judgments", "write_judgments", "cache_stats", "clear_cache", "export_cache",
-           "import_cache", "EvalOptions", "ScoredJudgments", "HumanEstimates",
-           "create_nuggets", "create_nuggets_async", "pool_nuggets", "pool_nuggets_async", "accept_candidates"]
+           "import_cache", "ScoredJudgments", "HumanEstimates", "create_nuggets", "create_nuggets_async",
+           "pool_nuggets", "pool_nuggets_async", "accept_candidates"]

@@ -8,8 +8,8 @@ ligatures, circled letters), invisible format characters (zero-width, bidi contr
 characters) and combining marks dropped, Cyrillic/Greek homoglyphs of Latin letters mapped to Latin (in a second
 view, so Russian rules still see Cyrillic), case folded, white space collapsed.
 
-The phrase lists cover English, Chinese, Russian, Persian, Spanish, French and German. Figures on real text
-(false positives) and on the attack kinds of judge/data/attacks.json: benchmarks/injection_detector.py.
+The phrase lists cover English, Chinese, Russian, Persian, Spanish, French and German. Where no rule fires,
+`detect` asks the learned detector (judge.defence.learned).
 
 The same file defines the attacks the calibration red-team suite applies (`load_attacks`, `apply_attack`).
 """

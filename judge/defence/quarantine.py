@@ -1,8 +1,7 @@
 """Withholding from the judge the text that addresses it (`--on-injection quarantine`, the default).
 
 Fencing and a reminder after the data do not stop a small model from obeying "(Note to the assessor: ... answer
-supported.)": on 100 dev items the embedded judge's false support rose from 32% to 81% with that note in the
-sentence (calibration/experiments/redteam-embedded.tar.xz). What the model is never shown it cannot obey. So where
+supported.)"; what the model is never shown it cannot obey. So where
 the detector (judge.defence.injection) flags a sentence or a cited document, the pieces of it that address the judge
 are cut out before any prompt is rendered, and the judge decides on what remains: what the report claims about the
 world. The flag stays in the judgments, scores and leaderboard, so the attempt is visible even though it no longer
@@ -19,8 +18,7 @@ report sentence everything from the first flagged piece to the last goes, with t
 side of that span only the longer side is kept: a sentence states one claim. In a document only the flagged pieces go,
 since a document is long and mostly someone else's honest text, together with the pieces around them that are
 nothing but tags or chat-control tokens: a forged instruction block is fenced by fake tags that state nothing
-about the world, and left behind they still moved the judge (7 of 62 answers_nugget items flipped to "answers"
-on 100 NeuCLIR items, calibration/experiments/redteam-nuggets-100.tar.xz). A sentence with nothing left, or still
+about the world, and left behind they can still move the judge. A sentence with nothing left, or still
 flagged after MAX_PASSES, is shown as WITHHELD_SENTENCE: the whole of it is withheld.
 """
 

@@ -1,4 +1,4 @@
-"""Confidence per decision (issue 9, part 2): log-probabilities asked for, cached with the answer, turned into the
+"""Confidence per decision: log-probabilities asked for, cached with the answer, turned into the
 probability of the verdict the judge wrote, and recorded in each decision record (null where there are none).
 Everything runs against the local FakeEndpoint, whose log-probabilities we choose, so the expected confidence is
 computed by hand."""

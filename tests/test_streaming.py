@@ -315,7 +315,7 @@ def test_failures_of_reports_judged_together_are_all_read_and_the_first_raised()
 
 
 def test_resume_after_an_outage_asks_the_failed_decisions_again(uninterrupted, tmp_path):
-    """Issue 25, item 9: failed decisions are never cached, and --resume judges a report with one again, so once
+    """Failed decisions are never cached, and --resume judges a report with one again, so once
     the server is back the resumed run ends as the undisturbed run did (no failure), byte for byte."""
     from dataclasses import replace
 

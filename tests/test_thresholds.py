@@ -1,4 +1,4 @@
-"""Calibration of confidence and decision thresholds (issue 9, part 2): reliability table and ECE against a
+"""Calibration of confidence and decision thresholds: reliability table and ECE against a
 hand-computed example, the threshold fit and its cross-validation, the thresholds file and its place in the
 signature, a threshold flipping a verdict, and calibrate --fit-threshold feeding eval --thresholds end to end."""
 
@@ -163,7 +163,7 @@ def test_the_thresholds_file_round_trips(tmp_path):
 
 @pytest.mark.parametrize(("content", "message"), [
     ("{", "malformed JSON"),
-    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),  # issue 25, item 15: were tracebacks
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),  # were tracebacks
     ('{"format": ' + "9" * 5000 + "}", "4,300 digits"),
     ('{"format": "other"}', "not a thresholds file"),
     (json.dumps({"format": FORMAT, "judge": "j", "metric": "kappa",

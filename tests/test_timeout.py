@@ -77,7 +77,7 @@ def test_the_timeout_is_in_no_signature(timeout):
     assert ModelSettings("m").timeout == 120.0  # the documented default
 
 
-# Issue 25, item 14: a dead or hanging server is given up on after RetryPolicy.give_up_after transport failures in a
+# A dead or hanging server is given up on after RetryPolicy.give_up_after transport failures in a
 # row (--give-up-after): the rest is left unasked (recorded failed, not cached) and the run exits 5 in seconds.
 
 def refusing_api_base() -> str:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from judge.api import EvalRequest, evaluate_with
+from judge.api import evaluate
 from judge.cli import options, ppi
 from judge.cli.errors import run_failed, user_errors
 from judge.cli.render import (
@@ -131,20 +131,19 @@ def eval_command(
     with user_errors(debug):  # a bad thresholds file or shard stops the run before any input is read
         rules = options.judge_thresholds(thresholds, settings, prompts)
         part = Shard.parse(shard) if shard else None
-    request = EvalRequest(
-        reports, requests, docs, nuggets, settings,
-        JudgeSettings(citation_policy, truncate,  # type: ignore[arg-type]  (the option's callback checked it)
-                      PassagePolicy(max_chars=max_doc_chars, max_doc_bytes=max_doc_bytes), prompts,
-                      on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
-                      injection_detector=injection_detector),  # type: ignore[arg-type]
-        cache=None if no_cache else cache, out=out, concurrency=concurrency,
-        run_options={"retry": RetryPolicy(give_up_after=give_up_after), "max_cost": max_cost,
-                     "price_per_1k": price_per_1k, "max_failed_fraction": max_failed_fraction, "shard": part,
-                     "resume": resume, "ray": ray, "workers": workers},
-        human=human, sample=sample, confidence=confidence, view=view,
-        baselines=with_baselines, gold=gold)
+    judging = JudgeSettings(citation_policy, truncate,  # type: ignore[arg-type]  (the option's callback checked it)
+                            PassagePolicy(max_chars=max_doc_chars, max_doc_bytes=max_doc_bytes), prompts,
+                            on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
+                            injection_detector=injection_detector)  # type: ignore[arg-type]
     with user_errors(debug), ProgressBar() as bar:
-        evaluation = evaluate_with(request, bar.callbacks(settings, part, ray))
+        evaluation = evaluate(
+            reports, requests=requests, docs=docs, nuggets=nuggets, model=settings.model, api_base=settings.api_base,
+            api_key=settings.api_key, judge=judging, cache=None if no_cache else cache, out=out,
+            concurrency=concurrency, human=human, sample=sample, confidence=confidence,  # type: ignore[arg-type]
+            view=view, baselines=with_baselines, gold=gold, progress=bar.callbacks(settings, part, ray),
+            retry=RetryPolicy(give_up_after=give_up_after), max_cost=max_cost, price_per_1k=price_per_1k,
+            max_failed_fraction=max_failed_fraction, shard=part, resume=resume, ray=ray, workers=workers,
+            **model_options(settings))
     _render(evaluation, settings, out)
 
 
@@ -216,6 +215,12 @@ def ray_address(value: str | None) -> str | None:
         raise typer.BadParameter(f"needs an ADDRESS (local, auto, ray://HOST:PORT or HOST:PORT) and got the option "
                                  f"{value!r}: write e.g. --ray local", param_hint="--ray")
     return value
+
+
+def model_options(settings: ModelSettings) -> dict[str, Any]:
+    """The model's settings but its name, server and key, as `judge.evaluate` takes them (its EvalOptions)."""
+    return {f.name: getattr(settings, f.name) for f in fields(settings)
+            if f.name not in ("model", "api_base", "api_key")}
 
 
 def model_settings(model: str, api_bases: list[str], router: Path | None, api_key: str | None, timeout: float,

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,6 +92,18 @@ def id_of(name: str) -> str:
             raw += stem[i].encode("ascii")
             i += 1
     return raw.decode("utf-8", "surrogatepass")
+
+
+def link_name(*ids: str, limit: int = 80, digest: bool = True) -> str:
+    """A file name for a page or figure that other pages link to (the view's, calibrate's): `file_name`'s `%`
+    would be decoded by a browser in a link, so here every run of characters outside `A-Za-z0-9._-` becomes `_`,
+    which is not reversible, and eight hex digits of the ids' SHA-256 keep distinct ids apart. `digest=False`:
+    the digest only where the name alone would not (a character replaced, the name cut, an upper-case letter)."""
+    joined = "__".join(ids)
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", joined).strip("._")[:limit]
+    if digest or stem != joined or joined.lower() != joined:
+        return f"{stem}-{_digest(chr(0).join(ids))}"
+    return stem
 
 
 def beside(out: str | Path, suffix: str) -> Path:

@@ -165,8 +165,9 @@ async def create_nuggets_async(*, requests: PathLike, docs: PathLike | Sequence[
         return await _create(requests, docs, doc_lists, gold_report, settings, model_settings, rules, cache,
                              prompts_dir, None)
     inputs = _create_inputs(requests, docs, doc_lists, gold_report)
+    # before the lock file is made in it: the folder, its side files, a bank in it that is not this command's
     check_apart([out_path], inputs, folders=True)
-    check_apart([beside(out_path, ".review.jsonl"), beside(out_path, ".summary.json")], inputs)
+    _created_outputs(out_path, inputs, settings.format, {}, {}, {}, {}, {}, "", "")[0].check()
     with output_lock(out_path, "nuggets create"):
         return await _create(requests, docs, doc_lists, gold_report, settings, model_settings, rules, cache,
                              prompts_dir, out_path)
@@ -340,6 +341,9 @@ def accept_candidates(*, nuggets: PathLike | Sequence[PathLike], candidates: Pat
     out_path = Path(out)
     inputs = {"nuggets": sources, "candidates": _paths(candidates)}
     check_apart([out_path], inputs, folders=True)
+    preflight = Outputs(home=out_path, command="nuggets pool --accept", out=out_path, inputs=inputs)
+    preflight.bank_folder(out_path)
+    preflight.check()  # before the lock file is made in it
     with output_lock(out_path, "nuggets pool --accept"):
         banks = read_nugget_banks(sources)
         reviewed = [(line, row) for line, row in iter_jsonl(Path(candidates))]

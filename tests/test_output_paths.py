@@ -269,3 +269,24 @@ def test_a_run_killed_while_renaming_leaves_a_folder_the_rerun_may_write(endpoin
     created = api.create_nuggets(requests=REQUESTS, docs=DOCS, out=out, max_nuggets=3, cache=cache,
                                  **_model(endpoint))
     assert read_nugget_banks([out]) == created.banks
+
+
+def test_export_never_writes_over_the_judgments_it_reads(tmp_path):
+    """`export auto-argue j.jsonl --out j.jsonl` replaced the judgments with another format: refused first."""
+    judgments = tmp_path / "j.jsonl"
+    judgments.write_text("not read: the output is refused before any input is\n")
+    result = runner.invoke(app, ["export", "auto-argue", str(judgments), "--nuggets", str(BANKS),
+                                 "--out", str(judgments)])
+    assert result.exit_code == EXIT_INPUT and "is an input (judgments" in result.output, result.output
+    assert judgments.read_text() == "not read: the output is refused before any input is\n"
+
+
+def test_import_refuses_an_out_inside_the_bank_folder(tmp_path):
+    banks = tmp_path / "banks"
+    shutil.copytree(BANKS, banks)
+    source = tmp_path / "auto-argue.jsonl"
+    source.write_text("{}\n")
+    result = runner.invoke(app, ["import", "auto-argue", str(source), "--nuggets", str(banks),
+                                 "--out", str(banks / "converted")])
+    assert result.exit_code == EXIT_INPUT and "inside the input folder" in result.output, result.output
+    assert sorted(p.name for p in banks.iterdir()) == ["nuggets_ex-101.v3.json", "nuggets_ex-102.v3.json"]

@@ -6,6 +6,9 @@ a document it cites, accepted by a person) or `person` (written by people). The 
 key of each answer, `"provenance"`, which v3 readers (ours, AutoJudge's) ignore; `read_provenance` reads it back,
 and an answer without it is a person's. The nuggetizer layout has no place for answers or documents: each nugget
 is written as one text (its first answer's statement), so it loses bindings and provenance.
+
+The writers add their files to a judge.formats.paths.Outputs, which names them (a request id as a safe file name),
+checks them (inside the folder, apart from the inputs, over no file the command did not write) and writes them.
 """
 
 from __future__ import annotations

@@ -9,10 +9,12 @@ Each has an `*_async` twin; the sync calls work inside a running event loop (a n
 their own. Their settings are checked first, by the rules the CLI's options read (judge.nuggets.settings,
 ModelSettings): a value the CLI refuses is a ValueError or TypeError naming the argument here, before any input is
 read. Each holds the output lock of the folder it writes (judge.formats.lock: a second command writing it at once
-is refused) and refuses an `out` that is, or is inside, an input folder. Files written: banks (v3
-`nuggets_<request>.v3.json`, or nuggetizer `nuggets.jsonl`) and, beside them, `<out>.review.jsonl` (every drafted
-answer, every binding asked, why anything was dropped) and `<out>.summary.json` (signature, calls and seconds per
-request); for pooling, the candidates JSONL with `<out>.refused.jsonl` and `<out>.summary.json`.
+is refused). Files written: banks (v3 `nuggets_<request>.v3.json`, or nuggetizer `nuggets.jsonl`) and, beside
+them, `<out>.review.jsonl` (every drafted answer, every binding asked, why anything was dropped) and
+`<out>.summary.json` (signature, calls and seconds per request); for pooling, the candidates JSONL with
+`<out>.refused.jsonl` and `<out>.summary.json`. Every one of them is named, checked and written by
+judge.formats.paths, before any model is asked: names from ids inside `out`, nothing where an input lives, nothing
+over a file the command did not write itself (its record: `.argue-written` in the folder it locks).
 """
 
 from __future__ import annotations
@@ -334,7 +336,8 @@ def accept_candidates(*, nuggets: PathLike | Sequence[PathLike], candidates: Pat
                       ) -> dict[str, NuggetBank]:
     """The banks extended by the candidates a person marked `"accept": true` (each one needs true or false),
     written to `out` as v3 banks: the added answers `pooled`, the others keep their provenance (`person` when the
-    bank recorded none). `out` must not be, nor be inside, a folder the banks or the candidates were read from."""
+    bank recorded none). `out` must hold no bank (nor other file a bank reader would take) that this call did not
+    write itself, and lie apart from the inputs (judge.formats.paths)."""
     from judge.nuggets.pool import accept
 
     sources = _paths(nuggets)

@@ -283,9 +283,8 @@ class Outputs:
         # anywhere between leaves each file with its bytes recorded.
         during = dict(record)
         for path, digest in new.items():
-            old = record.get(self._key(path), {})
-            kept = [h for h in old.get("sha256", []) if isinstance(h, str)] if isinstance(old, dict) else []
-            during[self._key(path)] = self._entry(path, out, [digest, *kept][:2])
+            now = [_sha256(path)] if path.is_file() else []  # checked above: bytes this command wrote
+            during[self._key(path)] = self._entry(path, out, [digest, *now])
         self._save(during)
         with staged(list(self.texts)) as temps:
             for path, temp in temps.items():

@@ -130,36 +130,45 @@ def check_apart(paths: Iterable[Path], inputs: Inputs, *, mine: Iterable[Path] =
     reader would take: `READ_PATTERNS`). `inputs`: kind -> the paths given; `mine`: files the command wrote
     before or writes now, which do not count as another file in that folder; `folders`: the paths are output
     folders (eval's, the view's), whose files land in them."""
-    files = _input_files(inputs)
     own = {Path(p).resolve() for p in mine}
+    input_dirs: list[tuple[Path, Path]] = []               # (as given, resolved)
+    input_files: dict[Path, tuple[str, Path]] = {}         # resolved -> (kind, as given)
+    by_folder: dict[tuple[Path, str], list[Path]] = {}     # (folder, kind) -> the files of that kind given from it
+    for kind, sources in _input_files(inputs).items():
+        for source in sources:
+            if source.is_dir():
+                input_dirs.append((source, source.resolve()))
+            elif source.exists():
+                root = source.resolve()
+                input_files[root] = (kind, source)
+                by_folder.setdefault((root.parent, kind), []).append(root)
+    only: dict[tuple[Path, str], bool] = {}
     for path in paths:
         target = Path(path).resolve()
+        for source, root in input_dirs:
+            if target == root or root in target.parents:
+                what = "--out" if folders else "an output"
+                raise InputError(f"{what} {path} is inside the input folder {source}: outputs there are read as "
+                                 "inputs by the next run; choose an --out outside every input folder")
+        if target in input_files:
+            kind, source = input_files[target]
+            raise InputError(f"{path} is an input ({kind} {source}); an output never replaces an input: choose "
+                             "another --out")
         lands_in = target if folders else target.parent
-        for kind, sources in files.items():
-            for source in sources:
-                if not source.exists():
-                    continue
-                root = source.resolve()
-                if source.is_dir():
-                    if target == root or root in target.parents:
-                        what = "--out" if folders else "an output"
-                        raise InputError(f"{what} {path} is inside the input folder {source}: outputs there are "
-                                         "read as inputs by the next run; choose an --out outside every input "
-                                         "folder")
-                elif target == root:
-                    raise InputError(f"{path} is an input ({kind} {source}); an output never replaces an input: "
-                                     "choose another --out")
-                elif lands_in == root.parent and _only_inputs(root.parent, kind, sources, own):
-                    raise InputError(f"{path} would be written among the {kind} given one by one from "
-                                     f"{root.parent} (it holds nothing else {kind} are read from): a run reading "
-                                     "that folder would read the outputs as inputs; choose an --out in another "
-                                     "folder")
+        for (folder, kind), given in by_folder.items():
+            if folder != lands_in:
+                continue
+            if (folder, kind) not in only:
+                only[folder, kind] = _only_inputs(folder, kind, set(given), own)
+            if only[folder, kind]:
+                raise InputError(f"{path} would be written among the {kind} given one by one from {folder} (it "
+                                 f"holds nothing else {kind} are read from): a run reading that folder would read "
+                                 "the outputs as inputs; choose an --out in another folder")
 
 
-def _only_inputs(folder: Path, kind: str, sources: list[Path], own: set[Path]) -> bool:
+def _only_inputs(folder: Path, kind: str, given: set[Path], own: set[Path]) -> bool:
     if kind not in READ_PATTERNS:
         return False
-    given = {s.resolve() for s in sources if s.is_file()}
     found = {p.resolve() for pattern in READ_PATTERNS[kind] for p in folder.glob(pattern)}
     return bool(found) and found - own <= given
 

@@ -193,8 +193,8 @@ async def _create(requests: PathLike, docs: PathLike | Sequence[PathLike], doc_l
     inputs = _create_inputs(requests, docs, doc_lists, gold_report)
     queries = {rid: r.problem_statement for rid, r in reqs.items()}
     if out_path is not None:  # the files this run will write, checked before any model call
-        _created_outputs(out_path, inputs, settings.format, {rid: NuggetBank(request_id=rid, nuggets=()) for rid in reqs},
-                         queries, {}, {}, {}, "", "")[0].check()
+        empty = {rid: NuggetBank(request_id=rid, nuggets=()) for rid in reqs}
+        _created_outputs(out_path, inputs, settings.format, empty, queries, {}, {}, {}, "", "")[0].check()
     gold: dict[str, list[Any]] = {}
     for report in read_reports(_paths(gold_report)) if gold_report is not None else []:
         gold.setdefault(report.request_id, []).append(report)

@@ -11,8 +11,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from judge.formats.paths import link_name
 from judge.formats.judgments import DecisionRecord, EarnedAnswer, ReportJudgment, SentenceJudgment, nugget_summaries
+from judge.formats.paths import link_name
 from judge.judging import decisions
 from judge.judging.replay import complete_from_decisions
 from judge.labels import OUTCOME_VALUE, CitationPolicy, Outcome, Value

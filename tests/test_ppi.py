@@ -64,7 +64,7 @@ def test_tiny_case_matches_the_hand_computed_mean_and_variance():
 def test_the_prior_pseudo_observations_enter_mean_and_variance_as_written():
     # the tiny case again with a = 0.75 at each corner (y, f) of [0, 1]^2; lambda = 1: corners' rectifiers
     # 0, -1, 1, 0 (sum 0, so the centre stays the sample's mean rectifier, 0)
-    e = ppi_mean([1.0, 0.0, 1.0, 1.0], [1.0, 1.0, 0.0, math.nan], lam=1.0, prior_weight=0.75)
+    e = ppi_mean([1.0, 0.0, 1.0, 1.0], [1.0, 1.0, 0.0, math.nan], lam=1.0, prior_weight=0.75, fade=math.inf)
     assert e.ppi.value == pytest.approx(0.75)
     # S^2 = (sum e^2 + a sum c^2) / (n + 4a - 1) = (2 + 1.5) / 5; Var = (1 - 3/4) S^2 / (n + 4a) = 0.25 * 0.7 / 6
     assert e.ppi.se ** 2 == pytest.approx(0.25 * 0.7 / 6)

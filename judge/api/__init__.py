@@ -67,6 +67,7 @@ from judge.api.evaluation import (  # noqa: F401
     evaluate_with_async,
 )
 from judge.api.judgments import read_judgments, write_judgments
+from judge.api.sampling import DrawnSample, sample
 from judge.api.scoring import ScoredJudgments, score
 from judge.api.shards import merge
 from judge.api.view import html_view
@@ -82,4 +83,5 @@ from judge.nuggets.api import (  # the nuggets floor's calls, public here with t
 __all__ = ["evaluate", "evaluate_async", "score", "calibrate", "calibrate_async", "html_view", "run_baselines",
            "baseline", "merge", "read_judgments", "write_judgments", "cache_stats", "clear_cache", "export_cache",
            "import_cache", "evaluate_with", "evaluate_with_async", "EvalRequest", "ScoredJudgments", "HumanEstimates",
-           "create_nuggets", "create_nuggets_async", "pool_nuggets", "pool_nuggets_async", "accept_candidates"]
+           "create_nuggets", "create_nuggets_async", "pool_nuggets", "pool_nuggets_async", "accept_candidates",
+           "sample", "DrawnSample"]

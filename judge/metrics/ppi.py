@@ -390,14 +390,16 @@ def ppi_difference(judge_a: Sequence[float] | np.ndarray, human_a: Sequence[floa
                    common_a: Sequence[int] | np.ndarray, common_b: Sequence[int] | np.ndarray,
                    inclusion_a: Sequence[float] | np.ndarray | None = None,
                    inclusion_b: Sequence[float] | np.ndarray | None = None,
-                   confidence: float = 0.95) -> Estimate:
+                   confidence: float = 0.95, paired: bool = True) -> Estimate:
     """The difference of two runs' means, each estimated from ALL its labelled units (as ppi_mean), with the
     covariance their shared units induce: Var = Var_A + Var_B - 2 Cov, Cov = S_AB (n_AB / (n_A n_B) - 1/N), the
     covariance of two simple-random-sample means with n_AB units in common (the overlapping-samples formula of
     sampling on successive occasions, Cochran 1977 ch. 12), S_AB the covariance of the two rectifiers over the
     units labelled in both (`common_a[i]` of run A and `common_b[i]` of run B are the same request). Paired where both
     are labelled, independent otherwise; with whole requests sampled (every run labelled on the same requests)
-    it is the paired-difference variance. Interval: t with the smaller of the two runs' degrees of freedom."""
+    it is the paired-difference variance. `paired=False`: the two runs' units were drawn independently (a weighted
+    sample file: each report on its own), Cov = 0. Interval: t with the smaller of the two runs' degrees of
+    freedom."""
     a = ppi_mean(judge_a, human_a, inclusion_a, confidence)
     b = ppi_mean(judge_b, human_b, inclusion_b, confidence)
     units = len(common_a)
@@ -417,7 +419,7 @@ def ppi_difference(judge_a: Sequence[float] | np.ndarray, human_a: Sequence[floa
                 ppi_batch(f, y, mask, p, confidence)
             parts.append((batch, mask[0], est))
         intervals.append(_difference(parts, np.asarray(common_a, dtype=int), np.asarray(common_b, dtype=int),
-                                     confidence))
+                                     confidence, paired))
     human_only, ppi = intervals
     status = next((e.status for e in (a, b) if e.status == NO_INTERVAL), None) or \
         next((e.status for e in (a, b) if e.status != OK), OK)
@@ -426,7 +428,7 @@ def ppi_difference(judge_a: Sequence[float] | np.ndarray, human_a: Sequence[floa
 
 
 def _difference(parts: list[tuple[Batch, np.ndarray, Estimate]], common_a: np.ndarray, common_b: np.ndarray,
-                 confidence: float) -> Interval:
+                 confidence: float, paired: bool = True) -> Interval:
     (batch_a, mask_a, _), (batch_b, mask_b, _) = parts
     value = float(batch_a.value[0] - batch_b.value[0])
     se_a, se_b = float(batch_a.se[0]), float(batch_b.se[0])
@@ -436,7 +438,7 @@ def _difference(parts: list[tuple[Batch, np.ndarray, Estimate]], common_a: np.nd
     both = mask_a[common_a] & mask_b[common_b]
     n_ab = int(both.sum())
     covariance = 0.0
-    if n_ab >= 2:
+    if paired and n_ab >= 2:
         ea = batch_a.rectifier[0, common_a[both]] - batch_a.rectifier_mean[0]
         eb = batch_b.rectifier[0, common_b[both]] - batch_b.rectifier_mean[0]
         s_ab = float(np.dot(ea, eb)) / (n_ab - 1)

@@ -97,12 +97,25 @@ def _pick_one(m: int, total: int) -> float:
 
 # -- a sample the tool draws: inclusion probabilities from the judge's confidence ------------------------------
 
+def decision_doubt(confidence: np.ndarray | float, threshold: np.ndarray | float | None = None) -> np.ndarray:
+    """The chance a decision's applied verdict is wrong, as its model's confidence says: 1 - c for a verdict taken
+    as the model wrote it (c the probability the model gave it), and with a threshold t on that probability the
+    logistic of minus the distance |logit c - logit t| (0.5 at the threshold, where the applied verdict could
+    go either way; the two agree at t = 0.5). On the embedded judge's 350 dev items the thresholded verdicts err
+    on 44-47% of the items at confidence 0.90-0.97 (threshold 0.899) and on none above 0.98."""
+    c = np.clip(np.asarray(confidence, dtype=float), 1e-6, 1 - 1e-6)
+    t = 0.5 if threshold is None else np.clip(np.asarray(threshold, dtype=float), 1e-6, 1 - 1e-6)
+    distance = np.abs(np.log(c / (1 - c)) - np.log(t / (1 - t)))
+    return 1 / (1 + np.exp(distance))
+
+
 def active_probabilities(uncertainty: Sequence[float], budget: float, floor: float,
                          settled: Sequence[float] | None = None) -> np.ndarray:
     """Inclusion probabilities pi_i = min(1, max(floor, c * u_i)), c such that sum_i (1 - settled_i) pi_i = budget:
     active inference's allocation (T. Zrnic, E. J. Candès, "Active statistical inference", ICML 2024): a unit's
     probability grows with the judge's expected error on it (u_i, e.g. sqrt(1 - confidence)), so labels go where the
-    rectifier varies most (Neyman allocation, pi proportional to the rectifier's standard deviation); `floor` keeps
+    rectifier varies most (Neyman allocation, pi proportional to the rectifier's standard deviation; u_i =
+    sqrt(decision_doubt) for a binary verdict); `floor` keeps
     every unit drawable, which inverse-probability weighting needs. All u_i equal gives budget / N each (a uniform
     sample). `settled`: each unit's probability of having been drawn already (a second round draws among the
     others, and its budget counts new labels)."""

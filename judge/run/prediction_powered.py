@@ -259,9 +259,13 @@ SAMPLE_KEY = "argue_sample"   # the first line of a sample file: {"argue_sample"
 
 
 def report_uncertainty(record: ReportJudgment) -> float | None:
-    """The judge's expected error on a report, sqrt(mean over its decisions of 1 - confidence) (the probability its
-    model gave to the verdict it wrote); None when no decision of the report carries a confidence."""
-    doubts = [1 - d.confidence for s in record.sentences for d in s.decisions if d.confidence is not None]
+    """The judge's expected error on a report, sqrt(mean over its decisions of their doubt)
+    (judge.metrics.sampling.decision_doubt: 1 - the confidence its model gave its verdict, or the distance from the
+    threshold the verdict was held to); None when no decision of the report carries a confidence."""
+    from judge.metrics.sampling import decision_doubt
+
+    doubts = [float(decision_doubt(d.confidence, d.threshold)) for s in record.sentences for d in s.decisions
+              if d.confidence is not None]
     return math.sqrt(sum(doubts) / len(doubts)) if doubts else None
 
 

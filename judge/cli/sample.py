@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from judge.api import sample
 from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console
@@ -30,8 +31,6 @@ def sample_command(
 ) -> None:
     """Choose the reports people should judge: where the judge is least sure, each with its probability, so that
     `score --human JUDGED --human SAMPLE` weights the estimate by how the sample was drawn (docs/ppi.md)."""
-    from judge.api.sampling import sample
-
     with user_errors(debug):
         drawn = sample(judgments, budget, seed=seed, min_probability=min_probability, uniform=uniform,
                        previous=previous, out=out)

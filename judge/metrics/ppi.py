@@ -49,11 +49,12 @@ NO_DISAGREEMENT = "no disagreement"    # the width comes from the errors such a 
 # labels (prevalence 0.05-0.1) with good judges, 1.0 at 0.90 in two rare-label cells (N = 100, n = 50).
 PRIOR_WEIGHT = 0.75
 # The prior's weight is PRIOR_WEIGHT * PRIOR_FADE / (PRIOR_FADE + d), d the sample's events (`events`): full
-# where the sample shows (almost) no variation of its own, half at 5 disagreements, a tenth at 45. It is there
+# where the sample shows (almost) no variation of its own, half at 10 disagreements, a sixth at 50. It is there
 # for the samples whose variance estimate rests on a handful of disagreements (the Wald-type interval's failure);
-# once the sample holds many, its own variance is the measurement and the prior only widens. On the coverage
-# grid (benchmarks/ppi_coverage.py, 200 draws, one seed) 5 kept every cell at or above 0.93, 2 did not (0.925).
-PRIOR_FADE = 5.0
+# once the sample holds many, its own variance is the measurement and the prior only widens. On the coverage grid
+# and the one-way cells (benchmarks/ppi_coverage.py --widths; a judge with 5% false positives, N = 300, n = 50 to
+# 100, 2 x 2,000 draws) 10 kept every cell at 0.93 or above, 5 fell to 0.929.
+PRIOR_FADE = 10.0
 # Below this many labelled units the interval is flagged: the coverage grid starts at n = 10.
 MIN_LABELS = 10
 

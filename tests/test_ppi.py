@@ -449,3 +449,32 @@ def test_a_pair_uses_every_label_not_only_the_requests_labelled_for_both():
     a = ppi_mean(judge[0], paired[0])
     c = ppi_mean(judge[2], paired[2])
     assert pair.ppi.se < math.hypot(a.ppi.se, c.ppi.se)     # positively correlated rectifiers: paired is tighter
+
+
+def test_events_count_disagreements_with_lambda_one_and_the_rarer_label_with_lambda_zero():
+    from judge.metrics.ppi import _corners, events
+
+    y = np.array([[1, 0, 1, 1, 0, 0, 1, 0.0]])
+    f = np.array([1, 1, 1, 0, 0, 0, 1, 0.0])
+    mask = np.ones_like(y, dtype=bool)
+    assert events(y - f, mask, _corners(np.array([1.0])))[0] == pytest.approx(2)      # two disagreements
+    rare = np.array([[0, 0, 0, 1, 0, 0, 0, 0.0]])
+    assert events(rare, mask, _corners(np.array([0.0])))[0] == pytest.approx(1)       # one positive label
+
+
+def test_the_prior_fades_as_the_sample_shows_disagreements_of_its_own():
+    # 100 labelled units of 1,000, the judge wrong on 10 of them (mixed ways): lambda = 1, 10 events, so the
+    # prior's weight is 0.75 * 10 / (10 + 10): the interval is the fixed-weight one at that weight, narrower than
+    # at 0.75 (the corners' variance is above this good judge's)
+    rng = np.random.default_rng(8)
+    human = (rng.random(1000) < 0.5).astype(float)
+    judge = human.copy()
+    wrong = np.arange(0, 100, 10)
+    judge[wrong] = 1 - judge[wrong]
+    sample = np.where(np.arange(1000) < 100, human, np.nan)
+    faded = ppi_mean(judge, sample, lam=1.0)
+    assert faded.ppi.se == pytest.approx(ppi_mean(judge, sample, lam=1.0, prior_weight=0.75 * 10 / 20,
+                                                  fade=math.inf).ppi.se)
+    fixed = ppi_mean(judge, sample, lam=1.0, fade=math.inf)
+    plain = ppi_mean(judge, sample, lam=1.0, prior_weight=0)
+    assert plain.ppi.width < faded.ppi.width < fixed.ppi.width

@@ -152,3 +152,21 @@ def test_bad_samples_are_refused_in_one_line(collection, tmp_path):
     out = _cli("score", str(collection), "--human", str(human), "--human", str(tmp_path / "s.jsonl"), "--sample",
                "requests", "--out", str(tmp_path / "out"), code=2)
     assert "--sample requests cannot use its weights" in out and len(out.strip().splitlines()) == 1
+
+
+def test_calibrate_refuses_a_sample_file_it_cannot_weight(collection, tmp_path):
+    from judge.calibration.importers import read_paired_judgments
+    from judge.errors import InputError
+
+    _cli("sample", str(collection), "--budget", "5", "--out", str(tmp_path / "s.jsonl"))
+    with pytest.raises(InputError, match="a sample file's weights cannot be used by calibrate's agreement"):
+        read_paired_judgments([collection, tmp_path / "s.jsonl"], [collection])
+
+
+def test_the_api_checks_its_arguments():
+    import judge
+
+    with pytest.raises(TypeError, match="budget must be a whole number of reports"):
+        judge.sample([], 2.5)
+    with pytest.raises(ValueError, match=r"min_probability must be in \(0, 1\]"):
+        judge.sample([], 5, min_probability=0)

@@ -22,9 +22,11 @@ Keys are (run_id, request_id), as judge.formats.judgments.ReportJudgment.key.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from collections.abc import Collection, Sequence, Set
+from pathlib import Path
 
 import numpy as np
 
@@ -33,6 +35,19 @@ from judge.labels import SAMPLE_DESIGNS as DESIGNS
 from judge.labels import SampleDesign as Design
 
 Key = tuple[str, str]
+SAMPLE_KEY = "argue_sample"   # the first line of a sample file (`argue-judge sample`): {"argue_sample": 1, ...}
+
+
+def is_sample_file(path: str | Path) -> bool:
+    """Whether `path` is a sample file (its first line names itself), not human judgments."""
+    if isinstance(path, str) and ("\n" in path or path.lstrip().startswith("{")):
+        return False      # a literal record, not a path
+    try:
+        with open(path, encoding="utf-8") as handle:
+            first = handle.readline()
+        return SAMPLE_KEY in json.loads(first) if first.strip() else False
+    except (OSError, ValueError, TypeError):
+        return False
 
 
 def check_subset(judged: Set[Key], labelled: Collection[Key], human_file: str) -> None:

@@ -31,7 +31,7 @@ from judge.labels import CitationPolicy
 from judge.metrics import Scores
 from judge.metrics.corrected import PPI_MEASURES, CorrectedScores, correct_scores
 from judge.metrics.ppi import Estimate, Interval
-from judge.metrics.sampling import Design, Inclusion, WeightedInclusion, check_subset
+from judge.metrics.sampling import SAMPLE_KEY, Design, Inclusion, WeightedInclusion, check_subset, is_sample_file
 from judge.run.score import score
 from judge.types import NuggetBank
 
@@ -255,7 +255,6 @@ def write_ppi_files(corrected: CorrectedScores, signature: ScoreSignature, out_d
 
 # -- samples the tool draws (`argue-judge sample`), and their files ------------------------------------------
 
-SAMPLE_KEY = "argue_sample"   # the first line of a sample file: {"argue_sample": 1, ...}
 
 
 def report_uncertainty(record: ReportJudgment) -> float | None:
@@ -267,18 +266,6 @@ def report_uncertainty(record: ReportJudgment) -> float | None:
     doubts = [float(decision_doubt(d.confidence, d.threshold)) for s in record.sentences for d in s.decisions
               if d.confidence is not None]
     return math.sqrt(sum(doubts) / len(doubts)) if doubts else None
-
-
-def is_sample_file(path: str | Path) -> bool:
-    """Whether `path` is a sample file (its first line names itself), not human judgments."""
-    if is_literal(path):
-        return False
-    try:
-        with open(path, encoding="utf-8") as handle:
-            first = handle.readline()
-        return SAMPLE_KEY in json.loads(first) if first.strip() else False
-    except (OSError, ValueError, TypeError):
-        return False
 
 
 def draw_sample(judged: Iterable[ReportJudgment], budget: int, seed: int = 0, min_probability: float | None = None,

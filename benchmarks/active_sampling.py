@@ -8,7 +8,9 @@ label, the embedded judge's thresholded verdict, and the confidence its model ga
 * simulated: N = 1,000 items drawn with replacement from those 350 (label, verdict and confidence together, so
   the real relation between the judge's confidence and its errors is kept);
 * calibrated judge: N = 1,000 confidences drawn from the 350, the verdict held to the threshold, and wrong with
-  exactly the doubt the confidence states (the judge `argue-judge sample` assumes).
+  exactly the doubt the confidence states (the judge `argue-judge sample` assumes);
+* calibrated judge, no threshold: N = 1,000 confidences drawn from the 350, verdicts half each way as the model
+  wrote them, each wrong with probability 1 - confidence (a good judge, about 90% right, whose doubt varies).
 
 Each unit's doubt is sqrt(decision_doubt(confidence, threshold)), as `argue-judge sample` computes it for a
 verdict held to the fitted threshold; the floor is a quarter of
@@ -61,7 +63,7 @@ def pareto_masks(pi: np.ndarray, size: int, draws: int, rng: np.random.Generator
     return mask
 
 
-def compare(human: np.ndarray, judge: np.ndarray, confidence: np.ndarray, threshold: float, n: int, draws: int,
+def compare(human: np.ndarray, judge: np.ndarray, confidence: np.ndarray, threshold: float | None, n: int, draws: int,
             rng: np.random.Generator) -> dict[str, tuple[float, float]]:
     """design -> (coverage, mean width)."""
     units = len(human)
@@ -90,22 +92,29 @@ def main() -> None:
     print("| population | N | budget n | uniform coverage | uniform width | active coverage | active width | "
           "width ratio | labels saved |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for name in ("dev items", "simulated from the dev items", "calibrated judge, dev confidences"):
+    for name in ("dev items", "simulated from the dev items", "calibrated judge, dev confidences",
+                 "calibrated judge, no threshold"):
         for n in BUDGETS:
             results = []
             for seed in args.seeds:
                 rng = np.random.default_rng([seed, 21])
+                t = threshold
                 if name == "dev items":
                     h, j, c = human, judge, confidence
                 elif name == "simulated from the dev items":
                     pick = rng.integers(len(human), size=1000)
                     h, j, c = human[pick], judge[pick], confidence[pick]
-                else:   # the judge's verdict wrong with exactly the doubt its confidence states
+                elif name == "calibrated judge, dev confidences":   # wrong with the doubt its confidence states
                     c = confidence[rng.integers(len(human), size=1000)]
                     j = (c >= threshold).astype(float)
                     wrong = rng.random(1000) < decision_doubt(c, threshold)
                     h = np.where(wrong, 1 - j, j)
-                results.append(compare(h, j, c, threshold, n, args.draws, rng))
+                else:   # verdicts as the model wrote them (half each way), wrong with probability 1 - confidence
+                    c = confidence[rng.integers(len(human), size=1000)]
+                    j = (rng.random(1000) < 0.5).astype(float)
+                    h = np.where(rng.random(1000) < 1 - c, 1 - j, j)
+                    t = None
+                results.append(compare(h, j, c, t, n, args.draws, rng))
             uniform = [np.mean([r["uniform"][k] for r in results]) for k in (0, 1)]
             active = [np.mean([r["active"][k] for r in results]) for k in (0, 1)]
             ratio = active[1] / uniform[1]

@@ -7,6 +7,7 @@
     judge.run_baselines(reports, nuggets=..., gold=...)            EXAM, ROUGE, pa-BLEU, ...     (eval --with-baselines)
     judge.baseline(name, reports, ...)                             one baseline, its settings   (argue-judge baseline)
     judge.merge(shards, out=...)                                   shards into one run          (argue-judge merge)
+    judge.sample(judgments, budget, out=...)                       reports for people to judge  (argue-judge sample)
     judge.read_judgments(path) / judge.write_judgments(path, js)   the judgments format, both ways (import/export)
 
 Every call works inside a running event loop (a Jupyter cell) and outside one; async code awaits

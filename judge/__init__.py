@@ -26,6 +26,7 @@ from judge._version import __version__
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ below loads them
     from judge.api import (  # noqa: F401
+        DrawnSample,
         HumanEstimates,
         ScoredJudgments,
         accept_candidates,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ below l
         pool_nuggets_async,
         read_judgments,
         run_baselines,
+        sample,
         score,
         write_judgments,
     )
@@ -56,7 +58,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ below l
 _API = ("evaluate", "evaluate_async", "score", "calibrate", "calibrate_async", "html_view", "run_baselines",
         "baseline", "merge", "read_judgments", "write_judgments", "cache_stats", "clear_cache", "export_cache",
         "import_cache", "ScoredJudgments", "HumanEstimates", "create_nuggets", "create_nuggets_async", "pool_nuggets",
-        "pool_nuggets_async", "accept_candidates")
+        "pool_nuggets_async", "accept_candidates", "sample", "DrawnSample")
 __all__ = ["__version__", *_API]
 
 

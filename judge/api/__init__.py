@@ -7,6 +7,7 @@
     judge.run_baselines(reports, nuggets=..., gold=...)            EXAM, ROUGE, pa-BLEU, ...     (eval --with-baselines)
     judge.baseline(name, reports, ...)                             one baseline, its settings   (argue-judge baseline)
     judge.merge(shards, out=...)                                   shards into one run          (argue-judge merge)
+    judge.sample(judgments, budget, out=...)                       reports for people to judge  (argue-judge sample)
     judge.read_judgments(path) / judge.write_judgments(path, js)   the judgments format, both ways (import/export)
 
 Every call works inside a running event loop (a Jupyter cell) and outside one; async code awaits
@@ -68,6 +69,7 @@ from judge.api.calibration import (  # noqa: F401
 from judge.api.estimates import HumanEstimates
 from judge.api.evaluation import EvalOptions, evaluate, evaluate_async  # noqa: F401
 from judge.api.judgments import read_judgments, write_judgments
+from judge.api.sampling import DrawnSample, sample
 from judge.api.scoring import ScoredJudgments, score
 from judge.api.shards import merge
 from judge.api.view import html_view
@@ -83,4 +85,4 @@ from judge.nuggets.api import (  # the nuggets floor's calls, public here with t
 __all__ = ["evaluate", "evaluate_async", "score", "calibrate", "calibrate_async", "html_view", "run_baselines",
            "baseline", "merge", "read_judgments", "write_judgments", "cache_stats", "clear_cache", "export_cache",
            "import_cache", "ScoredJudgments", "HumanEstimates", "create_nuggets", "create_nuggets_async",
-           "pool_nuggets", "pool_nuggets_async", "accept_candidates"]
+           "pool_nuggets", "pool_nuggets_async", "accept_candidates", "sample", "DrawnSample"]

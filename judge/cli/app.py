@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("judge.cli.interop", "import_app"),
     "export": ("judge.cli.interop", "export_app"),
     "nuggets": ("judge.cli.nuggets", "app"),
+    "sample": ("judge.cli.sample", "sample_command"),
 }
 
 # The Python API call behind each command (judge.api): the command parses options, makes this one call and prints
@@ -38,6 +39,7 @@ API_CALLS: dict[str, str] = {
     "cache import": "import_cache", "baseline exam": "baseline", "baseline rouge": "baseline",
     "baseline pa-bleu": "baseline", "baseline pa-meteor": "baseline", "import auto-argue": "read_judgments",
     "export auto-argue": "write_judgments", "nuggets create": "create_nuggets", "nuggets pool": "pool_nuggets",
+    "sample": "sample",
 }
 
 

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_nuggets import BANKS, DOCS, EXAMPLES, REQUESTS, _pool_inputs, reviewed_candidates
+from tests.test_nuggets import BANKS, DOCS, EXAMPLES, REQUESTS, _pool_inputs, reviewed_candidates
 from typer.testing import CliRunner
 
 from judge.cli.app import app

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judge.api._inputs import PathLike, _check_path, _judgment_records
+from judge.api._inputs import JudgmentInputs, PathLike, _check_path, _judgment_records
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class DrawnSample:
         return [dict(row) for row in self.rows]
 
 
-def sample(judgments: Any, budget: int, *, seed: int = 0, min_probability: float | None = None,
+def sample(judgments: JudgmentInputs, budget: int, *, seed: int = 0, min_probability: float | None = None,
            uniform: bool = False, previous: PathLike | None = None, out: PathLike | None = None) -> DrawnSample:
     """Draw `budget` reports for people to judge (new ones on a second round: `previous`, the first round's sample
     file). Each report's probability grows with the judge's doubt on it (1 - the confidence its model gave its

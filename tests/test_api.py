@@ -82,7 +82,8 @@ def test_the_api_package_exports_the_public_and_command_names():
     build their calls from."""
     besides = {"calibration_config", "CalibrationProgress", "CALIBRATED_POLICIES", "choose_attacks",
                "BaselineScores", "BASELINE_SETTINGS", "BASELINE_RULES", "BASELINE_COLUMNS", "DEFAULT_CACHE",
-               "PathLike", "EvalOptions", "ReportInputs", "RequestInputs", "DocumentInputs", "NuggetInputs", "JudgmentInputs"}
+               "PathLike", "EvalOptions", "ReportInputs", "RequestInputs", "DocumentInputs", "NuggetInputs",
+               "JudgmentInputs"}
     missing = [name for name in [*api.__all__, *besides] if not hasattr(api, name)]
     assert missing == []
     assert all(getattr(judge, name) is getattr(api, name) for name in api.__all__)

@@ -13,7 +13,6 @@ from pathlib import Path
 import diskcache
 import litellm
 import pytest
-from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.api import read_judgments
@@ -36,6 +35,7 @@ from judge.settings import ModelSettings, PassagePolicy, RetryPolicy
 from judge.testing import FakeEndpoint
 from judge.testing.logprobs import verdict_index
 from judge.types import Document, Request
+from tests.conftest import smart_responder
 
 litellm.suppress_debug_info = True
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -25,12 +25,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.cli.app import app
 from judge.llm.embedded.weights import embedded_available
 from judge.testing import FakeEndpoint
+from tests.conftest import smart_responder
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

@@ -19,7 +19,6 @@ from pathlib import Path
 import diskcache
 import litellm
 import pytest
-from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.api import read_judgments
@@ -42,6 +41,7 @@ from judge.run.evaluate import EvalConfig, evaluate
 from judge.run.inputs import Inputs
 from judge.settings import ModelSettings, RetryPolicy
 from judge.testing import FakeEndpoint
+from tests.conftest import smart_responder
 
 litellm.suppress_debug_info = True
 

@@ -262,7 +262,8 @@ def test_eval_flags_what_only_the_learned_detector_finds_and_names_the_detector(
         {"text": f"The Brennfield battery recycling plant opened in 2019. {remark}", "citations": ["ex-d15"]}]}) + "\n")
     with FakeEndpoint(smart_responder) as endpoint:
         result = runner.invoke(app, [
-            "eval", str(reports), "--requests", str(EXAMPLES / "requests.jsonl"), "--docs", str(EXAMPLES / "docs.jsonl"),
+            "eval", str(reports), "--requests", str(EXAMPLES / "requests.jsonl"),
+            "--docs", str(EXAMPLES / "docs.jsonl"),
             "--nuggets", str(EXAMPLES / "nuggets"), "--model", "openai/fake", "--api-base", endpoint.api_base,
             "--api-key", "x", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "out"),
             "--injection-detector", "rules+learned"])

@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.api import read_judgments
@@ -19,6 +18,7 @@ from judge.formats.judgments import ReportJudgment
 from judge.run.merge import ShardOutput, merge_outputs
 from judge.run.shards import Shard
 from judge.testing import FakeEndpoint
+from tests.conftest import smart_responder
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 BYTE_IDENTICAL = ("judgments.jsonl", "scores.tsv", "leaderboard.tsv")

@@ -10,7 +10,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.test_nuggets import BANKS, DOCS, EXAMPLES, REQUESTS, _pool_inputs, reviewed_candidates
 from typer.testing import CliRunner
 
 from judge.cli.app import app
@@ -21,6 +20,7 @@ from judge.formats.paths import MAX_ID_CHARS, Outputs, file_name, id_of
 from judge.nuggets import api
 from judge.testing import FakeEndpoint
 from judge.testing.nugget_responders import nugget_responder
+from tests.test_nuggets import BANKS, DOCS, EXAMPLES, REQUESTS, _pool_inputs, reviewed_candidates
 
 runner = CliRunner()
 

@@ -211,13 +211,12 @@ def test_a_joint_share_too_small_to_judge_is_refused_naming_the_options():
 def test_the_judgments_record_how_much_of_each_document_was_shown(tmp_path):
     import asyncio
 
-    from tests.test_walker import ScriptedClient
-
     from judge.formats import DocumentStore
     from judge.formats.judgments import DecisionRecord
     from judge.judging.walker import ReportWalker
     from judge.settings import JudgeSettings
     from judge.types import Report, Sentence
+    from tests.test_walker import ScriptedClient
 
     documents = long_documents(3, 3200)
     store_lines = "\n".join(d.model_dump_json() for d in documents)

@@ -10,6 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
+from judge.cli.app import app
+from judge.llm.cache.store import open_decision_cache
+from judge.run.executors.ray_cluster import worker_failure
+from judge.testing import FakeEndpoint
 from tests.conftest import smart_responder
 from tests.ray_helpers import (
     EXAMPLES,
@@ -19,12 +25,6 @@ from tests.ray_helpers import (
     ray_connections_off_loopback,
     same_outputs,
 )
-from typer.testing import CliRunner
-
-from judge.cli.app import app
-from judge.llm.cache.store import open_decision_cache
-from judge.run.executors.ray_cluster import worker_failure
-from judge.testing import FakeEndpoint
 
 loopback_ray_env()  # before ray is imported, which reads it
 ray = pytest.importorskip("ray", reason="the [ray] extra is not installed (pip install 'argue-judge[ray]')")

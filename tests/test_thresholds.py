@@ -9,7 +9,6 @@ from pathlib import Path
 
 import litellm
 import pytest
-from tests.conftest import smart_responder, tagged, user_message
 from pydantic import Field
 from typer.testing import CliRunner
 
@@ -27,6 +26,7 @@ from judge.judging.thresholds import FORMAT, ThresholdRule, ThresholdsFile, read
 from judge.settings import DecisionThreshold, JudgeSettings, ModelSettings, RetryPolicy, Thresholds
 from judge.testing import FakeEndpoint
 from judge.testing.logprobs import verdict_at
+from tests.conftest import smart_responder, tagged, user_message
 
 litellm.suppress_debug_info = True
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

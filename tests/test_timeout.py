@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.conftest import smart_responder
 
 from judge.judging.decisions.claims_absence import ClaimsAbsence
 from judge.judging.signature import JudgeSignature
@@ -21,6 +20,7 @@ from judge.run.inputs import Inputs
 from judge.run.outputs import write_outputs
 from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
 from judge.testing import FakeEndpoint
+from tests.conftest import smart_responder
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 TWO_ATTEMPTS = RetryPolicy(transport_attempts=2, wait_multiplier=0.01, wait_max=0.05)

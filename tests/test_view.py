@@ -12,7 +12,6 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.api import read_judgments
@@ -28,6 +27,7 @@ from judge.testing import FakeEndpoint
 from judge.types import Document
 from judge.view import write_view
 from judge.view.evidence import evidence_spans
+from tests.conftest import smart_responder
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 VALUE_CSS = {Value.POSITIVE: "pos", Value.NEGATIVE: "neg", Value.NEUTRAL: "neu"}

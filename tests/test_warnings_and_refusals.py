@@ -9,11 +9,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.cli.app import app
 from judge.testing import FakeEndpoint
+from tests.conftest import smart_responder
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -506,10 +506,10 @@ class _Load:
 @pytest.mark.parametrize(("requested", "expected"), [(None, [1, 1, 2, 2, 1]), (1, [1, 1, 1, 1, 1])])
 def test_the_thread_count_is_re_decided_before_each_completion_from_the_load(monkeypatch, requested, expected):
     import llama_cpp
-    from tests.test_llama_runtime import CountingLlama, ask, document
 
     from judge.llm.embedded import runtime as llama_runtime
     from judge.llm.embedded import threads
+    from tests.test_llama_runtime import CountingLlama, ask, document
 
     monkeypatch.setattr(threads, "usable_cpus", lambda: 2)
     monkeypatch.setattr(threads, "busy_cores", lambda *a, **k: 1.0)  # a job holds a core at load time

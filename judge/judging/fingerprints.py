@@ -50,8 +50,8 @@ def detector_hash(detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> s
     they decide the flags (counted in the scores), what the model is shown of flagged text and, with
     `--on-injection penalise`, outcomes."""
     script_parts = [code_of(script)] if uses_script(detector) else []
-    parts = [json.dumps(RULES, ensure_ascii=False), code_of(learned), load_detector().version, *script_parts, code_of(pieces),
-             code_of(quarantine)]
+    parts = [json.dumps(RULES, ensure_ascii=False), code_of(learned), load_detector().version, *script_parts,
+             code_of(pieces), code_of(quarantine)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:8]
 
 

@@ -6,10 +6,10 @@ The unit is a report: a run's leaderboard value of a ratio measure is the MACRO 
 mean of per-report F1, so each report's F1 is the unit and no delta method is needed (micro aggregates, ratios
 of pooled totals, are not estimated here). A pair of runs is compared by the difference of their estimates, each
 from all its labelled reports, with the covariance the requests labelled for both induce
-(judge.metrics.ppi.ppi_difference); under a weighted sample (each report drawn on its own, Poisson-like) the
-two runs' labels are independent and the covariance is 0. The ranking gives a run rank 1 + the number of runs whose difference from
-it is distinguishable in their favour (the rule of LMSYS Chatbot Arena's leaderboard), so indistinguishable runs
-share a rank.
+(judge.metrics.ppi.ppi_difference); under a weighted sample (each report drawn on its own, Poisson-like) the two
+runs' labels are independent and the covariance is 0. The ranking gives a run rank 1 + the number of runs whose
+difference from it is distinguishable in their favour (the rule of LMSYS Chatbot Arena's leaderboard), so
+indistinguishable runs share a rank.
 """
 
 from __future__ import annotations

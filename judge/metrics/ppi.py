@@ -20,10 +20,10 @@ Agresti-Coull-type interval (Agresti & Coull 1998 add z^2/2 ~ 2 successes and fa
 It fades as 1/n, and in PPI also as the sample's own variation grows: its weight is divided by 1 + d / PRIOR_FADE,
 d the sample's events (about the number of disagreements; `events`), so it widens the interval where the
 variance rests on a handful of disagreements (where the plain interval fails) and hardly at all once the sample
-measures the variance itself (where the plain interval covers). A sample in which the judge matched every human value also gets at least the width of the
-judge errors such a sample could have missed (a Clopper-Pearson bound on the disagreement rate, applied to the
-unlabelled share). Every interval is clipped to what the human mean can still be given the labelled values (each
-unlabelled unit in [0, 1]).
+measures the variance itself (where the plain interval covers). A sample in which the judge matched every human
+value also gets at least the width of the judge errors such a sample could have missed (a Clopper-Pearson bound on
+the disagreement rate, applied to the unlabelled share). Every interval is clipped to what the human mean can still
+be given the labelled values (each unlabelled unit in [0, 1]).
 benchmarks/ppi_coverage.py measures the coverage over a grid of judges, prevalences and sample sizes.
 
 Pure numpy/scipy: no model client, no judge types; units arrive as arrays.

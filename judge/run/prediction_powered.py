@@ -13,8 +13,8 @@ import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import replace
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from judge.diagnostics import Diagnostics
 from judge.errors import InputError
@@ -331,7 +331,8 @@ def draw_sample(judged: Iterable[ReportJudgment], budget: int, seed: int = 0, mi
     rows_out = [{**row, "probability": round(float(overall[keys.index(key)]), 9)}
                 for key, row in drawn_before.items()]
     rows_out += [{"run_id": keys[i][0], "request_id": keys[i][1], "probability": round(float(overall[i]), 9),
-                  "round": number, "uncertainty": None if math.isnan(uncertainty[i]) else round(float(uncertainty[i]), 6)}
+                  "round": number,
+                  "uncertainty": None if math.isnan(uncertainty[i]) else round(float(uncertainty[i]), 6)}
                  for i in chosen]
     header = {SAMPLE_KEY: 1, "kind": kind, "unit": "report", "reports": units, "rounds": rounds,
               "without_confidence": int(np.isnan(_raw_uncertainties(records)).sum())}

@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from judge.llm.embedded.weights import is_embedded
+from judge.llm.judges import judge_of
 from judge.settings import ModelSettings
 
 TOP_LOGPROBS = 5  # alternatives per token when log-probabilities are asked for
@@ -22,11 +22,9 @@ _FLOOR = -1e4
 
 
 def asks_logprobs(settings: ModelSettings) -> bool:
-    """Whether decisions ask for log-probabilities: `settings.logprobs`, or by default only the embedded judge
-    (llama.cpp returns them; not every hosted provider accepts the parameter)."""
-    if settings.logprobs is not None:
-        return settings.logprobs
-    return is_embedded(settings.model)
+    """Whether decisions ask for log-probabilities: `settings.logprobs` where the judge takes it, or by default only
+    the embedded judge (llama.cpp returns them; not every hosted provider accepts the parameter)."""
+    return judge_of(settings).logprobs
 
 
 def verdict_probability(logprobs_content: Sequence[Any] | None, output_json_text: str, field: str = "verdict",

@@ -212,7 +212,8 @@ def evaluate(reports: Any, *, requests: Any, docs: Any, nuggets: Any = None, mod
     measures the rows and leaderboard keep. `human`, `sample`, `confidence`: prediction-powered estimates from
     human judgments of a sample (`evaluation.estimates`). `view`: also write OUT/view. `baselines`, `gold`: also
     run the baselines (`evaluation.baseline_results`). `model_options`: the other fields of
-    `judge.settings.ModelSettings` (temperature, seed, max_tokens, timeout, threads, kernels, logprobs) and of
+    `judge.settings.ModelSettings` (temperature, seed, max_tokens, timeout, threads, kernels, logprobs,
+    reasoning_effort "low"/"medium"/"high", keep_reasoning: docs/models.md#reasoning-judges) and of
     `judge.run.evaluate.EvalConfig` (retry, max_cost, price_per_1k, max_failed_fraction, resume, shard as "I/N",
     and `ray="local"`, `"auto"` or `"ray://HOST:PORT"` with `workers=N` to judge on Ray: docs/scale.md).
 

@@ -31,7 +31,8 @@ def verdict_probability(logprobs_content: Sequence[Any] | None, output_json_text
                         values: Sequence[Any] | None = None) -> float | None:
     """The probability the model gave to the value of ``field`` in the JSON object it wrote; None if unknown.
 
-    The value's tokens are the generated tokens that overlap the value's JSON literal (quotes included). Each
+    The value's tokens are the generated tokens that overlap the value's JSON literal (quotes included), in the
+    last place the tokens spell ``output_json_text`` (the answer follows any reasoning). Each
     contributes the share of the alternatives listed at its position (``top_logprobs`` plus the chosen token)
     that still spell the value written — the chosen token and other tokenizations of the same value (``"s"``,
     ``"support"`` where ``"supported"`` was chosen) — against all alternatives that count: with ``values`` (e.g.
@@ -49,7 +50,7 @@ def verdict_probability(logprobs_content: Sequence[Any] | None, output_json_text
     pieces = [_token_bytes(entry) for entry in logprobs_content]
     generated = b"".join(pieces)
     text = output_json_text.encode("utf-8")
-    offset = generated.find(text)
+    offset = generated.rfind(text)  # the last copy: a reasoning judge may draft its answer in a <think> first
     if offset < 0:
         return None
     span = field_value_span(output_json_text, field)

@@ -145,12 +145,18 @@ def eval_args(ep: FakeEndpoint, out: Path, *extra: str) -> list[str]:
 def test_eval_with_a_thinking_judge_writes_the_same_judgments_and_keeps_the_reasoning_when_asked(tmp_path):
     with FakeEndpoint(smart_responder) as ep:
         plain = runner.invoke(app, eval_args(ep, tmp_path / "plain"))
+        plain_lp = runner.invoke(app, eval_args(ep, tmp_path / "plain-lp", "--logprobs"))
     with FakeEndpoint(smart_responder, reasoning=lambda request: TRICKY) as ep:
         thinking = runner.invoke(app, eval_args(ep, tmp_path / "thinking"))
+        thinking_lp = runner.invoke(app, eval_args(ep, tmp_path / "thinking-lp", "--logprobs"))
         kept = runner.invoke(app, eval_args(ep, tmp_path / "kept", "--keep-reasoning"))
-    assert plain.exit_code == thinking.exit_code == kept.exit_code == 0, kept.output
+    for result in (plain, plain_lp, thinking, thinking_lp, kept):
+        assert result.exit_code == 0, result.output
     for name in ("judgments.jsonl", "scores.tsv", "leaderboard.tsv"):
         assert (tmp_path / "thinking" / name).read_bytes() == (tmp_path / "plain" / name).read_bytes()
+        # the log-probabilities spell the block and the answer; each confidence is read from the answer's
+        assert (tmp_path / "thinking-lp" / name).read_bytes() == (tmp_path / "plain-lp" / name).read_bytes()
+    assert '"confidence"' in (tmp_path / "thinking-lp" / "judgments.jsonl").read_text()
     records = [json.loads(line) for line in (tmp_path / "kept" / "judgments.jsonl").read_text().splitlines()]
     decisions = [d for r in records for s in r["sentences"] for d in s["decisions"] if d["judge"] == "openai/fake"]
     assert decisions and all(d["reasoning"] == TRICKY for d in decisions)

@@ -100,3 +100,11 @@ def test_a_reasoning_effort_is_refused_for_the_embedded_judge_in_one_line():
     assert "\n" not in str(caught.value)
     kept = judge_of(ModelSettings(EMBEDDED, keep_reasoning=True))
     assert not kept.settings.keep_reasoning and kept.unapplied[0].startswith("--keep-reasoning has no effect")
+
+
+def test_the_embedded_judge_drops_the_servers_it_does_not_talk_to():
+    judge = judge_of(ModelSettings(EMBEDDED, "http://127.0.0.1:9/v1", "key"))
+    assert (judge.settings.api_base, judge.settings.api_key, judge.servers()) == (None, None, [])
+    assert judge.unapplied == (f"--api-base and --router have no effect: the embedded judge {EMBEDDED} runs on this "
+                               "machine; ignored",)
+    assert judge_of(ModelSettings(EMBEDDED, api_key="from the environment")).unapplied == ()

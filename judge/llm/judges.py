@@ -8,7 +8,8 @@ ones it dropped (`Judge.unapplied`, one sentence each, for the run's diagnostics
 the model string: it asks `judge_of(settings)` (or `judge_type(model)` where only a name is at hand).
 
 What each judge does with an option that is not its own:
-- `--threads` and `--kernels` steer the embedded judge's llama.cpp; a hosted judge drops them with a word.
+- `--threads` and `--kernels` steer the embedded judge's llama.cpp; a hosted judge drops them with a word, and the
+  embedded judge drops `--api-base` and `--router` (it runs on this machine).
 - `--seed`, `--logprobs` and `--reasoning-effort` reach a hosted judge only where litellm passes them on to its
   provider; elsewhere they are dropped with a word (litellm would drop them silently, `drop_params=True`, and the
   signature would claim what the provider never saw). A provider litellm does not know keeps them as asked.
@@ -41,7 +42,6 @@ class Judge:
     settings: ModelSettings
     unapplied: tuple[str, ...] = ()
 
-    kind: ClassVar[str] = "hosted"
     # Runs in a worker process of this machine, one call at a time, its llama.cpp threads the machine's cores.
     in_process: ClassVar[bool] = False
     # Costs nothing whatever litellm's price map says.
@@ -122,7 +122,6 @@ class Judge:
 class EmbeddedJudge(Judge):
     """The embedded offline judge (`argue-local/...`): llama.cpp in a worker process of this machine."""
 
-    kind: ClassVar[str] = "embedded"
     in_process: ClassVar[bool] = True
     free: ClassVar[bool] = True
     logprobs_by_default: ClassVar[bool] = True  # llama.cpp returns them, grammar-allowed alternatives included
@@ -134,6 +133,12 @@ class EmbeddedJudge(Judge):
                                f"judge {settings.model} has no reasoning mode; drop it, or choose a reasoning model "
                                "with --model (e.g. openai/o4-mini)")
         notes = []
+        if settings.api_base or settings.api_bases or settings.router_config:
+            notes.append(f"--api-base and --router have no effect: the embedded judge {settings.model} runs on this "
+                         "machine; ignored")
+            settings = replace(settings, api_base=None, api_bases=(), router_config=None)
+        # A key is dropped without a word: it often comes from the environment (ARGUE_JUDGE_API_KEY) for other runs.
+        settings = replace(settings, api_key=None)
         if settings.keep_reasoning:
             notes.append(f"--keep-reasoning has no effect: the embedded judge {settings.model} does not reason "
                          "before it answers; ignored")
@@ -144,12 +149,6 @@ class EmbeddedJudge(Judge):
         # llama.cpp judges one prompt at a time and reuses the KV cache of the previous prompt's prefix;
         # interleaving sentences would only defeat that reuse.
         return 1
-
-    def target(self) -> dict[str, Any]:
-        return {"model": self.model, "api_base": None, "api_key": None}
-
-    def servers(self) -> list[str]:
-        return []
 
     def connect(self) -> Any:
         try:
@@ -176,8 +175,6 @@ class EmbeddedJudge(Judge):
 @dataclass(frozen=True)
 class HostedJudge(Judge):
     """A model served elsewhere: a provider litellm knows (`openai/gpt-4o-mini`) or one server (`--api-base`)."""
-
-    kind: ClassVar[str] = "hosted"
 
     @classmethod
     def parse(cls, settings: ModelSettings) -> HostedJudge:
@@ -221,8 +218,6 @@ class HostedJudge(Judge):
 class RoutedJudge(HostedJudge):
     """One model on several servers (`--api-base` given more than once, or `--router FILE`): litellm's Router
     spreads the calls and fails over (judge.llm.router)."""
-
-    kind: ClassVar[str] = "routed"
 
     @classmethod
     def parse(cls, settings: ModelSettings) -> RoutedJudge:

@@ -200,3 +200,19 @@ def test_the_api_takes_the_effort_and_refuses_it_for_the_embedded_judge():
     kept = [d.reasoning for j in evaluation.judgments for s in j.sentences for d in s.decisions
             if d.judge == "hosted_vllm/fake"]
     assert kept and set(kept) == {"thought"}
+
+
+def test_a_cached_reasoning_is_sealed_with_its_answer():
+    from judge.llm.cache.store import CachedAnswer, UnreadableEntry, canonical_json, seal, unseal
+
+    answer = CachedAnswer({"verdict": True}, 10, 2, 0.0, reasoning=TRICKY)
+    assert unseal("k", seal("k", answer)) == answer
+    assert '"reasoning"' not in seal("k", CachedAnswer({"verdict": True}))  # entries without it are as they were
+    body = {"response": {}, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0, "reasoning": 7}
+    forged = json.loads(seal("k", CachedAnswer({})))
+    forged["answer"] = body
+    import hashlib
+
+    forged["sha256"] = hashlib.sha256(f"k\n{canonical_json(body)}".encode()).hexdigest()
+    with pytest.raises(UnreadableEntry, match="the reasoning is not text"):
+        unseal("k", json.dumps(forged))

@@ -33,6 +33,10 @@ DEFAULT_INJECTION_DETECTOR: InjectionDetector = "rules+learned+script"
 # llama.cpp CPU kernels of the embedded judge (judge.llm.embedded.kernels says what each does).
 Kernels = Literal["auto", "safe", "fast"]
 KERNEL_CHOICES: tuple[Kernels, ...] = get_args(Kernels)
+# How hard a reasoning judge thinks before it answers (litellm's `reasoning_effort`: OpenAI's effort, Anthropic's and
+# Gemini's thinking budgets). judge.llm.judges says which judges take it.
+ReasoningEffort = Literal["low", "medium", "high"]
+REASONING_EFFORTS: tuple[ReasoningEffort, ...] = get_args(ReasoningEffort)
 
 
 # The rules of every setting, declared once on the settings objects below. The API checks them when an object is
@@ -198,6 +202,12 @@ class ModelSettings:
     # paths round differently, but a rerun replays cached answers whichever path made them; run-summary.json
     # records the path a run used.
     kernels: Kernels = "auto"
+    # A reasoning judge's effort (--reasoning-effort). None: the model's own default, and no field in the signature
+    # or the cache key. Keyed and in the signature when set: it changes answers.
+    reasoning_effort: ReasoningEffort | None = None
+    # Keep the judge's reasoning (a `<think>` block, `reasoning_content`) in each decision's record
+    # (--keep-reasoning). Never parsed as the answer either way; not keyed: it changes no answer.
+    keep_reasoning: bool = False
 
     RULES: ClassVar[dict[str, Rule]] = {
         "model": InstanceOf((str,)), "api_base": InstanceOf((str,), optional=True),
@@ -205,6 +215,7 @@ class ModelSettings:
         "seed": Number(SEED, integer=True, optional=True), "max_tokens": Number(COUNT, integer=True),
         "timeout": Number(SECONDS), "logprobs": Flag(optional=True),
         "threads": Number(THREADS, integer=True, optional=True), "kernels": OneOf(KERNEL_CHOICES),
+        "reasoning_effort": OneOf(REASONING_EFFORTS, optional=True), "keep_reasoning": Flag(),
     }
 
     def __post_init__(self) -> None:
@@ -218,7 +229,10 @@ class ModelSettings:
         return len(self.api_bases) > 1 or self.router_config is not None
 
     def sampling(self) -> dict[str, Any]:
-        return {"temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens}
+        """What each call sends that changes its answer, and so the cache key's sampling part; the effort only when
+        set, so that keys made without one stay as they were."""
+        effort = {"reasoning_effort": self.reasoning_effort} if self.reasoning_effort is not None else {}
+        return {"temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens, **effort}
 
 
 @dataclass(frozen=True)

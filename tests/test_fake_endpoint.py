@@ -566,3 +566,25 @@ def test_tool_call_answers_carry_no_logprobs(ep):
     _, _, body = post(ep, {"model": "fake", "messages": MESSAGES, "tools": [tool], "logprobs": True,
                            "tool_choice": {"type": "function", "function": {"name": "SupportsCitation"}}})
     assert body["choices"][0]["message"]["content"] is None and body["choices"][0]["logprobs"] is None
+
+
+# -- reasoning -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reasoning_as", ["think", "field"])
+def test_a_reasoning_endpoint_thinks_before_it_answers_and_counts_the_reasoning_tokens(reasoning_as):
+    with FakeEndpoint(lambda request: {"ok": True}, reasoning=lambda request: "x" * 40,
+                      reasoning_as=reasoning_as) as ep:
+        status, _, body = post(ep, {"model": "fake", "messages": [{"role": "user", "content": "hi"}],
+                                    "reasoning_effort": "low"})
+        assert ep.requests[0]["reasoning_effort"] == "low"
+    message, usage = body["choices"][0]["message"], body["usage"]
+    assert status == 200 and usage["completion_tokens_details"] == {"reasoning_tokens": 10}
+    if reasoning_as == "think":  # a server without a reasoning parser: the block is in the content, no field
+        assert message["content"] == '<think>' + "x" * 40 + '</think>\n\n{"ok": true}'
+        assert message["reasoning_content"] is None
+    else:
+        assert message["content"] == '{"ok": true}' and message["reasoning_content"] == "x" * 40
+        assert usage["completion_tokens"] == 10 + len('{"ok": true}') // 4
+    with pytest.raises(ValueError, match="reasoning_as='both'"):
+        FakeEndpoint(reasoning_as="both", start=False)

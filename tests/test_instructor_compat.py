@@ -75,6 +75,27 @@ def test_the_structured_client_has_the_call_the_decision_client_makes():
     client = structured_completions(litellm.acompletion)
     assert callable(client.chat.completions.create_with_completion)
     assert client.mode is instructor.Mode.JSON_SCHEMA
+    assert structured_completions(litellm.acompletion, "md_json").mode is instructor.Mode.MD_JSON
+
+
+@pytest.mark.parametrize("mode", ["json_schema", "md_json"])
+def test_each_mode_parses_the_answer_after_the_reasoning_offline(mode):
+    """litellm's mock_response (offline) with a `<think>` block on a new line, which litellm itself does not take
+    out: the structured client parses the answer after it, in both modes the judges use."""
+    import asyncio
+
+    class Answer(BaseModel):
+        verdict: bool
+
+    async def mocked(**kwargs):
+        return await litellm.acompletion(**kwargs, mock_response='\n<think>{"verdict": false}?</think>\n'
+                                                                 '{"verdict": true}')
+
+    client = structured_completions(mocked, mode)
+    answer, completion = asyncio.run(client.chat.completions.create_with_completion(
+        model="openai/fake", messages=[{"role": "user", "content": "?"}], response_model=Answer, max_retries=0))
+    assert answer.verdict is True
+    assert completion.choices[0].message.reasoning_content == '{"verdict": false}?'
 
 
 def test_a_provider_error_is_found_behind_instructors_wrapper():

@@ -106,3 +106,14 @@ def test_litellm_objects_are_read_like_dicts():
                for t in tokens]
     assert verdict_probability(objects, text, values=SUPPORT_VALUES) == pytest.approx(
         verdict_probability(tokens, text, values=SUPPORT_VALUES))
+
+
+def test_a_draft_of_the_answer_in_the_thinking_is_not_where_the_confidence_is_read():
+    """A reasoning judge may write its answer in a `<think>` block first (the tokens spell the block and the
+    answer; the text parsed is the answer alone): the confidence is the answer's, the last copy."""
+    answer, text = not_supported_tokens()
+    draft = [{**entry, "logprob": math.log(0.5) if entry["token"] == "not" else entry["logprob"]}
+             for entry in answer]
+    tokens = [tok("<think>", 1.0), *draft, tok("</think>", 1.0), *answer]
+    assert verdict_probability(tokens, text, values=SUPPORT_VALUES) == \
+        pytest.approx(verdict_probability(answer, text, values=SUPPORT_VALUES))

@@ -25,7 +25,8 @@ RESULT_CHANGING: dict[str, dict[str, str]] = {
     "eval": {"model": "model", "temperature": "temperature", "seed": "seed", "max_tokens": "max_tokens",
              "citation_policy": "citation_policy", "truncate": "truncate", "max_doc_chars": "passages",
              "prompts": "prompts", "on_injection": "on_injection", "logprobs": "logprobs",
-             "thresholds": "thresholds", "injection_detector": "injection_detector"},
+             "thresholds": "thresholds", "injection_detector": "injection_detector",
+             "reasoning_effort": "reasoning_effort"},
     "score": {"citation_policy": "citation_policy", "human": "human", "sample": "sample", "confidence": "confidence"},
     "merge": {},   # its numbers are those the shards' judgments give; every shard must carry one judge signature
     "calibrate": {"wice_partial": "wice_partial", "sample": "sample", "exclude": "exclude", "seed": "resample_seed",
@@ -62,8 +63,9 @@ NEUTRAL: dict[str, set[str]] = {
     # give_up_after, like timeout, decides when a server is waited for no longer, never an answer (what it leaves
     # unasked is failed, and the score signature counts failures). kernels choose llama.cpp's CPU kernel path, whose
     # rounding can differ, but the cache does not key it (a rerun replays the answers whichever path made them), so
-    # run-summary.json records the path, not the signature
-    "eval": {"reports", "requests", "docs", "nuggets", "api_base", "router", "api_key", "timeout", "concurrency",
+    # run-summary.json records the path, not the signature; keep_reasoning only adds the judge's reasoning to each
+    # record, never reads it as the answer (tests/test_reasoning.py)
+    "eval": {"keep_reasoning", "reports", "requests", "docs", "nuggets", "api_base", "router", "api_key", "timeout", "concurrency",
              "max_cost", "cache", "no_cache", "shard", "resume", "with_baselines", "gold", "out", "debug",
              "max_doc_bytes", "price_per_1k", "max_failed_fraction", "view", "threads", "give_up_after", "kernels",
              "ray", "workers"},  # who judges: the outputs are the bytes one process writes (tests/test_ray_*.py)
@@ -144,6 +146,7 @@ def judge_signature(model=ModelSettings("m"), retry=RetryPolicy(), judge=JudgeSe
     dict(judge=JudgeSettings(truncate=False)), dict(judge=JudgeSettings(passages=PassagePolicy(max_chars=100))),
     dict(judge=JudgeSettings(on_injection="penalise")), dict(model=ModelSettings("m", logprobs=True)),
     dict(judge=JudgeSettings(injection_detector="rules+learned")),
+    dict(model=ModelSettings("m", reasoning_effort="low")),
     dict(judge=JudgeSettings(thresholds=Thresholds((DecisionThreshold("supports_citation", True, 0.8),), "1234abcd"))),
 ])
 def test_the_judge_signature_changes_with_every_setting(changed):
@@ -259,3 +262,12 @@ def test_the_creator_signature_changes_with_every_option_that_changes_a_bank(cha
     assert signature(**changed) != signature()
     for option, piece in RESULT_CHANGING["nuggets create"].items():
         assert piece in signature(thresholds=APPLIED), f"--{option} is written under {piece!r}"
+
+
+def test_the_reasoning_effort_is_in_every_form_only_when_set():
+    plain, low = judge_signature(), judge_signature(ModelSettings("m", reasoning_effort="low"))
+    assert "effort" not in plain.short() and "reasoning_effort" not in plain.as_json()
+    assert "effort" not in plain.long()
+    assert low.short() == plain.short() + "|effort:low"
+    assert json.loads(low.as_json())["reasoning_effort"] == "low"
+    assert judge_signature(ModelSettings("m", reasoning_effort="high")).short() != low.short()

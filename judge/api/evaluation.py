@@ -34,7 +34,7 @@ from judge.labels import SampleDesign
 from judge.llm.cache.backends import docstore_dir
 from judge.llm.embedded.weights import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
 from judge.metrics.table import select_measures
-from judge.settings import HumanSample, InstanceOf, JudgeSettings, Kernels, ModelSettings, RetryPolicy
+from judge.settings import HumanSample, InstanceOf, JudgeSettings, Kernels, ModelSettings, ReasoningEffort, RetryPolicy
 from judge.types import Document, NuggetBank, Report, Request
 
 if TYPE_CHECKING:  # the model client loads only when a call judges something
@@ -58,6 +58,8 @@ class EvalOptions(TypedDict, total=False):
     logprobs: bool | None
     threads: int | None
     kernels: Kernels
+    reasoning_effort: ReasoningEffort | None
+    keep_reasoning: bool
     retry: RetryPolicy
     max_cost: float | None
     price_per_1k: float | None
@@ -238,7 +240,8 @@ def evaluate(reports: ReportInputs, *, requests: RequestInputs, docs: DocumentIn
     run the baselines (`evaluation.baseline_results`). `progress`: callbacks as judging goes
     (`judge.run.evaluate.JudgingProgress`; the command line hands in its progress bar). `options`: the other
     settings, as eval's options of the same name (`EvalOptions`): the model's (temperature, seed, max_tokens,
-    timeout, api_bases, router_config, logprobs, threads, kernels), the run's (retry, max_cost, price_per_1k,
+    timeout, api_bases, router_config, logprobs, threads, kernels, reasoning_effort "low"/"medium"/"high",
+    keep_reasoning: docs/models.md#reasoning-judges), the run's (retry, max_cost, price_per_1k,
     max_failed_fraction, resume, shard as "I/N", and `ray="local"`, `"auto"` or `"ray://HOST:PORT"` with
     `workers=N` to judge on Ray: docs/scale.md) and max_doc_bytes.
 

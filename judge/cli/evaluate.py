@@ -21,8 +21,8 @@ from judge.cli.render import (
     print_usage,
 )
 from judge.errors import ConfigurationError
-from judge.llm.embedded.kernels import kernels_line
-from judge.llm.embedded.weights import EMBEDDED_MODEL, is_embedded
+from judge.llm.embedded.weights import EMBEDDED_MODEL
+from judge.llm.judges import judge_of
 from judge.llm.pricing import price_known
 from judge.llm.router import resolve_model, servers
 from judge.run.evaluate import EvalConfig, JudgingProgress
@@ -47,6 +47,8 @@ def eval_command(
     seed: options.Seed = 0,
     max_tokens: options.MaxTokens = 512,
     logprobs: options.Logprobs = None,
+    reasoning_effort: options.ReasoningEffort = None,
+    keep_reasoning: options.KeepReasoning = False,
     thresholds: options.ThresholdsOption = None,
     citation_policy: options.Policy = "all",
     truncate: Annotated[bool, typer.Option(
@@ -124,7 +126,8 @@ def eval_command(
         raise typer.BadParameter("only Ray has workers: add --ray ADDRESS, or drop --workers", param_hint="--workers")
     with user_errors(debug):
         settings = model_settings(model, api_base or [], router, api_key, timeout, temperature, seed, max_tokens)
-        settings = replace(settings, logprobs=logprobs, threads=threads, kernels=kernels)
+        settings = replace(settings, logprobs=logprobs, threads=threads, kernels=kernels,
+                           reasoning_effort=reasoning_effort, keep_reasoning=keep_reasoning)
     if max_cost is not None and price_per_1k is None and not price_known(settings.model):
         raise typer.BadParameter(f"litellm has no price for {settings.model!r}, so the budget cannot be enforced; "
                                  "add --price-per-1k USD (per 1,000 tokens)", param_hint="--max-cost")
@@ -171,8 +174,9 @@ class ProgressBar:
                           f"with {settings.model}" + (f" (shard {part})" if part else "")
                           + (f" on {len(servers(settings))} servers" if settings.routed else "")
                           + (f" on Ray ({ray})" if ray else ""), highlight=False)
-            if is_embedded(settings.model):
-                console.print(kernels_line(settings.kernels), highlight=False, soft_wrap=True)
+            notice = judge_of(settings).notice()  # the embedded judge's kernels and CPU
+            if notice:
+                console.print(notice, highlight=False, soft_wrap=True)
             self.bar.start()
             self.task = self.bar.add_task("judging", total=None)
 

@@ -152,6 +152,16 @@ Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors
 Logprobs = Annotated[bool | None, typer.Option(
     "--logprobs/--no-logprobs", help="Ask the model for token log-probabilities and record each decision's "
     "confidence. Default: on for the embedded judge, off for hosted models (not every provider accepts it).")]
+ReasoningEffort = Annotated[str | None, typer.Option(
+    "--reasoning-effort", callback=lambda value: value if value is None else one_of(
+        value, settings.choices_of(ModelSettings, "reasoning_effort")),
+    help="How hard a reasoning judge thinks before it answers: low, medium or high (litellm's reasoning_effort: "
+    "OpenAI's effort, Anthropic's and Gemini's thinking budgets). Passed where litellm passes it on, elsewhere dropped "
+    "with a note; in the signature and the cache key. Refused for the embedded judge, which has no reasoning mode. "
+    "Thinking counts against --max-tokens: raise it.")]
+KeepReasoning = Annotated[bool, typer.Option(
+    "--keep-reasoning", help="Keep what a reasoning judge thought before it answered (a <think> block, "
+    "reasoning_content) in each decision's record of judgments.jsonl, as `reasoning`. Never read as the answer.")]
 
 DEFAULT_CACHE = DEFAULT_CACHE_DIR
 DEFAULT_CACHE_TARGET = str(DEFAULT_CACHE_DIR)

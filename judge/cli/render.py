@@ -80,11 +80,13 @@ def _tidy(value: str) -> str:
 def print_usage(usage: Usage, seconds: float) -> None:
     cost = f"${usage.cost:.4f}" + ("" if usage.cost_known else " (some prices unknown)")
     cached = f" ({usage.cached_prompt_tokens} cached)" if usage.cached_prompt_tokens else ""
+    reasoning = (f" ({usage.reasoning_tokens} reasoning, ${usage.reasoning_cost:.4f})"
+                 if usage.reasoning_tokens else "")
     console.print(
         f"decisions: {usage.decisions} ({usage.cache_hits} from cache, {usage.model_calls} model calls, "
         f"{usage.transport_retries} retries, {usage.failures} failed"
         f"{f', {usage.unasked} not asked' if usage.unasked else ''})  tokens: {usage.prompt_tokens} in{cached} / "
-        f"{usage.completion_tokens} out  cost: {cost}  time: {seconds:.1f}s", highlight=False)
+        f"{usage.completion_tokens} out{reasoning}  cost: {cost}  time: {seconds:.1f}s", highlight=False)
 
 
 def print_diagnostics(diagnostics: Diagnostics, summary: Path | None, limit: int = 20) -> None:

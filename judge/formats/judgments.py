@@ -81,6 +81,10 @@ class DecisionRecord(_Record):
     `threshold` is the one the verdict was held to, and `model_verdict` the model's own verdict where the
     threshold flipped it (`verdict` is then the applied one, which the flowchart followed). All three are left
     out of the file when None.
+
+    `reasoning` is what a reasoning judge thought before it answered (a `<think>` block, `reasoning_content`), kept
+    only when the run asked to keep it (`eval --keep-reasoning`); never read as the answer, never scored. Left out
+    of the file when None.
     """
 
     # The name of a decision the judge asks (judge.judging.decisions.REGISTRY, named by the flowchart). This floor
@@ -108,6 +112,7 @@ class DecisionRecord(_Record):
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     model_verdict: bool | None = None
     shown: list[ShownText] | None = None
+    reasoning: str | None = None
 
     @field_validator("decision")
     @classmethod
@@ -120,7 +125,7 @@ class DecisionRecord(_Record):
     @model_serializer(mode="wrap")
     def _without_absent_confidence(self, handler: SerializerFunctionWrapHandler) -> dict:
         data = handler(self)
-        for key in ("confidence", "threshold", "model_verdict", "shown"):
+        for key in ("confidence", "threshold", "model_verdict", "shown", "reasoning"):
             if key in data and data[key] is None:
                 del data[key]
         return data

@@ -24,7 +24,7 @@ from typing import Any
 from judge._version import __version__
 from judge.judging.fingerprints import detector_hash, prompt_hashes, prompts_tag, schema_hash
 from judge.judging.thresholds import resolve_thresholds
-from judge.llm.logprob import asks_logprobs
+from judge.llm.judges import judge_of
 from judge.settings import DEFAULT_INJECTION_DETECTOR, JudgeSettings, ModelSettings, RetryPolicy
 from judge.types import Request
 
@@ -69,6 +69,8 @@ class JudgeSignature(_Forms):
     # The detector stack (--injection-detector). The default of a signature read without the field is the stack
     # that was the default when the field came in.
     injection_detector: str = "rules+learned"
+    # A reasoning judge's effort (--reasoning-effort); None, the model's default, adds no field to any form.
+    reasoning_effort: str | None = None
 
     @classmethod
     def of(cls, model: ModelSettings, retry: RetryPolicy, settings: JudgeSettings,
@@ -76,11 +78,13 @@ class JudgeSignature(_Forms):
         """`requests`: the requests judged, whose length limits (and the unit they count) the walker applies."""
         settings = resolve_thresholds(model, settings)  # the thresholds this judge applies, decided in one place
         units = sorted({r.limit_unit for r in requests if r.limit is not None})
-        return cls(__version__, model.model, model.temperature, model.seed, model.max_tokens, retry.reasks,
-                   prompt_hashes(settings.prompts_dir), schema_hash(), settings.policy, settings.truncate,
-                   settings.passages.tag, settings.on_injection, detector_hash(settings.injection_detector),
-                   "+".join(units) or "none", asks_logprobs(model),
-                   settings.thresholds.digest if settings.thresholds else None, settings.injection_detector)
+        judge = judge_of(model).signature_fields()  # the judge's own fields, as it applies them
+        return cls(__version__, judge["model"], judge["temperature"], judge["seed"], judge["max_tokens"],
+                   retry.reasks, prompt_hashes(settings.prompts_dir), schema_hash(), settings.policy,
+                   settings.truncate, settings.passages.tag, settings.on_injection,
+                   detector_hash(settings.injection_detector), "+".join(units) or "none", judge["logprobs"],
+                   settings.thresholds.digest if settings.thresholds else None, settings.injection_detector,
+                   judge.get("reasoning_effort"))
 
     def _fields(self, short: bool) -> list[tuple[str, str]]:
         return [
@@ -94,11 +98,14 @@ class JudgeSignature(_Forms):
              else f"{self.on_injection}@{self.injection_detector}:{self.detector}"),
             *([("lp", "yes")] if self.logprobs else []),
             *([("thr", self.thresholds)] if self.thresholds else []),
+            *([("effort", self.reasoning_effort)] if self.reasoning_effort else []),
         ]
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["prompts"] = dict(self.prompts)
+        if data["reasoning_effort"] is None:
+            del data["reasoning_effort"]
         return data
 
 

@@ -20,7 +20,6 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 
 from judge.errors import BudgetExceeded, ConfigurationError
 from judge.llm.cache.store import CachedAnswer, DecisionCache, cache_key
-from judge.llm.embedded.weights import is_embedded
 from judge.llm.instructor_compat import (
     IncompleteOutputException,
     InstructorRetryException,
@@ -30,9 +29,10 @@ from judge.llm.instructor_compat import (
     provider_error_behind,
     structured_completions,
 )
-from judge.llm.logprob import TOP_LOGPROBS, asks_logprobs, completion_logprobs
+from judge.llm.judges import judge_of
+from judge.llm.logprob import TOP_LOGPROBS, completion_logprobs
 from judge.llm.pricing import Prices, cached_prompt_tokens, estimate_cost
-from judge.llm.router import GROUP, build_router, servers
+from judge.llm.reasoning import completion_reasoning, reasoning_tokens
 from judge.settings import ModelSettings, RetryPolicy
 
 litellm.suppress_debug_info = True  # no "Give Feedback" banner on every exception
@@ -63,6 +63,9 @@ class Usage:
     # vLLM's prefix cache, OpenAI's and Anthropic's prompt caching): what putting the document first earns.
     cached_prompt_tokens: int = 0
     completion_tokens: int = 0
+    # Of those, the tokens the provider says the model spent reasoning before it answered, and what they cost.
+    reasoning_tokens: int = 0
+    reasoning_cost: float = 0.0
     cost: float = 0.0
     cost_known: bool = True
     # Decisions left unasked once the server was given up on (RetryPolicy.give_up_after), and why it was.
@@ -83,6 +86,9 @@ class Answered:
     # none) and its text, the JSON they spell. None when not asked for (or no answer).
     logprobs: list[dict[str, Any]] | None = None
     output: str | None = None
+    # With the reasoning kept (ModelSettings.keep_reasoning): what the judge thought before it answered ("" when
+    # it gave none). None when not kept (or no answer).
+    reasoning: str | None = None
 
 
 class DecisionClient:
@@ -90,36 +96,26 @@ class DecisionClient:
                  retry: RetryPolicy = RetryPolicy(), max_cost: float | None = None,
                  price_per_1k: float | None = None,
                  on_decision: Callable[[bool], None] | None = None):
-        self.settings = settings
+        self.judge = judge_of(settings)  # the one parse of the model: what it is, takes and can do
+        self.settings = self.judge.settings
         self.cache = cache
         self.retry = retry
         self.max_cost = max_cost
         self.on_decision = on_decision
         self.usage = Usage()
-        self.logprobs = asks_logprobs(settings)
-        if is_embedded(settings.model):
-            # llama.cpp judges one prompt at a time and reuses the KV cache of the previous prompt's prefix;
-            # interleaving sentences would only defeat that reuse.
-            concurrency = 1
+        self.logprobs = self.judge.logprobs
+        self.keep_reasoning = self.settings.keep_reasoning
+        concurrency = min(concurrency, self.judge.max_concurrency() or concurrency)
         self._slots = asyncio.Semaphore(concurrency)
         keep_up_with_logging(concurrency)
         self._reserved = 0.0
-        self.prices = Prices(settings.model, price_per_1k)  # before a Router is built (see Prices)
+        self.prices = Prices(self.settings.model, price_per_1k)  # before a Router is built (see Prices)
         self._in_flight: dict[str, asyncio.Future[Answered]] = {}
-        self._embedded_events_before = 0
-        if is_embedded(settings.model):
-            _register_embedded(settings.threads, settings.kernels)
-            self._embedded_events_before = len(_embedded_state()[1])
-        if settings.routed:
-            # Several servers: litellm's Router picks one per call and fails over; instructor wraps its acompletion
-            # exactly as it wraps litellm's, so re-asks and validation are unchanged.
-            self._router = build_router(settings)
-            self._instructor = structured_completions(self._router.acompletion)
-            self._target: dict[str, Any] = {"model": GROUP}
-        else:
-            self._router = None
-            self._instructor = structured_completions(litellm.acompletion)
-            self._target = {"model": settings.model, "api_base": settings.api_base, "api_key": settings.api_key}
+        # A Router (several servers) picks one per call and fails over; instructor wraps its acompletion exactly as
+        # it wraps litellm's, so re-asks and validation are unchanged. The embedded judge registers its provider.
+        self._instructor = structured_completions(self.judge.connect(), self.judge.mode)
+        self._target: dict[str, Any] = self.judge.target()
+        self._events_before = len(self.judge.runtime_state()[1])
         # Remote caches (Redis) block on the network: their calls go to a thread so the event loop keeps going.
         self._cache_blocks = cache is not None and cache.blocking
         # Transport failures since the server last answered (any answer, valid or not), across all decisions.
@@ -129,17 +125,15 @@ class DecisionClient:
     def embedded_report(self) -> tuple[dict[str, Any] | None, list[str]]:
         """For the embedded judge: its kernel choice (for run-summary.json) and what happened to its worker since
         this client was made (deaths, a restart with safe kernels); (None, []) for other models."""
-        if not is_embedded(self.settings.model):
-            return None, []
-        kernels, events = _embedded_state()
-        return kernels, events[self._embedded_events_before:]
+        kernels, events = self.judge.runtime_state()
+        return kernels, events[self._events_before:]
 
     async def ask(self, messages: list[dict[str, str]], response_model: type[BaseModel],
                   context: dict[str, Any], contract: str = "") -> Answered:
         """One validated answer (or an explicit failure). `contract` is an opaque part of the cache key: the
         caller's hash of whatever, beyond the JSON schema, decides which answers are valid (its validators)."""
         key = cache_key(model=self.settings.model, messages=messages, schema=json_schema(response_model),
-                        sampling=self.settings.sampling(), contract=contract)
+                        sampling=self.judge.cache_sampling(), contract=contract)
         answered = await self._from_cache(key, response_model, context)
         if answered is None and self.usage.stopped:
             answered = self._not_asked()
@@ -190,16 +184,20 @@ class DecisionClient:
     async def _from_cache(self, key: str, response_model: type[BaseModel], context: dict[str, Any]
                           ) -> Answered | None:
         cached = await self._cache_get(key)
-        if cached is None or (self.logprobs and cached.logprobs is None):
-            return None  # absent, or cached by a run that did not ask for log-probabilities: ask with them
+        if cached is None or (self.logprobs and cached.logprobs is None) \
+                or (self.keep_reasoning and cached.reasoning is None):
+            return None  # absent, or cached by a run that did not ask for log-probabilities or keep the reasoning
         try:
             response = response_model.model_validate(cached.response, context=context)
         except ValidationError:
             return None  # the contract tightened since this answer was cached: ask again
         self.usage.cache_hits += 1
-        if not self.logprobs:  # a run that does not ask gets none, cold or warm, so reruns stay byte-identical
-            return Answered(response, None, cached=True)
-        return Answered(response, None, cached=True, logprobs=cached.logprobs, output=cached.output)
+        # a run that does not ask gets none, cold or warm, so reruns stay byte-identical
+        reasoning = cached.reasoning if self.keep_reasoning else None
+        if not self.logprobs:
+            return Answered(response, None, cached=True, reasoning=reasoning)
+        return Answered(response, None, cached=True, logprobs=cached.logprobs, output=cached.output,
+                        reasoning=reasoning)
 
     async def _call(self, key: str, messages: list[dict[str, str]], response_model: type[BaseModel],
                     context: dict[str, Any]) -> Answered:
@@ -230,10 +228,11 @@ class DecisionClient:
             return Answered(None, f"{type(exc).__name__}: {_one_line(exc)}", cached=False)
         tokens_in, tokens_out, cost = self._settle(estimate, completion)
         logprobs, output = completion_logprobs(completion) if self.logprobs else (None, None)
+        reasoning = completion_reasoning(completion) if self.keep_reasoning else None
         await self._cache_put(key, CachedAnswer(response=response.model_dump(mode="json"),
                                                 prompt_tokens=tokens_in, completion_tokens=tokens_out, cost=cost,
-                                                logprobs=logprobs, output=output))
-        return Answered(response, None, cached=False, logprobs=logprobs, output=output)
+                                                logprobs=logprobs, output=output, reasoning=reasoning))
+        return Answered(response, None, cached=False, logprobs=logprobs, output=output, reasoning=reasoning)
 
     async def _with_transport_retries(self, messages, response_model, context):
         def count_retry(_state: Any) -> None:
@@ -259,7 +258,7 @@ class DecisionClient:
                         messages=as_templated(messages) if context else messages,
                         response_model=instructor_model(response_model), context=Untemplated(context),
                         max_retries=self.retry.reasks, **self._target, timeout=self.settings.timeout,
-                        num_retries=0, drop_params=True, **self.settings.sampling(),
+                        num_retries=0, drop_params=True, **self.judge.call_options(),
                         **({"logprobs": True, "top_logprobs": TOP_LOGPROBS} if self.logprobs else {}),
                     )
                 except InstructorRetryException as exc:
@@ -287,7 +286,7 @@ class DecisionClient:
             return
         self._failures_in_a_row += 1
         if self._failures_in_a_row >= self.retry.give_up_after and not self.usage.stopped:
-            where = ", ".join(servers(self.settings)) or f"the provider of {self.settings.model}"
+            where = ", ".join(self.judge.servers()) or f"the provider of {self.settings.model}"
             self.usage.stopped = (
                 f"gave up on {where} after {self._failures_in_a_row} transport failures in a row with no answer "
                 f"between (last: {type(error).__name__}: {_one_line(error)[:120]}); the decisions not yet asked "
@@ -332,6 +331,10 @@ class DecisionClient:
         if cost is None:
             self.usage.cost_known = False
             cost = 0.0
+        thought = reasoning_tokens(usage)
+        if thought:
+            self.usage.reasoning_tokens += thought
+            self.usage.reasoning_cost += self.prices.output_cost(thought) or 0.0
         self.usage.prompt_tokens += tokens_in
         self.usage.completion_tokens += tokens_out
         self.usage.cost += cost
@@ -359,23 +362,6 @@ def keep_up_with_logging(concurrency: int) -> None:
 def json_schema(response_model: type[BaseModel]) -> dict[str, Any]:
     """Built once per model: pydantic rebuilds it on every call, which dominated fully cached reruns."""
     return response_model.model_json_schema()
-
-
-def _embedded_state() -> tuple[dict[str, Any] | None, list[str]]:
-    from judge.llm.embedded.provider import embedded_events, embedded_kernels
-
-    choice = embedded_kernels()
-    return (choice.as_dict() if choice is not None else None), embedded_events()
-
-
-def _register_embedded(threads: int | None = None, kernels: str | None = None) -> None:
-    try:
-        from judge.llm.embedded.provider import register_embedded_provider
-    except ImportError as exc:
-        raise ConfigurationError(
-            "the embedded judge needs the [local] extra: run  pip install -e '.[local]'  "
-            "(or choose a hosted model with --model, e.g. --model openai/gpt-4o-mini)") from exc
-    register_embedded_provider(threads=threads, kernels=kernels)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -26,13 +26,23 @@ import instructor
 from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
 from pydantic import BaseModel
 
+from judge.llm.reasoning import separate_reasoning
+
 __all__ = ["IncompleteOutputException", "InstructorRetryException", "Untemplated", "as_templated",
            "instructor_model", "jinja_literal", "provider_error_behind", "structured_completions"]
 
 
-def structured_completions(acompletion: Callable[..., Any]) -> Any:
-    """instructor over a litellm-style `acompletion` (litellm's own, or a Router's), asking for JSON-schema output."""
-    return instructor.from_litellm(acompletion, mode=instructor.Mode.JSON_SCHEMA)
+_MODES = {"json_schema": instructor.Mode.JSON_SCHEMA, "md_json": instructor.Mode.MD_JSON}
+
+
+def structured_completions(acompletion: Callable[..., Any], mode: str = "json_schema") -> Any:
+    """instructor over a litellm-style `acompletion` (litellm's own, or a Router's), in `mode` (judge.llm.judges:
+    `json_schema` or `md_json`). Each response has its reasoning moved out of its content before instructor parses
+    it (judge.llm.reasoning), so a `<think>` block is never read as the answer."""
+    async def answer_apart(*args: Any, **kwargs: Any) -> Any:
+        return separate_reasoning(await acompletion(*args, **kwargs))
+
+    return instructor.from_litellm(answer_apart, mode=_MODES[mode])
 
 
 def provider_error_behind(exc: BaseException, errors: tuple[type[BaseException], ...]) -> BaseException | None:

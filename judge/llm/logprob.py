@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from judge.llm.embedded.weights import is_embedded
+from judge.llm.judges import judge_of
 from judge.settings import ModelSettings
 
 TOP_LOGPROBS = 5  # alternatives per token when log-probabilities are asked for
@@ -22,18 +22,17 @@ _FLOOR = -1e4
 
 
 def asks_logprobs(settings: ModelSettings) -> bool:
-    """Whether decisions ask for log-probabilities: `settings.logprobs`, or by default only the embedded judge
-    (llama.cpp returns them; not every hosted provider accepts the parameter)."""
-    if settings.logprobs is not None:
-        return settings.logprobs
-    return is_embedded(settings.model)
+    """Whether decisions ask for log-probabilities: `settings.logprobs` where the judge takes it, or by default only
+    the embedded judge (llama.cpp returns them; not every hosted provider accepts the parameter)."""
+    return judge_of(settings).logprobs
 
 
 def verdict_probability(logprobs_content: Sequence[Any] | None, output_json_text: str, field: str = "verdict",
                         values: Sequence[Any] | None = None) -> float | None:
     """The probability the model gave to the value of ``field`` in the JSON object it wrote; None if unknown.
 
-    The value's tokens are the generated tokens that overlap the value's JSON literal (quotes included). Each
+    The value's tokens are the generated tokens that overlap the value's JSON literal (quotes included), in the
+    last place the tokens spell ``output_json_text`` (the answer follows any reasoning). Each
     contributes the share of the alternatives listed at its position (``top_logprobs`` plus the chosen token)
     that still spell the value written — the chosen token and other tokenizations of the same value (``"s"``,
     ``"support"`` where ``"supported"`` was chosen) — against all alternatives that count: with ``values`` (e.g.
@@ -51,7 +50,7 @@ def verdict_probability(logprobs_content: Sequence[Any] | None, output_json_text
     pieces = [_token_bytes(entry) for entry in logprobs_content]
     generated = b"".join(pieces)
     text = output_json_text.encode("utf-8")
-    offset = generated.find(text)
+    offset = generated.rfind(text)  # the last copy: a reasoning judge may draft its answer in a <think> first
     if offset < 0:
         return None
     span = field_value_span(output_json_text, field)

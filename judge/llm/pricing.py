@@ -7,15 +7,15 @@ from typing import Any
 
 import litellm
 
-from judge.llm.embedded.weights import is_embedded
+from judge.llm.judges import judge_type
 from judge.llm.router import registered_by_router
 from judge.settings import ModelSettings
 
 
 def price_known(model: str) -> bool:
-    """Whether litellm's price map knows `model` (the embedded judge is free), i.e. whether --max-cost can be
-    enforced without --price-per-1k."""
-    if is_embedded(model):
+    """Whether litellm's price map knows `model` (a free judge, the embedded one, needs none), i.e. whether
+    --max-cost can be enforced without --price-per-1k."""
+    if judge_type(model).free:
         return True
     if registered_by_router(model):  # priced at 0 by a Router's registration, not by anyone who knows it
         return False
@@ -48,13 +48,14 @@ class Prices:
     def __init__(self, model: str, price_per_1k: float | None = None):
         self.model = model
         self.price_per_1k = price_per_1k  # USD per 1,000 tokens, in or out; overrides litellm's price map
+        self._free = judge_type(model).free
         self._unpriced = not price_known(model)
 
     def cost_of(self, completion: Any, tokens_in: int, tokens_out: int) -> float | None:
         """The completion's cost in USD; None when no price is known."""
         if self.price_per_1k is not None:
             return (tokens_in + tokens_out) / 1000 * self.price_per_1k
-        if is_embedded(self.model):
+        if self._free:
             return 0.0
         if self._unpriced:
             return None
@@ -66,6 +67,20 @@ class Prices:
             except Exception:  # litellm raises for models missing from its price map: never ask again
                 self._unpriced = True
         return None if priced is None else float(priced)
+
+    def output_cost(self, tokens: int) -> float | None:
+        """What `tokens` completion tokens cost (reasoning tokens are billed as completion tokens); None when no
+        price is known."""
+        if self.price_per_1k is not None:
+            return tokens / 1000 * self.price_per_1k
+        if self._free:
+            return 0.0
+        if self._unpriced:
+            return None
+        try:
+            return float(litellm.cost_per_token(model=self.model, prompt_tokens=0, completion_tokens=tokens)[1])
+        except Exception:  # litellm raises for models missing from its price map
+            return None
 
 
 def cached_prompt_tokens(usage: Any) -> int:

@@ -63,6 +63,15 @@ log-probability -0.01 and has no alternatives.  A source that contradicts the an
 Only answers sent as message content carry log-probabilities (in tool-call mode ``logprobs`` stays ``null``,
 as the content is ``null``).
 
+Reasoning
+---------
+``reasoning`` (a callable ``(request) -> str | None``) makes the endpoint a reasoning model: what it returns is the
+thinking before the answer, sent as ``reasoning_as`` says: ``"think"`` puts it in the content as a
+``<think>…</think>`` block before the answer, with ``"reasoning_content": null`` beside it (vLLM or Ollama serving a
+reasoning model without a reasoning parser); ``"field"`` sends it as ``message.reasoning_content`` (a server with
+one, DeepSeek). Either way ``usage.completion_tokens_details.reasoning_tokens`` counts it (``len // 4``) and
+``completion_tokens`` includes it, as OpenAI counts them. A request's ``reasoning_effort`` is in ``requests``.
+
 Which retry layers sit below our own retry policy, and why tests pass :data:`NO_SDK_RETRIES`, is written up
 beside the retry policy in ``judge.llm``.
 
@@ -123,6 +132,8 @@ class FakeEndpoint:
         start: start serving immediately (default); otherwise call :meth:`start` or use ``with``.
         prefix_cache: report ``usage.prompt_tokens_details.cached_tokens`` as a server with prefix caching
             does (vLLM, OpenAI): the tokens of the longest prompt prefix shared with an earlier request.
+        reasoning: the thinking sent before each answer, ``(request) -> str | None`` (see the module docstring).
+        reasoning_as: ``"think"`` (a block in the content) or ``"field"`` (``reasoning_content``).
     """
 
     def __init__(
@@ -137,13 +148,19 @@ class FakeEndpoint:
         port: int = 0,
         start: bool = True,
         prefix_cache: bool = False,
+        reasoning: Callable[[dict], str | None] | None = None,
+        reasoning_as: str = "think",
     ) -> None:
+        if reasoning_as not in ("think", "field"):
+            raise ValueError(f"reasoning_as={reasoning_as!r}: choose 'think' or 'field'")
         self.responder: Responder = responder or default_responder
         self.latency = float(latency)
         self.timeout_delay = float(timeout_delay)
         self.model_ids = list(model_ids)
         self.logprobs = logprobs
         self.prefix_cache = prefix_cache
+        self.reasoning = reasoning
+        self.reasoning_as = reasoning_as
         self._prompts_seen: list[str] = []
         self._cached_tokens_reported = 0
         self._host, self._port = host, port
@@ -368,14 +385,24 @@ class FakeEndpoint:
             }
         else:
             message = {"role": "assistant", "content": content}
+        thought = self.reasoning(request) if self.reasoning is not None else None
+        if thought and self.reasoning_as == "think" and not use_tool:
+            content = message["content"] = f"<think>{thought}</think>\n\n{content}"
+            message["reasoning_content"] = None  # a server without a reasoning parser says it has none
+        elif thought:
+            message["reasoning_content"] = thought
         logprobs = logprobs_block(request, content, self.logprobs) if request.get("logprobs") and not use_tool \
             else None
-        prompt_tokens, completion_tokens = estimate_tokens(prompt), estimate_tokens(content)
+        prompt_tokens = estimate_tokens(prompt)
+        completion_tokens = estimate_tokens(content) + (estimate_tokens(thought) if thought and
+                                                        self.reasoning_as == "field" else 0)
         usage: dict[str, Any] = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
         }
+        if thought:
+            usage["completion_tokens_details"] = {"reasoning_tokens": estimate_tokens(thought)}
         if self.prefix_cache:
             usage["prompt_tokens_details"] = {"cached_tokens": self._cached_prefix_tokens(prompt)}
         return {

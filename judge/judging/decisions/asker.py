@@ -111,6 +111,7 @@ class Decider:
             confidence=confidence_of(prepared.decision, answered),
             shown=list(prepared.shown) or None,
             missing_doc_ids=list(prepared.missing_doc_ids),
+            reasoning=answered.reasoning or None,  # kept only when asked (ModelSettings.keep_reasoning)
         )
         return apply_threshold(record, self.thresholds)
 

@@ -18,7 +18,9 @@ says how to reset or reach it.
 
 An answer asked with log-probabilities also keeps them (`logprobs`, compacted by `judge.llm.logprob`; an empty
 list when the provider sent none) and the raw JSON text they spell (`output`), so a rerun computes the same
-confidence. Both keys are optional and left out of answers without them.
+confidence. Both keys are optional and left out of answers without them. So is `reasoning`: what a reasoning judge
+thought before it answered, kept when a run asked to keep it ("" when the model gave none), so a rerun that keeps it
+writes the same records warm as cold.
 """
 
 from __future__ import annotations
@@ -65,10 +67,11 @@ class CachedAnswer:
     cost: float = 0.0
     logprobs: list[dict[str, Any]] | None = None   # None: not asked for; []: asked, the provider sent none
     output: str | None = None                      # the completion's text (the JSON the logprobs spell)
+    reasoning: str | None = None                   # None: not kept; "": kept, the model gave none
 
 
 _REQUIRED = {"response", "prompt_tokens", "completion_tokens", "cost"}
-_OPTIONAL = {"logprobs", "output"}
+_OPTIONAL = {"logprobs", "output", "reasoning"}
 
 
 class UnreadableEntry(ValueError):
@@ -119,7 +122,10 @@ def _answer(body: dict[str, Any]) -> CachedAnswer:
     if logprobs is not None and not (isinstance(output, str) and isinstance(logprobs, list)
                                      and all(_token_entry(e) for e in logprobs)):
         raise UnreadableEntry("log-probabilities that are not a list of token entries")
-    return CachedAnswer(response, tokens[0], tokens[1], float(cost), logprobs, output)
+    reasoning = body.get("reasoning")
+    if reasoning is not None and not isinstance(reasoning, str):
+        raise UnreadableEntry("the reasoning is not text")
+    return CachedAnswer(response, tokens[0], tokens[1], float(cost), logprobs, output, reasoning)
 
 
 def _token_entry(entry: Any, alternatives: bool = True) -> bool:

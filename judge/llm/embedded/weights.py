@@ -33,7 +33,9 @@ MODEL_FILENAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 
 
 def is_embedded(model: str) -> bool:
-    """Whether `model` names the embedded judge (any model of its provider: it runs on this machine)."""
+    """Whether `model` names the embedded judge (any model of its provider: it runs on this machine). Kept only for
+    judge.run.executors until they ask the judge (`judge.llm.judges.judge_of(settings).in_process`); everything
+    else asks the judge, and this goes when they do."""
     return model.startswith(f"{EMBEDDED_PROVIDER}/")
 
 

@@ -19,8 +19,8 @@ EMBEDDED = "argue-local/qwen2.5-coder-1.5b-instruct-q4_k_m"
 PACKAGE = Path(__file__).resolve().parents[1] / "judge"
 # The parser, and the embedded judge's own modules (which name their provider to litellm).
 PARSER = {"judge/llm/judges.py", "judge/llm/embedded/weights.py", "judge/llm/embedded/provider.py"}
-# Callers of the old model-string test still to be switched to the judge (judge.llm.judges.judge_of(settings).in_process);
-# delete each entry once its module asks the judge, never add one.
+# Callers of the old model-string test still to be switched to the judge
+# (judge.llm.judges.judge_of(settings).in_process); delete each entry once its module asks the judge, never add one.
 NOT_YET_SWITCHED = {"judge/run/executors/__init__.py", "judge/run/executors/ray_cluster.py"}
 
 
@@ -79,7 +79,8 @@ def test_a_judge_keeps_only_the_settings_it_takes_and_says_what_it_dropped():
     assert (embedded.settings.threads, embedded.settings.kernels, embedded.settings.seed) == (2, "safe", 3)
     assert embedded.unapplied == ()
     settings, notes = applied_settings(ModelSettings("openai/gpt-4o-mini", threads=4))
-    assert settings.threads is None and notes == list(judge_of(ModelSettings("openai/gpt-4o-mini", threads=4)).unapplied)
+    assert settings.threads is None
+    assert notes == list(judge_of(ModelSettings("openai/gpt-4o-mini", threads=4)).unapplied)
     assert judge_of(settings).unapplied == ()  # what a judge applies, it applies again unchanged
 
 

@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import smart_responder
 from pydantic import BaseModel
 from typer.testing import CliRunner
 
@@ -21,6 +20,7 @@ from judge.llm.judges import judge_of
 from judge.llm.reasoning import split_reasoning
 from judge.settings import ModelSettings, RetryPolicy
 from judge.testing import FakeEndpoint
+from tests.conftest import smart_responder
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 FAST = RetryPolicy(wait_multiplier=0.0, reasks=1, transport_attempts=2)

@@ -65,7 +65,8 @@ NEUTRAL: dict[str, set[str]] = {
     # rounding can differ, but the cache does not key it (a rerun replays the answers whichever path made them), so
     # run-summary.json records the path, not the signature; keep_reasoning only adds the judge's reasoning to each
     # record, never reads it as the answer (tests/test_reasoning.py)
-    "eval": {"keep_reasoning", "reports", "requests", "docs", "nuggets", "api_base", "router", "api_key", "timeout", "concurrency",
+    "eval": {"keep_reasoning", "reports", "requests", "docs", "nuggets", "api_base", "router", "api_key", "timeout",
+             "concurrency",
              "max_cost", "cache", "no_cache", "shard", "resume", "with_baselines", "gold", "out", "debug",
              "max_doc_bytes", "price_per_1k", "max_failed_fraction", "view", "threads", "give_up_after", "kernels",
              "ray", "workers"},  # who judges: the outputs are the bytes one process writes (tests/test_ray_*.py)
@@ -85,8 +86,10 @@ NEUTRAL: dict[str, set[str]] = {
 }
 
 
-# commands that write no number of their own: they move records between formats or show scores `score` signs
-CONVERTERS = {"cache", "import", "export", "view"}
+# commands that write no number of their own: they move records between formats or show scores `score` signs;
+# `sample` writes the reports to label, each with the probability it was drawn with, which is all a weighted
+# estimate reads of it (ppi.tsv's signature says `sample: weighted`)
+CONVERTERS = {"cache", "import", "export", "view", "sample"}
 
 
 def commands() -> dict[str, list[str]]:

@@ -1,5 +1,12 @@
 """Inputs of the API calls: paths, or in-memory objects written to a temporary folder as the files their
-readers read; and the argument checks every call shares."""
+readers read; and the argument checks every call shares.
+
+One check for every record argument (`_records`): None where the argument is optional, paths (the readers check
+the files), or one or more objects of the argument's kind or dicts in its file format. An empty list, a string
+where records are wanted, an object of another kind, or a dict the file reader refuses is a one-line TypeError or
+ValueError naming the argument and the record's index ("reports[3]: missing field 'metadata.run_id' ..."): each
+dict is read by the reader `argue-judge` reads that file with, as one line of literal text, so the API and the
+command line refuse the same records with the same words."""
 
 from __future__ import annotations
 
@@ -10,6 +17,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from judge.errors import InputError
 from judge.formats.judgments import ReportJudgment
 from judge.formats.judgments import write_judgments as _write_judgments
 from judge.llm.cache.backends import DEFAULT_CACHE_DIR
@@ -37,22 +45,90 @@ def _check_path(argument: str, value: Any, *, many: bool = False, optional: bool
 
 
 def _check_input(argument: str, value: Any, kind: type, *, optional: bool = True) -> None:
-    """TypeError naming `argument` unless `value` is paths, or `kind` objects or dicts (one or a list), checked
-    before any work so that a wrong input never waits behind a slow one."""
+    """`_records`' check, before any work so that a wrong input never waits behind a slow one. A one-pass
+    iterable (a generator) is left whole for the call to read; it is checked then."""
+    if value is None or _is_paths(value) or isinstance(value, kind | Mapping) or not isinstance(value, Sequence):
+        _records(argument, value, kind, optional=optional, consume=False)
+    else:
+        _records(argument, value, kind, optional=optional)
+
+
+def _records(argument: str, value: Any, kind: type, *, optional: bool = False, consume: bool = True
+             ) -> list[Any] | None:
+    """The records of argument `argument` (see the module's docstring): None for paths (or an optional None),
+    else the list of `kind` objects and checked dicts. `consume`: False checks only what needs no iteration."""
     if value is None:
         if optional:
-            return
+            return None
         raise TypeError(f"{argument} is required: a path or {kind.__name__} objects (or dicts)")
-    if _is_paths(value) or isinstance(value, kind | Mapping):
-        return
+    if _is_paths(value):
+        return None
+    if isinstance(value, kind | Mapping):
+        value = [value]
     if isinstance(value, str | bytes) or not isinstance(value, Iterable):
         raise TypeError(f"{argument} must be a path, paths, or {kind.__name__} objects (or dicts), "
                         f"not {type(value).__name__} {value!r:.60}")
-    if isinstance(value, Sequence):
-        for item in value:
-            if not isinstance(item, kind | Mapping):
-                raise TypeError(f"{argument}: {type(item).__name__} {item!r:.60} is neither a path nor a "
-                                f"{kind.__name__} (or dict)")
+    if not consume:
+        return None
+    items = list(value)
+    if not items:
+        raise ValueError(f"{argument} is empty: give a path or at least one {kind.__name__} (or dict)")
+    check = _RECORD_READERS.get(kind)
+    for index, item in enumerate(items):
+        if isinstance(item, kind):
+            continue
+        if not isinstance(item, Mapping):
+            raise TypeError(f"{argument}[{index}]: {type(item).__name__} {item!r:.60} is neither a path nor a "
+                            f"{kind.__name__} (or dict)" if isinstance(item, str | Path) or not _is_record(item)
+                            else f"{argument}[{index}]: a {type(item).__name__} where a {kind.__name__} (or dict) "
+                            "is wanted")
+        if check is not None:
+            _read_one(argument, index, item, check)
+    return items
+
+
+def _is_record(value: Any) -> bool:
+    """One of the package's own record types (a Report given where a Request is wanted, ...)."""
+    return isinstance(value, Report | Request | Document | NuggetBank | ReportJudgment)
+
+
+def _read_one(argument: str, index: int, record: Mapping[str, Any], read: Callable[[str], Any]) -> Any:
+    """`record` read as one line of its file by `read`; its refusal as a ValueError naming argument[index]."""
+    try:
+        text = json.dumps(dict(record), ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{argument}[{index}]: not JSON data ({exc})") from None
+    try:
+        return read(text + "\n")
+    except InputError as exc:
+        raise ValueError(f"{argument}[{index}]: {exc.message}") from None
+
+
+def _read_document(text: str) -> Any:
+    from judge.formats._jsonl import iter_jsonl
+    from judge.formats.documents import _parse_document  # the document collection's per-line check
+
+    return [_parse_document(record, "", line) for line, record in iter_jsonl(text)]
+
+
+def _read_judgment(text: str) -> list[ReportJudgment]:
+    from judge.judging.judgments_reader import iter_judgments  # the judgments file's reader, decision names known
+
+    return list(iter_judgments(text))
+
+
+def _reader(name: str) -> Callable[[str], Any]:
+    def read(text: str) -> Any:
+        import judge.formats
+
+        return getattr(judge.formats, name)(text)
+    return read
+
+
+# The reader of each record kind's file: what checks a dict given in its place.
+_RECORD_READERS: dict[type, Callable[[str], Any]] = {
+    Report: _reader("read_reports"), Request: _reader("read_requests"), NuggetBank: _reader("read_nugget_banks"),
+    Document: _read_document, ReportJudgment: _read_judgment}
 
 
 def _is_paths(value: Any) -> bool:
@@ -123,23 +199,10 @@ class _Materialised:
 
     def paths(self, argument: str, value: Any, record: Callable[[Any], Mapping[str, Any]], kind: type,
               *, optional: bool = False) -> list[Path]:
-        """Paths as given, or objects (`kind` or dicts) written to `argument`.jsonl."""
-        if value is None:
-            if optional:
-                return []
-            raise TypeError(f"{argument} is required: a path or {kind.__name__} objects (or dicts)")
-        if _is_paths(value):
+        """Paths as given, or objects (`kind` or dicts, checked by `_records`) written to `argument`.jsonl."""
+        items = _records(argument, value, kind, optional=optional)
+        if items is None:
             return _paths(value)
-        if isinstance(value, kind | Mapping):
-            value = [value]
-        if isinstance(value, str | bytes) or not isinstance(value, Iterable):
-            raise TypeError(f"{argument} must be a path, paths, or {kind.__name__} objects (or dicts), "
-                            f"not {type(value).__name__}")
-        items = list(value)
-        for item in items:
-            if not isinstance(item, kind | Mapping):
-                raise TypeError(f"{argument}: {type(item).__name__} {item!r:.60} is neither a path nor a "
-                                f"{kind.__name__} (or dict)")
         return [self._write(f"{argument}.jsonl", (record(item) for item in items))]
 
 
@@ -148,21 +211,12 @@ def _judgment_records(argument: str, judgments: Any, banks: Mapping[str, NuggetB
     """Judgments files (ours or Auto-ARGUE's, told apart by their first record), records, or dicts."""
     from judge.adapters.autoargue import read_any_judgments
 
-    if _is_paths(judgments):
+    items = _records(argument, judgments, ReportJudgment)
+    if items is None:
         return list(read_any_judgments(_paths(judgments), banks or {}))
-    if isinstance(judgments, ReportJudgment | Mapping):
-        judgments = [judgments]
-    if isinstance(judgments, str | bytes) or not isinstance(judgments, Iterable):
-        raise TypeError(f"{argument} must be judgments files or ReportJudgment records, "
-                        f"not {type(judgments).__name__}")
-    records = []
-    for item in judgments:
-        if isinstance(item, Mapping):
-            item = ReportJudgment.model_validate(dict(item))
-        elif not isinstance(item, ReportJudgment):
-            raise TypeError(f"{argument}: {type(item).__name__} is neither a path nor a ReportJudgment (or dict)")
-        records.append(item)
-    return records
+    # A dict is read as a line of a judgments file (checked so by _records; read again here for its record).
+    return [item if isinstance(item, ReportJudgment) else _read_one(argument, index, item, _read_judgment)[0]
+            for index, item in enumerate(items)]
 
 
 def _banks(argument: str, nuggets: Any, stack: ExitStack) -> dict[str, NuggetBank]:

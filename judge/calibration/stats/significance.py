@@ -15,13 +15,15 @@ from pydantic import BaseModel
 from scipy import stats as sps
 
 from judge.calibration.stats.correlation import finite_or_none
+from judge.calibration.stats.undefined import Reasons, Statistics
 
 Verdict = Literal["win", "loss", "tie"]
 VERDICTS: tuple[Verdict, ...] = ("win", "loss", "tie")
 
 
-class PairOutcome(BaseModel):
-    """Run a against run b (a < b by id), on the requests both runs have in both tables."""
+class PairOutcome(Statistics):
+    """Run a against run b (a < b by id), on the requests both runs have in both tables. A p-value is undefined
+    where its test has nothing to test (fewer than 2 requests, every difference zero); the verdict is then a tie."""
 
     run_a: str
     run_b: str
@@ -36,7 +38,7 @@ class PairOutcome(BaseModel):
     human_wilcoxon_p: float | None
 
 
-class SignificanceAgreement(BaseModel):
+class SignificanceAgreement(Statistics):
     """3x3 table: rows = human verdict, columns = judge verdict, both in order win, loss, tie."""
 
     test: str
@@ -54,9 +56,16 @@ class PairwiseAgreement(BaseModel):
     pairs: list[PairOutcome]
 
 
-def _ttest_verdict(d: np.ndarray, alpha: float) -> tuple[Verdict, float | None]:
-    if d.size < 2 or not np.any(d):
-        return "tie", None
+def _no_test(d: np.ndarray, least: int) -> str | None:
+    """Why a paired test of the differences `d` has nothing to test, None when it has."""
+    if d.size < least:
+        return f"fewer than {least} requests both runs have in both tables"
+    return None if np.any(d) else "every difference is zero"
+
+
+def _ttest_verdict(d: np.ndarray, alpha: float) -> tuple[Verdict, float | None, str | None]:
+    if (reason := _no_test(d, 2)) is not None:
+        return "tie", None, reason
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = sps.ttest_rel(d, np.zeros_like(d))
@@ -64,28 +73,28 @@ def _ttest_verdict(d: np.ndarray, alpha: float) -> tuple[Verdict, float | None]:
     if p is None and np.ptp(d) == 0:
         p = 0.0  # constant non-zero difference on every request: as decisive as it gets (t = +-inf)
     if p is None or p >= alpha:
-        return "tie", p
-    return ("win" if d.mean() > 0 else "loss"), p
+        return "tie", p, None if p is not None else "scipy returned no finite p-value"
+    return ("win" if d.mean() > 0 else "loss"), p, None
 
 
-def _wilcoxon_verdict(d: np.ndarray, alpha: float, zero_method: str) -> tuple[Verdict, float | None]:
-    if d.size == 0 or not np.any(d):
-        return "tie", None  # every difference is zero
+def _wilcoxon_verdict(d: np.ndarray, alpha: float, zero_method: str) -> tuple[Verdict, float | None, str | None]:
+    if (reason := _no_test(d, 1)) is not None:
+        return "tie", None, reason
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             res = sps.wilcoxon(d, zero_method=zero_method)
-        except ValueError:
-            return "tie", None
+        except ValueError as exc:
+            return "tie", None, f"scipy refused the test: {exc}"
     p = finite_or_none(res.pvalue)
     if p is None or p >= alpha:
-        return "tie", p
+        return "tie", p, None if p is not None else "scipy returned no finite p-value"
     nz = d[d != 0] if zero_method == "wilcox" else d
     ranks = sps.rankdata(np.abs(nz))
     signed = float((ranks * np.sign(nz)).sum())
     if signed == 0:
-        return "tie", p
-    return ("win" if signed > 0 else "loss"), p
+        return "tie", p, None
+    return ("win" if signed > 0 else "loss"), p, None
 
 
 def _table(pairs: list[PairOutcome], test: str) -> SignificanceAgreement:
@@ -95,7 +104,8 @@ def _table(pairs: list[PairOutcome], test: str) -> SignificanceAgreement:
         table[VERDICTS.index(h)][VERDICTS.index(j)] += 1
     n = len(pairs)
     agree = sum(table[i][i] for i in range(3))
-    return SignificanceAgreement(test=test, n_pairs=n, agreement=agree / n if n else None, table=table)
+    return SignificanceAgreement(test=test, n_pairs=n, agreement=agree / n if n else None, table=table,
+                                 undefined={} if n else {"agreement": "no pair of runs"})
 
 
 def pairwise_significance_agreement(
@@ -126,12 +136,15 @@ def pairwise_significance_agreement(
             reqs = [q for q in reqs if not any(math.isnan(t[r][q]) for t in (judge, human) for r in (a, b))]
             dj = np.array([judge[a][q] - judge[b][q] for q in reqs], dtype=float)
             dh = np.array([human[a][q] - human[b][q] for q in reqs], dtype=float)
-            jt, jtp = _ttest_verdict(dj, alpha)
-            ht, htp = _ttest_verdict(dh, alpha)
-            jw, jwp = _wilcoxon_verdict(dj, alpha, zero_method)
-            hw, hwp = _wilcoxon_verdict(dh, alpha, zero_method)
-            pairs.append(PairOutcome(run_a=a, run_b=b, n_requests=len(reqs), judge_ttest=jt, human_ttest=ht,
-                                     judge_wilcoxon=jw, human_wilcoxon=hw, judge_ttest_p=jtp, human_ttest_p=htp,
-                                     judge_wilcoxon_p=jwp, human_wilcoxon_p=hwp))
+            why = Reasons()
+            verdicts: dict[str, Verdict] = {}
+            values: dict[str, float | None] = {}
+            for side, d in (("judge", dj), ("human", dh)):
+                for test, (verdict, p, reason) in (("ttest", _ttest_verdict(d, alpha)),
+                                                   ("wilcoxon", _wilcoxon_verdict(d, alpha, zero_method))):
+                    verdicts[f"{side}_{test}"], values[f"{side}_{test}_p"] = verdict, p
+                    if reason is not None:
+                        why.mark(reason, f"{side}_{test}_p")
+            pairs.append(PairOutcome(run_a=a, run_b=b, n_requests=len(reqs), undefined=why, **verdicts, **values))
     return PairwiseAgreement(alpha=alpha, zero_method=zero_method, n_runs=len(runs),
                              ttest=_table(pairs, "ttest"), wilcoxon=_table(pairs, "wilcoxon"), pairs=pairs)

@@ -95,6 +95,11 @@ def calibrate_command(
                                  "without the model: there is no verdict to calibrate)", param_hint="--on-injection")
     if bool(human) != bool(judged):
         raise typer.BadParameter("--human and --judged go together", param_hint="--human/--judged")
+    asks = bool(attributionbench or wice or nuggets)  # without items no model is asked: none is named
+    if not asks and thresholds is not None:
+        raise typer.BadParameter("applies to the judge asked about items (--attributionbench, --wice, --nuggets), "
+                                 "and none is given: --human with --judged compares judgments already made, whose "
+                                 "records sign the thresholds they were made with", param_hint="--thresholds")
     with user_errors(debug):
         attacks = chosen_attacks(attack, attacks_file)
         model_settings = ModelSettings(model, api_base, api_key, max_tokens=max_tokens, logprobs=logprobs,
@@ -104,7 +109,7 @@ def calibrate_command(
         if fit_threshold and thresholds is not None:
             asked = choose_thresholds(thresholds, model_settings, prompts).rules
             check_calibrated_judge(model_settings, JudgeSettings(thresholds=asked), fit_metric)
-        rules = None if fit_threshold else options.judge_thresholds(thresholds, model_settings, prompts)
+        rules = None if fit_threshold or not asks else options.judge_thresholds(thresholds, model_settings, prompts)
         settings = JudgeSettings(prompts_dir=prompts, passages=PassagePolicy(max_chars=max_doc_chars),
                                  on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
                                  injection_detector=injection_detector)  # type: ignore[arg-type]

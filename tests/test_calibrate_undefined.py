@@ -110,6 +110,7 @@ def test_every_undefined_statistic_of_every_kind_carries_its_reason():
         "results.run_level[R].kendall_tau_mean": "fewer than 2 runs on both leaderboards",
         "results.run_level[R].agreement.coefficients[tauap_b].value": "fewer than 2 runs",
         "results.pairwise[F1].pairs[0].judge_ttest_p": "fewer than 2 requests both runs have in both tables",
+        "results.pairwise[F1].ttest.agreement": "no pair of runs shares 2 request(s) to test",
         "results.prompt_ab[0].mcnemar.p_value": "no item compared",
         "results.redteam[0].mcnemar_p": "no item labelled on both sides",
         "results.redteam[0].kappa": "no item compared",
@@ -169,6 +170,14 @@ def test_a_none_without_a_reason_is_said_so_and_a_nan_is_undefined():
 @pytest.mark.parametrize(("judge", "human"), [([1.0, 1.0, 1.0], [3, 2, 1]), ([2.0], [1.0])])
 def test_tau_ap_b_is_undefined_on_an_all_tied_side_not_zero(judge, human):
     assert tau_ap_b(judge, human) is None
+
+
+def test_a_pair_too_small_to_test_is_no_tie_in_the_agreement_table():
+    one_request = {"a": {"q1": 0.2}, "b": {"q1": 0.7}, "c": {"q1": 0.1, "q2": 0.3}}
+    result = pairwise_significance_agreement(one_request, one_request)
+    # a-b share one request (no t-test: left out); a-c and b-c share one too; nothing is a t-test "tie" that agrees
+    assert (result.ttest.n_pairs, result.ttest.untested, result.ttest.agreement) == (0, 3, None)
+    assert result.wilcoxon.n_pairs == 3 and result.wilcoxon.untested == 0
 
 
 def test_mcnemar_on_no_item_has_no_p_value():

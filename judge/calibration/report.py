@@ -205,7 +205,8 @@ def _pairwise_blocks(results: CalibrationResults) -> list[Block]:
                       "columns: judge."))]
         for test in (pa.ttest, pa.wilcoxon):
             name = "paired t-test" if test.test == "ttest" else "Wilcoxon signed-rank"
-            out.append(para(f"{name} (agreement {_s(test, 'agreement')} on {test.n_pairs} pairs):"))
+            untested = f"; {test.untested} pairs with too few shared requests left out" if test.untested else ""
+            out.append(para(f"{name} (agreement {_s(test, 'agreement')} on {test.n_pairs} pairs{untested}):"))
             out.append(table(["human \\ judge", *VERDICTS], [[v, *row] for v, row in zip(VERDICTS, test.table)],
                              f"{name} verdicts (rows: human, columns: judge)"))
     return out

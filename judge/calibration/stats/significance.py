@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from scipy import stats as sps
 
 from judge.calibration.stats.correlation import finite_or_none
@@ -39,12 +39,15 @@ class PairOutcome(Statistics):
 
 
 class SignificanceAgreement(Statistics):
-    """3x3 table: rows = human verdict, columns = judge verdict, both in order win, loss, tie."""
+    """3x3 table: rows = human verdict, columns = judge verdict, both in order win, loss, tie. A pair with too
+    few shared requests for the test is left out (counted in `untested`): its "tie" would be no verdict, and
+    would count as agreement."""
 
     test: str
-    n_pairs: int
+    n_pairs: int = Field(description="pairs in the table")
     agreement: float | None
     table: list[list[int]]
+    untested: int = Field(default=0, description="pairs with too few shared requests to test, left out")
 
 
 class PairwiseAgreement(BaseModel):
@@ -56,6 +59,10 @@ class PairwiseAgreement(BaseModel):
     pairs: list[PairOutcome]
 
 
+# Requests a pair needs in common for each test to say anything (fewer: no verdict, not a tie).
+MIN_REQUESTS = {"ttest": 2, "wilcoxon": 1}
+
+
 def _no_test(d: np.ndarray, least: int) -> str | None:
     """Why a paired test of the differences `d` has nothing to test, None when it has."""
     if d.size < least:
@@ -64,7 +71,7 @@ def _no_test(d: np.ndarray, least: int) -> str | None:
 
 
 def _ttest_verdict(d: np.ndarray, alpha: float) -> tuple[Verdict, float | None, str | None]:
-    if (reason := _no_test(d, 2)) is not None:
+    if (reason := _no_test(d, MIN_REQUESTS["ttest"])) is not None:
         return "tie", None, reason
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -78,7 +85,7 @@ def _ttest_verdict(d: np.ndarray, alpha: float) -> tuple[Verdict, float | None, 
 
 
 def _wilcoxon_verdict(d: np.ndarray, alpha: float, zero_method: str) -> tuple[Verdict, float | None, str | None]:
-    if (reason := _no_test(d, 1)) is not None:
+    if (reason := _no_test(d, MIN_REQUESTS["wilcoxon"])) is not None:
         return "tie", None, reason
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -99,13 +106,16 @@ def _wilcoxon_verdict(d: np.ndarray, alpha: float, zero_method: str) -> tuple[Ve
 
 def _table(pairs: list[PairOutcome], test: str) -> SignificanceAgreement:
     table = [[0, 0, 0] for _ in range(3)]
-    for p in pairs:
+    tested = [p for p in pairs if p.n_requests >= MIN_REQUESTS[test]]
+    for p in tested:
         h, j = getattr(p, f"human_{test}"), getattr(p, f"judge_{test}")
         table[VERDICTS.index(h)][VERDICTS.index(j)] += 1
-    n = len(pairs)
+    n = len(tested)
     agree = sum(table[i][i] for i in range(3))
+    why = {} if n else {"agreement": "no pair of runs" if not pairs else
+                        f"no pair of runs shares {MIN_REQUESTS[test]} request(s) to test"}
     return SignificanceAgreement(test=test, n_pairs=n, agreement=agree / n if n else None, table=table,
-                                 undefined={} if n else {"agreement": "no pair of runs"})
+                                 untested=len(pairs) - n, undefined=why)
 
 
 def pairwise_significance_agreement(
@@ -121,8 +131,9 @@ def pairwise_significance_agreement(
     Pairing: the requests where both runs have a non-NaN value in both the judge and the human table, so both
     sides test on the same requests. Verdict per test: "win" (a significantly better: p < alpha, positive
     direction), "loss" (significantly worse) or "tie".
-    - paired t-test: scipy.stats.ttest_rel (two-sided); direction = sign of the mean difference a - b. Fewer
-      than 2 requests or all differences zero = tie; a constant non-zero difference counts as p = 0.
+    - paired t-test: scipy.stats.ttest_rel (two-sided); direction = sign of the mean difference a - b. All
+      differences zero = tie; a constant non-zero difference counts as p = 0; fewer than 2 requests: no test (the
+      pair's verdict reads "tie" with an undefined p, and the pair is left out of the table, `untested`).
     - Wilcoxon signed-rank: scipy.stats.wilcoxon (two-sided) with `zero_method` ("wilcox", default: zero
       differences are discarded before ranking); all differences zero = tie; direction = sign of the sum of
       signed ranks.

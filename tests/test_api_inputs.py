@@ -95,6 +95,16 @@ CASES = {
         lambda: judge.read_judgments(["a.jsonl"]), TypeError, "path must be a path"),
     "import_cache: a Report where a file is wanted": (
         lambda: judge.import_cache(REPORTS[0], cache="never-written"), TypeError, "file must be a path"),
+    "create_nuggets: Requests where the requests file is wanted": (
+        lambda: judge.create_nuggets(requests=REQUESTS, docs=str(EXAMPLES / "docs.jsonl"), **OFFLINE), TypeError,
+        "requests must be a path (str or Path) or a list of paths, not list"),
+    "pool_nuggets: an empty list of reports": (
+        lambda: judge.pool_nuggets(nuggets=str(EXAMPLES / "nuggets"), reports=[], requests=str(EXAMPLES /
+                                   "requests.jsonl"), docs=str(EXAMPLES / "docs.jsonl"), **OFFLINE), ValueError,
+        "reports is empty"),
+    "accept_candidates: a list where the candidates file is wanted": (
+        lambda: judge.accept_candidates(nuggets=str(EXAMPLES / "nuggets"), candidates=[{}], out="never-written"),
+        TypeError, "candidates must be a path"),
     "evaluate_with: a number where reports are wanted": (
         lambda: judge.evaluate_with(judge.EvalRequest(reports=1, requests=REQUESTS, docs="d.jsonl")), TypeError,
         "reports must be a path, paths, or Report objects"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -47,10 +47,7 @@ def _check_path(argument: str, value: Any, *, many: bool = False, optional: bool
 def _check_input(argument: str, value: Any, kind: type, *, optional: bool = True) -> None:
     """`_records`' check, before any work so that a wrong input never waits behind a slow one. A one-pass
     iterable (a generator) is left whole for the call to read; it is checked then."""
-    if value is None or _is_paths(value) or isinstance(value, kind | Mapping) or not isinstance(value, Sequence):
-        _records(argument, value, kind, optional=optional, consume=False)
-    else:
-        _records(argument, value, kind, optional=optional)
+    _records(argument, value, kind, optional=optional, consume=not isinstance(value, Iterator))
 
 
 def _records(argument: str, value: Any, kind: type, *, optional: bool = False, consume: bool = True
@@ -73,23 +70,16 @@ def _records(argument: str, value: Any, kind: type, *, optional: bool = False, c
     items = list(value)
     if not items:
         raise ValueError(f"{argument} is empty: give a path or at least one {kind.__name__} (or dict)")
-    check = _RECORD_READERS.get(kind)
+    read = _record_reader(kind)
     for index, item in enumerate(items):
-        if isinstance(item, kind):
-            continue
-        if not isinstance(item, Mapping):
+        if isinstance(item, Mapping):
+            _read_one(argument, index, item, read)
+        elif isinstance(item, Report | Request | Document | NuggetBank | ReportJudgment) and not isinstance(item, kind):
+            raise TypeError(f"{argument}[{index}]: a {type(item).__name__} where a {kind.__name__} (or dict) is wanted")
+        elif not isinstance(item, kind):
             raise TypeError(f"{argument}[{index}]: {type(item).__name__} {item!r:.60} is neither a path nor a "
-                            f"{kind.__name__} (or dict)" if isinstance(item, str | Path) or not _is_record(item)
-                            else f"{argument}[{index}]: a {type(item).__name__} where a {kind.__name__} (or dict) "
-                            "is wanted")
-        if check is not None:
-            _read_one(argument, index, item, check)
+                            f"{kind.__name__} (or dict)")
     return items
-
-
-def _is_record(value: Any) -> bool:
-    """One of the package's own record types (a Report given where a Request is wanted, ...)."""
-    return isinstance(value, Report | Request | Document | NuggetBank | ReportJudgment)
 
 
 def _read_one(argument: str, index: int, record: Mapping[str, Any], read: Callable[[str], Any]) -> Any:
@@ -117,18 +107,14 @@ def _read_judgment(text: str) -> list[ReportJudgment]:
     return list(iter_judgments(text))
 
 
-def _reader(name: str) -> Callable[[str], Any]:
-    def read(text: str) -> Any:
-        import judge.formats
+def _record_reader(kind: type) -> Callable[[str], Any]:
+    """The reader of the file a `kind` record is a line of: what checks a dict given in its place."""
+    from judge.formats import read_nugget_banks, read_reports, read_requests
 
-        return getattr(judge.formats, name)(text)
-    return read
-
-
-# The reader of each record kind's file: what checks a dict given in its place.
-_RECORD_READERS: dict[type, Callable[[str], Any]] = {
-    Report: _reader("read_reports"), Request: _reader("read_requests"), NuggetBank: _reader("read_nugget_banks"),
-    Document: _read_document, ReportJudgment: _read_judgment}
+    readers: dict[type, Callable[[str], Any]] = {Report: read_reports, Request: read_requests,
+                                                 NuggetBank: read_nugget_banks, Document: _read_document,
+                                                 ReportJudgment: _read_judgment}
+    return readers[kind]
 
 
 def _is_paths(value: Any) -> bool:

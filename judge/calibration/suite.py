@@ -193,6 +193,7 @@ def write_thresholds(results: CalibrationResults, config: CalibrationConfig, ite
     for item in items:
         counts[item.decision] = counts.get(item.decision, 0) + 1
     signature = config.signature(len(items))
+    assert signature.judge is not None  # thresholds are fitted on items, so the judge was asked
     fitted_on = {"items": len(items), "items_per_decision": counts, "sample": signature.sample,
                  "seed": config.seed, "wice_partial": config.wice_partial,
                  "groups": sorted({i.group for i in items if i.group is not None})}

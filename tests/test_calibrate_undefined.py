@@ -109,8 +109,10 @@ def test_every_undefined_statistic_of_every_kind_carries_its_reason():
         "results.report_level[P].kendall_p": "fewer than 2 pairs",
         "results.run_level[R].kendall_tau_mean": "fewer than 2 runs on both leaderboards",
         "results.run_level[R].agreement.coefficients[tauap_b].value": "fewer than 2 runs",
-        "results.pairwise[F1].pairs[0].judge_ttest_p": "fewer than 2 requests both runs have in both tables",
-        "results.pairwise[F1].ttest.agreement": "no pair of runs shares 2 request(s) to test",
+        "results.pairwise[F1].pairs[0].judge_ttest_p":
+            "fewer than 2 requests both runs have in both tables (no p < 0.05 is possible)",
+        "results.pairwise[F1].ttest.agreement": "no pair of runs shares the 2 requests the test needs",
+        "results.pairwise[F1].wilcoxon.agreement": "no pair of runs shares the 6 requests the test needs",
         "results.prompt_ab[0].mcnemar.p_value": "no item compared",
         "results.redteam[0].mcnemar_p": "no item labelled on both sides",
         "results.redteam[0].kappa": "no item compared",
@@ -173,11 +175,23 @@ def test_tau_ap_b_is_undefined_on_an_all_tied_side_not_zero(judge, human):
 
 
 def test_a_pair_too_small_to_test_is_no_tie_in_the_agreement_table():
-    one_request = {"a": {"q1": 0.2}, "b": {"q1": 0.7}, "c": {"q1": 0.1, "q2": 0.3}}
-    result = pairwise_significance_agreement(one_request, one_request)
-    # a-b share one request (no t-test: left out); a-c and b-c share one too; nothing is a t-test "tie" that agrees
-    assert (result.ttest.n_pairs, result.ttest.untested, result.ttest.agreement) == (0, 3, None)
-    assert result.wilcoxon.n_pairs == 3 and result.wilcoxon.untested == 0
+    runs = {"a": {"q1": 0.2, "q2": 0.3}, "b": {"q1": 0.7}, "c": {"q1": 0.1, "q2": 0.35}}
+    result = pairwise_significance_agreement(runs, runs)
+    # a-b and b-c share one request: no t-test could say anything, so they are no "tie" that agrees; a-c shares two
+    assert (result.ttest.n_pairs, result.ttest.untested) == (1, 2)
+    # Wilcoxon's exact test needs 6 requests to reach p < 0.05 (2 / 2^5 = 0.0625): no pair is tested
+    assert (result.wilcoxon.n_pairs, result.wilcoxon.untested, result.wilcoxon.agreement) == (0, 3, None)
+    assert result.wilcoxon.why("agreement") == "no pair of runs shares the 6 requests the test needs"
+
+
+@pytest.mark.parametrize(("alpha", "least"), [(0.05, 6), (0.1, 5), (0.01, 8)])
+def test_wilcoxon_needs_the_requests_whose_most_lopsided_outcome_is_significant(alpha, least):
+    from scipy import stats as sps
+
+    from judge.calibration.stats.significance import least_requests
+
+    assert least_requests("wilcoxon", alpha) == least
+    assert sps.wilcoxon([1.0] * least).pvalue < alpha <= sps.wilcoxon([1.0] * (least - 1)).pvalue
 
 
 def test_mcnemar_on_no_item_has_no_p_value():

@@ -70,28 +70,39 @@ def _records(argument: str, value: Any, kind: type, *, optional: bool = False, c
     items = list(value)
     if not items:
         raise ValueError(f"{argument} is empty: give a path or at least one {kind.__name__} (or dict)")
-    read = _record_reader(kind)
     for index, item in enumerate(items):
-        if isinstance(item, Mapping):
-            _read_one(argument, index, item, read)
-        elif isinstance(item, Report | Request | Document | NuggetBank | ReportJudgment) and not isinstance(item, kind):
+        if isinstance(item, Report | Request | Document | NuggetBank | ReportJudgment) and not isinstance(item, kind):
             raise TypeError(f"{argument}[{index}]: a {type(item).__name__} where a {kind.__name__} (or dict) is wanted")
-        elif not isinstance(item, kind):
+        if not isinstance(item, kind | Mapping):
             raise TypeError(f"{argument}[{index}]: {type(item).__name__} {item!r:.60} is neither a path nor a "
                             f"{kind.__name__} (or dict)")
+    _read_dicts(argument, items, _record_reader(kind))
     return items
 
 
-def _read_one(argument: str, index: int, record: Mapping[str, Any], read: Callable[[str], Any]) -> Any:
-    """`record` read as one line of its file by `read`; its refusal as a ValueError naming argument[index]."""
+def _read_dicts(argument: str, items: list[Any], read: Callable[[str], Any]) -> Any:
+    """The dicts among `items` read by `read` as the lines of one file (what `read` returns; None without dicts);
+    a refusal as a ValueError naming argument[index], the index in `items` of the line the reader names."""
+    where = [index for index, item in enumerate(items) if isinstance(item, Mapping)]
+    if not where:
+        return None
+    lines = []
+    for index in where:
+        try:
+            lines.append(json.dumps(dict(items[index]), ensure_ascii=False))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{argument}[{index}]: not JSON data ({exc})") from None
     try:
-        text = json.dumps(dict(record), ensure_ascii=False)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{argument}[{index}]: not JSON data ({exc})") from None
-    try:
-        return read(text + "\n")
+        return read("\n".join(lines) + "\n")
     except InputError as exc:
-        raise ValueError(f"{argument}[{index}]: {exc.message}") from None
+        if exc.line is not None and 0 < exc.line <= len(where):
+            raise ValueError(f"{argument}[{where[exc.line - 1]}]: {exc.message}") from None
+        for index, line in zip(where, lines):  # a refusal without a line (a nugget bank's): find its record
+            try:
+                read(line + "\n")
+            except InputError as one:
+                raise ValueError(f"{argument}[{index}]: {one.message}") from None
+        raise ValueError(f"{argument}: {exc.message}") from None
 
 
 def _read_document(text: str) -> Any:
@@ -200,9 +211,9 @@ def _judgment_records(argument: str, judgments: Any, banks: Mapping[str, NuggetB
     items = _records(argument, judgments, ReportJudgment)
     if items is None:
         return list(read_any_judgments(_paths(judgments), banks or {}))
-    # A dict is read as a line of a judgments file (checked so by _records; read again here for its record).
-    return [item if isinstance(item, ReportJudgment) else _read_one(argument, index, item, _read_judgment)[0]
-            for index, item in enumerate(items)]
+    # The dicts are read as the lines of a judgments file (checked so by _records; read again here for the records).
+    read = iter(_read_dicts(argument, items, _read_judgment) or ())
+    return [item if isinstance(item, ReportJudgment) else next(read) for item in items]
 
 
 def _banks(argument: str, nuggets: Any, stack: ExitStack) -> dict[str, NuggetBank]:

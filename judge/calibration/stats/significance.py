@@ -59,19 +59,27 @@ class PairwiseAgreement(BaseModel):
     pairs: list[PairOutcome]
 
 
-# Requests a pair needs in common for each test to say anything (fewer: no verdict, not a tie).
-MIN_REQUESTS = {"ttest": 2, "wilcoxon": 1}
+def least_requests(test: str, alpha: float) -> int:
+    """Requests a pair needs in common for `test` to be able to find a difference at `alpha`; with fewer its "tie"
+    is no verdict. The t-test: 2. Wilcoxon's exact test: the smallest n whose most lopsided outcome, p = 2 / 2^n,
+    is below alpha (6 at 0.05)."""
+    if test == "ttest":
+        return 2
+    n = 1
+    while 2 * 0.5 ** n >= alpha:
+        n += 1
+    return n
 
 
-def _no_test(d: np.ndarray, least: int) -> str | None:
+def _no_test(d: np.ndarray, least: int, alpha: float) -> str | None:
     """Why a paired test of the differences `d` has nothing to test, None when it has."""
     if d.size < least:
-        return f"fewer than {least} requests both runs have in both tables"
+        return f"fewer than {least} requests both runs have in both tables (no p < {alpha:g} is possible)"
     return None if np.any(d) else "every difference is zero"
 
 
 def _ttest_verdict(d: np.ndarray, alpha: float) -> tuple[Verdict, float | None, str | None]:
-    if (reason := _no_test(d, MIN_REQUESTS["ttest"])) is not None:
+    if (reason := _no_test(d, least_requests("ttest", alpha), alpha)) is not None:
         return "tie", None, reason
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -85,7 +93,7 @@ def _ttest_verdict(d: np.ndarray, alpha: float) -> tuple[Verdict, float | None, 
 
 
 def _wilcoxon_verdict(d: np.ndarray, alpha: float, zero_method: str) -> tuple[Verdict, float | None, str | None]:
-    if (reason := _no_test(d, MIN_REQUESTS["wilcoxon"])) is not None:
+    if (reason := _no_test(d, least_requests("wilcoxon", alpha), alpha)) is not None:
         return "tie", None, reason
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -104,16 +112,17 @@ def _wilcoxon_verdict(d: np.ndarray, alpha: float, zero_method: str) -> tuple[Ve
     return ("win" if signed > 0 else "loss"), p, None
 
 
-def _table(pairs: list[PairOutcome], test: str) -> SignificanceAgreement:
+def _table(pairs: list[PairOutcome], test: str, alpha: float) -> SignificanceAgreement:
     table = [[0, 0, 0] for _ in range(3)]
-    tested = [p for p in pairs if p.n_requests >= MIN_REQUESTS[test]]
+    least = least_requests(test, alpha)
+    tested = [p for p in pairs if p.n_requests >= least]
     for p in tested:
         h, j = getattr(p, f"human_{test}"), getattr(p, f"judge_{test}")
         table[VERDICTS.index(h)][VERDICTS.index(j)] += 1
     n = len(tested)
     agree = sum(table[i][i] for i in range(3))
     why = {} if n else {"agreement": "no pair of runs" if not pairs else
-                        f"no pair of runs shares {MIN_REQUESTS[test]} request(s) to test"}
+                        f"no pair of runs shares the {least} requests the test needs"}
     return SignificanceAgreement(test=test, n_pairs=n, agreement=agree / n if n else None, table=table,
                                  untested=len(pairs) - n, undefined=why)
 
@@ -136,7 +145,7 @@ def pairwise_significance_agreement(
       pair's verdict reads "tie" with an undefined p, and the pair is left out of the table, `untested`).
     - Wilcoxon signed-rank: scipy.stats.wilcoxon (two-sided) with `zero_method` ("wilcox", default: zero
       differences are discarded before ranking); all differences zero = tie; direction = sign of the sum of
-      signed ranks.
+      signed ranks; fewer requests than `least_requests` (6 at alpha 0.05): no test, as for the t-test.
     Agreement rate = share of pairs with the same verdict; the 3x3 table has rows = human, columns = judge.
     """
     runs = sorted(set(judge) & set(human))
@@ -158,4 +167,5 @@ def pairwise_significance_agreement(
                         why.mark(reason, f"{side}_{test}_p")
             pairs.append(PairOutcome(run_a=a, run_b=b, n_requests=len(reqs), undefined=why, **verdicts, **values))
     return PairwiseAgreement(alpha=alpha, zero_method=zero_method, n_runs=len(runs),
-                             ttest=_table(pairs, "ttest"), wilcoxon=_table(pairs, "wilcoxon"), pairs=pairs)
+                             ttest=_table(pairs, "ttest", alpha), wilcoxon=_table(pairs, "wilcoxon", alpha),
+                             pairs=pairs)

@@ -163,10 +163,12 @@ def test_human_and_judge_judgments_are_compared_decision_outcome_report_and_run(
     assert agreement["tauap_b"].value == pytest.approx((1 + 0.5) / 2)
 
     pairwise = comparison.pairwise["SentencePrecision"]
-    # one request per pair of runs: no test can find a difference, so every verdict is a tie on both sides
-    assert pairwise.ttest.n_pairs == pairwise.wilcoxon.n_pairs == 3
-    assert pairwise.ttest.agreement == pairwise.wilcoxon.agreement == 1.0
-    assert pairwise.ttest.table == [[0, 0, 0], [0, 0, 0], [0, 0, 3]]
+    # one request per pair of runs: no test can find a difference, so no pair has a verdict to agree on (each
+    # would be a "tie" on both sides, an agreement of 1.0 that measures nothing)
+    assert pairwise.ttest.untested == pairwise.wilcoxon.untested == 3
+    assert pairwise.ttest.n_pairs == pairwise.wilcoxon.n_pairs == 0
+    assert pairwise.ttest.agreement is None and pairwise.wilcoxon.agreement is None
+    assert pairwise.ttest.table == [[0, 0, 0], [0, 0, 0], [0, 0, 0]]
 
 
 def test_items_jsonl_lists_every_item_and_exclude_leaves_them_out_before_sampling(tmp_path):

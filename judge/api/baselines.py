@@ -19,6 +19,7 @@ from judge.api._inputs import (
     _Materialised,
     _report_record,
 )
+from judge.errors import ConfigurationError
 from judge.metrics.table import ScoreTable
 from judge.settings import Bounds, Flag, InstanceOf, Number, OneOf
 from judge.types import NuggetBank, Report
@@ -62,7 +63,9 @@ def run_baselines(reports: ReportInputs, *, nuggets: NuggetInputs | None = None,
                   out: PathLike | None = None) -> list[BaselineScores]:
     """Score reports with the baselines, as `argue-judge baseline` and `eval --with-baselines` do: EXAM from the
     nugget banks, and with `gold` reports ROUGE, pa-BLEU and pa-METEOR. A baseline whose extra is not installed
-    is left out with a warning (judge.baselines.BaselineWarning). `out`: also write OUT/<name>.scores.tsv.
+    ([qa] for EXAM, [rouge] for ROUGE) is left out with a warning (judge.baselines.BaselineWarning); with neither
+    `nuggets` nor `gold` a TypeError, and when every baseline asked for is left out a ConfigurationError naming the
+    extras. `out`: also write OUT/<name>.scores.tsv.
 
     >>> import judge, warnings
     >>> with warnings.catch_warnings():   # EXAM is skipped without nugget banks, and says so
@@ -78,6 +81,13 @@ def run_baselines(reports: ReportInputs, *, nuggets: NuggetInputs | None = None,
     from judge.baselines.suite import run_baselines as run_suite
 
     _check_path("out", out)
+    _check_input("reports", reports, Report, optional=False)
+    _check_input("nuggets", nuggets, NuggetBank)
+    _check_input("gold", gold, Report)
+    if nuggets is None and gold is None:
+        raise TypeError("run_baselines needs nuggets= (EXAM) or gold= (ROUGE, pa-BLEU, pa-METEOR): with neither, "
+                        "no baseline can score the reports")
+    from judge.baselines import BaselineWarning
     from judge.formats import read_reports
     from judge.formats.scores import write_scores
 
@@ -87,9 +97,9 @@ def run_baselines(reports: ReportInputs, *, nuggets: NuggetInputs | None = None,
         banks = _banks("nuggets", nuggets, stack)
         gold_paths = files.paths("gold", gold, _report_record, Report, optional=True)
         results, notes = run_suite(report_list, banks, read_reports(gold_paths) if gold_paths else None)
+    if not results:  # every baseline asked for was left out: an empty list would pass for a result
+        raise ConfigurationError("no baseline could run: " + "; ".join(notes))
     for note in notes:
-        from judge.baselines import BaselineWarning
-
         warnings.warn(note, BaselineWarning, stacklevel=2)
     if out is not None:
         for result in results:

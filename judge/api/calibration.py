@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +24,7 @@ from judge.errors import SettingError
 from judge.formats.judgments import ReportJudgment
 from judge.llm.cache.backends import docstore_dir
 from judge.llm.embedded.weights import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
-from judge.settings import Flag, InstanceOf, JudgeSettings, ModelSettings, OneOf
+from judge.settings import Flag, InstanceOf, JudgeSettings, ModelSettings, OneOf, Thresholds
 
 if TYPE_CHECKING:  # the model client loads only when a call judges something
     from judge.calibration.report import CalibrationResults
@@ -152,6 +152,15 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     check_calibrated_judge(settings, judge or JudgeSettings(), fit_metric)  # before the items are read
     if (human is None) != (judged is None):
         raise SettingError("human and judged go together: the assessors' judgments and the judge's of the same reports")
+    if attributionbench is None and wice is None and nuggets is None:
+        # No item will be asked: what only the asked judge uses would be left unused without a word.
+        unused = [name for name, value in (("fit_metric", fit_metric), ("against", against), ("attacks", attacks),
+                                           ("judge.thresholds", isinstance((judge or JudgeSettings()).thresholds,
+                                                                           Thresholds) or None)) if value]
+        if unused:
+            raise SettingError(f"{', '.join(unused)} apply to the judge asked about items (attributionbench=, wice=, "
+                               "nuggets=), and none is given: human= with judged= compares judgments already made, "
+                               "whose records sign the judge and thresholds they were made with")
     progress = progress or CalibrationProgress()
     diagnostics = Diagnostics()
     sources = ItemSources(Path(attributionbench) if attributionbench else None, Path(wice) if wice else None,
@@ -175,6 +184,8 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     if not items and not human_records:
         raise InputError("nothing to calibrate: give attributionbench=, wice=, nuggets= with docs=, or human= with "
                          "judged=")
+    if not items:  # no model is asked: neither its default thresholds nor its cache come into play
+        judge, cache = replace(judge or JudgeSettings(), thresholds=None), None
     with calibration_config(settings, judge, sources, cache=cache, sample=sample_size, seed=seed, n_boot=n_boot,
                             concurrency=concurrency,
                             against=JudgeSettings(prompts_dir=Path(against)) if against else None,

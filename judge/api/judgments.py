@@ -78,7 +78,7 @@ def write_judgments(path: PathLike, judgments: Iterable[ReportJudgment], *, form
         raise TypeError(f"judgments must be ReportJudgment records, not {type(judgments).__name__}")
     _check_input("nuggets", nuggets, NuggetBank)
     _check_input("docs", docs, Document)
-    records = list(judgments)
+    records = _judgment_records("judgments", judgments)  # records or dicts, checked as the CLI reads them
     if format == "argue-judge":
         _write_judgments(Path(path), records)
         return len(records)

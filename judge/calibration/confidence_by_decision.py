@@ -81,7 +81,8 @@ def thresholds_file(fits: Mapping[str, ThresholdFit], judge_signature: str, cali
             schema_hash=decision_schema_hash(decision), otherwise=fit.rule.other, items=fit.n_fit,
             with_confidence=fit.with_confidence, folds=fit.folds, seed=fit.seed,
             cross_validated={metric: {"before": _metric(fit.before, metric), "after": _metric(fit.after, metric)},
-                             "flipped": len(fit.flipped_ids), "mcnemar_p": round(fit.mcnemar.p_value, 6)})
+                             "flipped": len(fit.flipped_ids), "mcnemar_p": None if fit.mcnemar.p_value is None
+                              else round(fit.mcnemar.p_value, 6)})
     return ThresholdsFile(format=FORMAT, judge=judge_signature, metric=metric, decisions=decisions,
                           fitted_on={**fitted_on, "calibration_signature": calibration_signature})
 

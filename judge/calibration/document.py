@@ -76,8 +76,17 @@ Block = Heading | Paragraph | Bullets | Table | Figure | Caution
 
 
 def number(x: float | None, digits: int = 3) -> str:
-    """A table cell for a statistic: fixed digits, "–" where it is undefined (None or NaN)."""
-    return "–" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
+    """A table cell for a number: fixed digits, "undefined" where it is (None or NaN)."""
+    return "undefined" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def statistic(result: Any, name: str, digits: int = 3) -> str:
+    """A table cell for statistic `name` of a result (judge.calibration.stats.undefined.Statistics): fixed
+    digits, or "undefined (why)" with the reason the result records."""
+    value = getattr(result, name)
+    if value is None or not math.isfinite(value):
+        return f"undefined ({result.undefined.get(name, 'reason not recorded')})"
+    return f"{value:.{digits}f}"
 
 
 def para(*lines: Span | str, hard_breaks: bool = False) -> Paragraph:

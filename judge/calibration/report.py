@@ -30,6 +30,7 @@ from judge.calibration.document import (
     to_markdown,
 )
 from judge.calibration.document import number as _f
+from judge.calibration.document import statistic as _s
 from judge.calibration.figures import new_figure as _figure
 from judge.calibration.figures import save_png as _save
 from judge.calibration.report_confidence import (
@@ -59,9 +60,11 @@ TITLE = "Calibration report"
 # The document
 # ---------------------------------------------------------------------------------------------------------------
 
-def _p(p: float | None) -> str:
+def _p(result: object, name: str) -> str:
+    """A p-value cell: 4 decimals, "<0.0001" below, or why it is undefined."""
+    p = getattr(result, name)
     if p is None or not math.isfinite(p):
-        return "–"
+        return _s(result, name)
     return "<0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
@@ -112,7 +115,7 @@ def _decision_blocks(results: CalibrationResults) -> list[Block]:
                         + (f"; {r.boot_undefined} resamples with undefined κ left out." if r.boot_undefined else "."),
                         (f"Failed items ({r.failed} of {r.n_total}): ", *_id_list(r.failed_ids))))
         out.append(table(["class", "precision", "recall", "F1", "support (human)", "predicted (judge)"],
-                         [[c.label, _f(c.precision), _f(c.recall), _f(c.f1), c.support, c.predicted]
+                         [[c.label, _s(c, "precision"), _s(c, "recall"), _s(c, "f1"), c.support, c.predicted]
                           for c in r.per_class], "per class"))
         out.append(para("Confusion matrix (rows: human, columns: judge):"))
         out.append(table(["human \\ judge", *r.labels], [[lab, *row] for lab, row in zip(r.labels, r.confusion)],
@@ -130,8 +133,8 @@ def _report_level_blocks(results: CalibrationResults) -> list[Block]:
         return []
     return [Heading(2, "Report level"), para("Judge against human per-report values; p-values two-sided."),
             table(["metric", "n", "NaN pairs", "missing", "Pearson r", "p", "Spearman ρ", "p", "Kendall τ-b", "p"],
-                  [[m, c.n, c.n_nan, c.n_missing, _f(c.pearson), _p(c.pearson_p), _f(c.spearman),
-                    _p(c.spearman_p), _f(c.kendall_tau_b), _p(c.kendall_p)]
+                  [[m, c.n, c.n_nan, c.n_missing, _s(c, "pearson"), _p(c, "pearson_p"), _s(c, "spearman"),
+                    _p(c, "spearman_p"), _s(c, "kendall_tau_b"), _p(c, "kendall_p")]
                    for m, c in sorted(results.report_level.items())], "correlation per metric")]
 
 
@@ -145,10 +148,9 @@ def _run_level_blocks(results: CalibrationResults) -> list[Block]:
         "Raw: on the plain means.")]
     out.append(table(["metric", "runs", "Kendall τ", "Spearman ρ", "τ-b raw", "ρ raw", "tie mode",
                       "tied pairs (judge / human)", "repetitions", "seed"],
-                     [[m, lc.n_runs, f"{_f(lc.kendall_tau_mean)} ± {_f(lc.kendall_tau_std)}",
-                       f"{_f(lc.spearman_rho_mean)} ± {_f(lc.spearman_rho_std)}", _f(lc.kendall_tau_b_raw),
-                       _f(lc.spearman_rho_raw), lc.tie_mode, f"{lc.judge_tied_pairs} / {lc.human_tied_pairs}",
-                       lc.repetitions, lc.seed]
+                     [[m, lc.n_runs, _mean_std(lc, "kendall_tau"), _mean_std(lc, "spearman_rho"),
+                       _s(lc, "kendall_tau_b_raw"), _s(lc, "spearman_rho_raw"), lc.tie_mode,
+                       f"{lc.judge_tied_pairs} / {lc.human_tied_pairs}", lc.repetitions, lc.seed]
                       for m, lc in sorted(results.run_level.items())], "leaderboard correlation per metric"))
     agreements = [(m, lc.agreement) for m, lc in sorted(results.run_level.items()) if lc.agreement is not None]
     if agreements:
@@ -163,7 +165,10 @@ def _run_level_blocks(results: CalibrationResults) -> list[Block]:
                  ("tauap_b", "τ_AP,b"), ("kendall@k", f"Kendall@{first.k}"))
 
         def cell(c) -> str:
-            return "–" if c.value is None else f"{_f(c.value)} [{_f(c.low)}, {_f(c.high)}]"
+            if c.value is None:
+                return _s(c, "value")
+            return f"{_f(c.value)} " + (f"[{_f(c.low)}, {_f(c.high)}]" if c.low is not None and c.high is not None
+                                        else f"[interval {_s(c, 'low')}]")
 
         out.append(table(["metric", "runs", "requests", *(label for _, label in names)],
                          [[m, a.n_runs, a.n_requests, *(cell(a.coefficients[key]) for key, _ in names)]
@@ -190,8 +195,8 @@ def _pairwise_blocks(results: CalibrationResults) -> list[Block]:
         return []
     out: list[Block] = [Heading(2, "Pairwise significance agreement")]
     out.append(table(["metric", "runs", "pairs", "alpha", "t-test agreement", "Wilcoxon agreement"],
-                     [[m, pa.n_runs, pa.ttest.n_pairs, f"{pa.alpha:g}", _f(pa.ttest.agreement),
-                       _f(pa.wilcoxon.agreement)] for m, pa in sorted(results.pairwise.items())],
+                     [[m, pa.n_runs, pa.ttest.n_pairs, f"{pa.alpha:g}", _s(pa.ttest, "agreement"),
+                       _s(pa.wilcoxon, "agreement")] for m, pa in sorted(results.pairwise.items())],
                      "agreement per metric"))
     for metric, pa in sorted(results.pairwise.items()):
         out += [Heading(3, metric),
@@ -200,7 +205,8 @@ def _pairwise_blocks(results: CalibrationResults) -> list[Block]:
                       "columns: judge."))]
         for test in (pa.ttest, pa.wilcoxon):
             name = "paired t-test" if test.test == "ttest" else "Wilcoxon signed-rank"
-            out.append(para(f"{name} (agreement {_f(test.agreement)} on {test.n_pairs} pairs):"))
+            untested = f"; {test.untested} pairs with too few shared requests left out" if test.untested else ""
+            out.append(para(f"{name} (agreement {_s(test, 'agreement')} on {test.n_pairs} pairs{untested}):"))
             out.append(table(["human \\ judge", *VERDICTS], [[v, *row] for v, row in zip(VERDICTS, test.table)],
                              f"{name} verdicts (rows: human, columns: judge)"))
     return out
@@ -212,9 +218,9 @@ def _prompt_ab_blocks(results: CalibrationResults) -> list[Block]:
     out: list[Block] = [Heading(2, "Prompt A/B (McNemar exact)")]
     out.append(table(["decision", "A", "B", "n", "acc A", "acc B", "b (A✓ B✗)", "c (A✗ B✓)", "p",
                       "min. detectable diff.", "failed A", "failed B"],
-                     [[c.decision, c.name_a, c.name_b, c.mcnemar.n, _f(c.mcnemar.accuracy_a),
-                       _f(c.mcnemar.accuracy_b), c.mcnemar.b, c.mcnemar.c, _p(c.mcnemar.p_value),
-                       _f(c.mcnemar.min_detectable_difference), len(c.failed_a), len(c.failed_b)]
+                     [[c.decision, c.name_a, c.name_b, c.mcnemar.n, _s(c.mcnemar, "accuracy_a"),
+                       _s(c.mcnemar, "accuracy_b"), c.mcnemar.b, c.mcnemar.c, _p(c.mcnemar, "p_value"),
+                       _s(c.mcnemar, "min_detectable_difference"), len(c.failed_a), len(c.failed_b)]
                       for c in results.prompt_ab], "McNemar per decision"))
     for c in results.prompt_ab:
         out.append(Heading(3, f"{c.decision}: {c.name_a} → {c.name_b}"))
@@ -246,8 +252,8 @@ def _redteam_blocks(results: CalibrationResults) -> list[Block]:
                       "flips no → yes", "flips yes → no", "κ clean/attacked", "McNemar p", "flagged attacked",
                       "flagged clean", "withheld to clean", "failed clean / attacked"],
                      [[r.attack, r.decision, r.target, r.n_pairs, str(r.false_support_clean),
-                       str(r.false_support_attacked), str(r.flips_to_yes), str(r.flips_to_no), _f(r.kappa),
-                       _p(r.mcnemar_p), str(r.flagged_attacked), str(r.flagged_clean),
+                       str(r.false_support_attacked), str(r.flips_to_yes), str(r.flips_to_no), _s(r, "kappa"),
+                       _p(r, "mcnemar_p"), str(r.flagged_attacked), str(r.flagged_clean),
                        str(r.shown_as_clean) if r.shown_as_clean else "–",
                        f"{len(r.failed_clean)} / {len(r.failed_attacked)}"] for r in results.redteam],
                      "clean against attacked, per attack and decision"))
@@ -260,8 +266,16 @@ def _redteam_blocks(results: CalibrationResults) -> list[Block]:
                             (f"flipped yes → no ({len(r.flipped_to_no)}): ", *_id_list(r.flipped_to_no, 200)),
                             (f"detector rules on the attacked items: {rules}",),
                             (f"attacked items the detector missed ({len(r.unflagged)}): ", *_id_list(r.unflagged)),
-                            (f"accuracy clean {_f(r.accuracy_clean)}, attacked {_f(r.accuracy_attacked)}",))))
+                            (f"accuracy clean {_s(r, 'accuracy_clean')}, attacked {_s(r, 'accuracy_attacked')}",
+                             ))))
     return out
+
+
+def _mean_std(lc: LeaderboardCorrelation, name: str) -> str:
+    """A tie-broken coefficient's cell: mean ± std over the repetitions, or why it is undefined."""
+    if getattr(lc, f"{name}_mean") is None:
+        return _s(lc, f"{name}_mean")
+    return f"{_s(lc, f'{name}_mean')} ± {_s(lc, f'{name}_std')}"
 
 
 def render_markdown(results: CalibrationResults, figures: dict[str, str] | None = None) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from judge.calibration.document import Block, Bullets, Caution, Code, Figure, Heading, para, table
 from judge.calibration.document import number as _f
+from judge.calibration.document import statistic as _s
 from judge.calibration.figures import new_figure, save_png
 from judge.calibration.results import CalibrationResults
 from judge.calibration.stats import AgreementResult, ConfidenceResult
@@ -23,9 +24,10 @@ def agreement_columns(first: str, ci: str = "κ CI") -> list[str]:
 
 
 def agreement_row(name: str, r: AgreementResult) -> list[object]:
-    ci = "–" if r.kappa_ci_low is None or r.kappa_ci_high is None else f"[{r.kappa_ci_low:.3f}, {r.kappa_ci_high:.3f}]"
-    return [name, r.n, r.failed, _f(r.accuracy), _f(r.balanced_accuracy), _f(r.kappa), ci,
-            _f(r.accuracy_failed_wrong), _f(r.kappa_failed_wrong)]
+    ci = _s(r, "kappa_ci_low") if r.kappa_ci_low is None or r.kappa_ci_high is None else \
+        f"[{r.kappa_ci_low:.3f}, {r.kappa_ci_high:.3f}]"
+    return [name, r.n, r.failed, _s(r, "accuracy"), _s(r, "balanced_accuracy"), _s(r, "kappa"), ci,
+            _s(r, "accuracy_failed_wrong"), _s(r, "kappa_failed_wrong")]
 
 
 def confidence_blocks(results: CalibrationResults) -> list[Block]:
@@ -39,15 +41,16 @@ def confidence_blocks(results: CalibrationResults) -> list[Block]:
         "calibration error) = Σ (n_bin / n) · |accuracy_bin − mean confidence_bin|; MCE = the largest such gap; "
         "Brier = mean (confidence − correct)². Correct: judge label = human label; failed items are left out.")]
     out.append(table(["decision", "n", "no confidence", "mean confidence", "accuracy", "ECE", "MCE", "Brier"],
-                     [[d, c.n, c.without_confidence, _f(c.mean_confidence), _f(c.accuracy), _f(c.ece), _f(c.mce),
-                       _f(c.brier)] for d, c in sorted(results.confidence.items())], "calibration per decision"))
+                     [[d, c.n, c.without_confidence, *(_s(c, name) for name in
+                                                        ("mean_confidence", "accuracy", "ece", "mce", "brier"))]
+                      for d, c in sorted(results.confidence.items())], "calibration per decision"))
     for decision, c in sorted(results.confidence.items()):
         out.append(Heading(3, f"{decision}: reliability"))
         out.append(table(["bin", "count", "mean confidence", "accuracy", "gap"],
                          [[f"[{b.lower:.1f}, {b.upper:.1f}{']' if b.upper >= 1 else ')'}", b.count,
-                           _f(b.mean_confidence), _f(b.accuracy),
-                           _f(None if b.accuracy is None or b.mean_confidence is None
-                              else b.accuracy - b.mean_confidence)] for b in c.bins],
+                           _s(b, "mean_confidence"), _s(b, "accuracy"),
+                           _s(b, "accuracy") if b.accuracy is None or b.mean_confidence is None
+                           else _f(b.accuracy - b.mean_confidence)] for b in c.bins],
                          f"reliability table {decision}"))
         out.append(Figure(f"reliability:{decision}", f"reliability diagram {decision}"))
     return out
@@ -74,7 +77,7 @@ def threshold_blocks(results: CalibrationResults) -> list[Block]:
             (f"items with a confidence: {fit.with_confidence} of {fit.n_fit}; flipped on held-out folds: "
              f"{len(fit.flipped_ids)}",),
             (f"McNemar exact, correctness before against after: b = {fit.mcnemar.b}, c = {fit.mcnemar.c}, "
-             f"p = {fit.mcnemar.p_value:.4f}",))))
+             f"p = {_s(fit.mcnemar, 'p_value', 4)}",))))
         if fit.mcnemar.warning:
             out.append(Caution(fit.mcnemar.warning))
         out.append(table(agreement_columns("labels"),

@@ -73,7 +73,8 @@ def _canonical(value: Any) -> Any:
         rounded = round(value, JSON_DECIMALS)
         return 0.0 if rounded == 0 else rounded  # no "-0.0": it would differ from a rerun that lands on +0
     if isinstance(value, dict):
-        return {str(k): _canonical(v) for k, v in value.items()}
+        # A result whose every statistic has a value has no reasons to give: its empty `undefined` is left out.
+        return {str(k): _canonical(v) for k, v in value.items() if not (k == "undefined" and v == {})}
     if isinstance(value, list | tuple):
         return [_canonical(v) for v in value]
     raise TypeError(f"cannot serialise {type(value).__name__}")

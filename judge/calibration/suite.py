@@ -75,9 +75,13 @@ class CalibrationConfig:
         judge = replace(self.judge, thresholds=None) if self.fit_metric is not None else self.judge
         object.__setattr__(self, "judge", resolve_thresholds(self.model, judge))
 
-    def signature(self, items: int) -> CalibrationSignature:
+    def signature(self, items: int, judged: Sequence[ReportJudgment] = ()) -> CalibrationSignature:
+        """What the calibration's numbers depend on. It names the judges that were used: this configuration's
+        when it asked about `items`, and the judge the `judged` judgments record (`judged_tag`); a judge nobody
+        asked is not named."""
         against = prompt_hashes(self.against.prompts_dir) if self.against is not None else None
-        return CalibrationSignature(JudgeSignature.of(self.model, self.retry, self.judge), items=items,
+        return CalibrationSignature(JudgeSignature.of(self.model, self.retry, self.judge) if items else None,
+                                    items=items, judged=judged_tag(judged) if judged else None,
                                     n_boot=self.n_boot, resample_seed=self.seed,
                                     sample=None if self.sample is None else str(self.sample),
                                     exclude=None if self.exclude is None else
@@ -86,6 +90,19 @@ class CalibrationConfig:
                                     attacks=tuple(a.kind for a in self.attacks) if self.attacks else None,
                                     attacks_hash=attacks_hash(self.attacks) if self.attacks else None,
                                     fit=f"{self.fit_metric},{DEFAULT_FOLDS}fold" if self.fit_metric else None)
+
+
+def judged_tag(judged: Sequence[ReportJudgment]) -> str:
+    """The judge that wrote judgments, as their records name it: the model(s) (each record's signature's `judge:`,
+    else its assessor) and a short hash of the records' distinct signatures, so that judgments of another model,
+    prompt set or threshold set sign differently."""
+    def model(record: ReportJudgment) -> str:
+        fields = dict(part.partition(":")[::2] for part in (record.signature or "").split("|"))
+        return fields.get("judge") or record.assessor
+
+    signed = sorted({record.signature or f"assessor:{record.assessor}" for record in judged})
+    digest = hashlib.sha256("\n".join(signed).encode()).hexdigest()[:8]
+    return "+".join(sorted({model(record) for record in judged})) + f"@{digest}"
 
 
 def check_calibrated_judge(model: ModelSettings, judge: JudgeSettings, fit_metric: str | None) -> None:
@@ -110,7 +127,9 @@ def calibrate(items: list[CalibrationItem], config: CalibrationConfig, *,
               score: Callable[[list[ReportJudgment]], list] | None = None, notes: list[str] | None = None,
               on_item: Callable[[], None] = lambda: None) -> CalibrationResults:
     notes = list(notes or [])
-    results = CalibrationResults(signature=config.signature(len(items)).short(), notes=notes)
+    compared = human is not None and judged is not None and score is not None
+    results = CalibrationResults(signature=config.signature(len(items), judged if compared else ()).short(),
+                                 notes=notes)
     if items:
         records, old_labels, attacked = run_sync(_predict_all(items, config, on_item))
         labels = labels_of(items, records)
@@ -174,6 +193,7 @@ def write_thresholds(results: CalibrationResults, config: CalibrationConfig, ite
     for item in items:
         counts[item.decision] = counts.get(item.decision, 0) + 1
     signature = config.signature(len(items))
+    assert signature.judge is not None  # thresholds are fitted on items, so the judge was asked
     fitted_on = {"items": len(items), "items_per_decision": counts, "sample": signature.sample,
                  "seed": config.seed, "wice_partial": config.wice_partial,
                  "groups": sorted({i.group for i in items if i.group is not None})}

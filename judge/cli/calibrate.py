@@ -9,6 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from judge.api import CALIBRATED_POLICIES, CalibrationProgress, calibrate, choose_attacks
+from judge.calibration.document import statistic
 from judge.calibration.report_confidence import THRESHOLDS_NAME
 from judge.calibration.sources import WICE_PARTIAL_POLICIES
 from judge.calibration.stats import FIT_METRICS
@@ -94,6 +95,11 @@ def calibrate_command(
                                  "without the model: there is no verdict to calibrate)", param_hint="--on-injection")
     if bool(human) != bool(judged):
         raise typer.BadParameter("--human and --judged go together", param_hint="--human/--judged")
+    asks = bool(attributionbench or wice or nuggets)  # without items no model is asked: none is named
+    if not asks and thresholds is not None:
+        raise typer.BadParameter("applies to the judge asked about items (--attributionbench, --wice, --nuggets), "
+                                 "and none is given: --human with --judged compares judgments already made, whose "
+                                 "records sign the thresholds they were made with", param_hint="--thresholds")
     with user_errors(debug):
         attacks = chosen_attacks(attack, attacks_file)
         model_settings = ModelSettings(model, api_base, api_key, max_tokens=max_tokens, logprobs=logprobs,
@@ -103,7 +109,7 @@ def calibrate_command(
         if fit_threshold and thresholds is not None:
             asked = choose_thresholds(thresholds, model_settings, prompts).rules
             check_calibrated_judge(model_settings, JudgeSettings(thresholds=asked), fit_metric)
-        rules = None if fit_threshold else options.judge_thresholds(thresholds, model_settings, prompts)
+        rules = None if fit_threshold or not asks else options.judge_thresholds(thresholds, model_settings, prompts)
         settings = JudgeSettings(prompts_dir=prompts, passages=PassagePolicy(max_chars=max_doc_chars),
                                  on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
                                  injection_detector=injection_detector)  # type: ignore[arg-type]
@@ -121,23 +127,26 @@ def calibrate_command(
                 max_tokens=max_tokens, logprobs=logprobs, threads=threads, kernels=kernels)
         written = results.files
     for name, result in results.decisions.items():
-        console.print(f"{name}: n={result.n} accuracy={_fmt(result.accuracy)} balanced={_fmt(result.balanced_accuracy)}"
-                      f" kappa={_fmt(result.kappa)} [{_fmt(result.kappa_ci_low)}, {_fmt(result.kappa_ci_high)}]"
+        ci = f"[{_fmt(result, 'kappa_ci_low')}, {_fmt(result, 'kappa_ci_high')}]" \
+            if result.kappa_ci_low is not None else f"CI {_fmt(result, 'kappa_ci_low')}"
+        console.print(f"{name}: n={result.n} accuracy={_fmt(result, 'accuracy')} balanced="
+                      f"{_fmt(result, 'balanced_accuracy')} kappa={_fmt(result, 'kappa')} {ci}"
                       f" failed={result.failed}; failed counted as wrong: accuracy="
-                      f"{_fmt(result.accuracy_failed_wrong)} kappa={_fmt(result.kappa_failed_wrong)}", highlight=False)
+                      f"{_fmt(result, 'accuracy_failed_wrong')} kappa={_fmt(result, 'kappa_failed_wrong')}",
+                      highlight=False, soft_wrap=True)
     for name, c in results.confidence.items():
-        console.print(f"{name}: confidence on {c.n} items, ECE={_fmt(c.ece)} (mean confidence "
-                      f"{_fmt(c.mean_confidence)}, accuracy {_fmt(c.accuracy)})", highlight=False)
+        console.print(f"{name}: confidence on {c.n} items, ECE={_fmt(c, 'ece')} (mean confidence "
+                      f"{_fmt(c, 'mean_confidence')}, accuracy {_fmt(c, 'accuracy')})", highlight=False)
     for name, fit in results.thresholds.items():
         console.print(f"{name}: threshold {fit.rule.verdict} >= {fit.rule.threshold:.4f}; held-out "
-                      f"kappa {_fmt(fit.before.kappa)} -> {_fmt(fit.after.kappa)}, balanced accuracy "
-                      f"{_fmt(fit.before.balanced_accuracy)} -> {_fmt(fit.after.balanced_accuracy)} "
+                      f"kappa {_fmt(fit.before, 'kappa')} -> {_fmt(fit.after, 'kappa')}, balanced accuracy "
+                      f"{_fmt(fit.before, 'balanced_accuracy')} -> {_fmt(fit.after, 'balanced_accuracy')} "
                       f"({fit.folds}-fold)", highlight=False)
     for r in results.redteam:
         console.print(f"attack {r.attack} on {r.decision}: pairs={r.n_pairs} false-support clean "
                       f"{r.false_support_clean} attacked {r.false_support_attacked}; flips no->yes "
-                      f"{r.flips_to_yes} yes->no {r.flips_to_no}; kappa={_fmt(r.kappa)} "
-                      f"McNemar p={r.mcnemar_p:.4f}; flagged attacked {r.flagged_attacked} clean "
+                      f"{r.flips_to_yes} yes->no {r.flips_to_no}; kappa={_fmt(r, 'kappa')} "
+                      f"McNemar p={_fmt(r, 'mcnemar_p', 4)}; flagged attacked {r.flagged_attacked} clean "
                       f"{r.flagged_clean}" + (f"; withheld to clean {r.shown_as_clean}"
                                                      if r.shown_as_clean else ""), highlight=False, soft_wrap=True)
     if results.prompt_ab:
@@ -148,8 +157,9 @@ def calibrate_command(
     console.print(f"wrote {', '.join(str(p) for p in written)}", highlight=False, soft_wrap=True)
 
 
-def _fmt(value: float | None) -> str:
-    return "undefined" if value is None else f"{value:.3f}"
+def _fmt(result: object, name: str, digits: int = 3) -> str:
+    """A statistic as the report prints it: its value, or "undefined (why)"."""
+    return statistic(result, name, digits)
 
 
 def chosen_attacks(names: str | None, path: Path | None) -> tuple[Attack, ...]:

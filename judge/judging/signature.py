@@ -150,7 +150,7 @@ class CalibrationSignature(_Forms):
     """The judge plus what its agreement was measured on. `resample_seed` drives the sample and the bootstrap
     (the model's own sampling seed is the judge signature's `seed`)."""
 
-    judge: JudgeSignature
+    judge: JudgeSignature | None             # the judge asked about the items (None: no item was asked)
     items: int
     n_boot: int
     resample_seed: int
@@ -161,9 +161,12 @@ class CalibrationSignature(_Forms):
     attacks: tuple[str, ...] | None = None   # red-team attack kinds (None: no red team)
     attacks_hash: str | None = None          # hash of those kinds' definitions (targets, texts, obfuscation)
     fit: str | None = None                   # --fit-threshold: metric and folds of the threshold fit
+    judged: str | None = None                # the judge of the --judged judgments, as their records name it
 
     def _fields(self, short: bool) -> list[tuple[str, str]]:
-        out = [("", self.judge.short() if short else self.judge.long().replace("\n", "; ")),
+        asked = [("", self.judge.short() if short else self.judge.long().replace("\n", "; "))] \
+            if self.judge is not None else [("argue-judge", __version__)]
+        out = [*asked, *([("judged", self.judged)] if self.judged is not None else []),
                ("items", str(self.items)), ("sample", "all" if self.sample is None else str(self.sample)),
                ("boot", str(self.n_boot)), ("resample_seed", str(self.resample_seed))]
         if self.exclude is not None:
@@ -180,7 +183,7 @@ class CalibrationSignature(_Forms):
 
     def as_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
-        data["judge"] = self.judge.as_dict()
+        data["judge"] = self.judge.as_dict() if self.judge is not None else None
         data["against"] = dict(self.against) if self.against is not None else None
         data["attacks"] = list(self.attacks) if self.attacks is not None else None
         return data

@@ -115,6 +115,20 @@ def _thresholds(model: ModelSettings, thresholds: Thresholds | DefaultThresholds
     return resolve_thresholds(model, judge).thresholds  # type: ignore[return-value]
 
 
+def _check_paths(optional: tuple[str, ...] = (), **arguments: Any) -> None:
+    """These calls read files: a TypeError naming the argument unless it is a path (str or Path) or a list of
+    paths (None only where `optional`), a ValueError for an empty list; before any work."""
+    for name, value in arguments.items():
+        if (value is None and name in optional) or isinstance(value, str | Path):
+            continue
+        if isinstance(value, list | tuple) and all(isinstance(v, str | Path) for v in value):
+            if not value:
+                raise ValueError(f"{name} is empty: give a path or a list of paths")
+            continue
+        raise TypeError(f"{name} must be a path (str or Path) or a list of paths, not {type(value).__name__} "
+                        f"{value!r:.60}")
+
+
 def _paths(value: PathLike | Sequence[PathLike] | None) -> list[Path]:
     if value is None:
         return []
@@ -158,6 +172,8 @@ async def create_nuggets_async(*, requests: PathLike, docs: PathLike | Sequence[
     sentences are drafted from too (they attest nothing); `max_nuggets` (K), `max_docs` (M: the top documents by
     the relevance decision); `format`: the banks' layout when `out` is given; `thresholds`: eval's decision
     thresholds for the bindings (default: the judge's own, as eval applies them; None: the model's verdicts)."""
+    _check_paths(("out", "doc_lists", "gold_report"), requests=requests, docs=docs, out=out, doc_lists=doc_lists,
+                 gold_report=gold_report)
     settings = NuggetSettings(max_nuggets=max_nuggets, max_docs=max_docs, per_document=per_document,
                               concurrency=concurrency, format=format, passages=passages or PassagePolicy())
     model_settings = ModelSettings(model, api_base, api_key, **{"max_tokens": CREATE_MAX_TOKENS, **model_options})
@@ -254,6 +270,7 @@ async def pool_nuggets_async(*, nuggets: PathLike | Sequence[PathLike], reports:
     """Candidate new answers to the banks' questions from the reports' cited sentences (judge.nuggets.pool).
     Nothing changes a bank: `out` gets the candidates (each `"accept": null`) for a person to review, then
     `accept_candidates`. `thresholds`: eval's decision thresholds, as in `create_nuggets`."""
+    _check_paths(("out",), nuggets=nuggets, reports=reports, requests=requests, docs=docs, out=out)
     settings = NuggetSettings(concurrency=concurrency, passages=passages or PassagePolicy())
     model_settings = ModelSettings(model, api_base, api_key, **model_options)
     rules = _thresholds(model_settings, thresholds, prompts_dir)
@@ -340,6 +357,7 @@ def accept_candidates(*, nuggets: PathLike | Sequence[PathLike], candidates: Pat
     write itself, and lie apart from the inputs (judge.formats.paths)."""
     from judge.nuggets.pool import accept
 
+    _check_paths(nuggets=nuggets, candidates=candidates, out=out)
     sources = _paths(nuggets)
     out_path = Path(out)
     inputs = {"nuggets": sources, "candidates": _paths(candidates)}

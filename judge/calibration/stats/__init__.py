@@ -1,6 +1,8 @@
 """Statistics of the calibration suite: how far the judge agrees with human assessors.
 
-One module per level; each function returns a pydantic model (JSON-serialisable; `None` marks an undefined value):
+One module per level; each function returns a pydantic model (JSON-serialisable). A statistic the data cannot
+give (no items, one run, a constant side, every run tied, every item in one class) is None, and the model's
+`undefined` says why: one rule, `undefined.Statistics`, that the report prints as "undefined (why)".
 
 - `agreement`: decision level, `decision_agreement` (accuracy, balanced accuracy, per-class P/R/F1, confusion
   matrix, Cohen's kappa with a percentile bootstrap CI, breakdown by group) and `agreement_by_decision` for items;
@@ -25,6 +27,7 @@ from judge.calibration.stats.agreement import (
     cohen_kappa,
     confusion_matrix,
     decision_agreement,
+    kappa_of,
 )
 from judge.calibration.stats.confidence_calibration import (
     FIT_METRICS,
@@ -75,6 +78,7 @@ from judge.calibration.stats.significance import (
     Verdict,
     pairwise_significance_agreement,
 )
+from judge.calibration.stats.undefined import Reasons, Statistics, Undefined
 
 __all__ = [
     "FIT_METRICS", "ConfidenceResult", "FitMetric", "ReliabilityBin", "Rule", "ThresholdFit", "apply_rule",
@@ -87,4 +91,5 @@ __all__ = [
     "leaderboard_correlation", "ranking_agreement", "tau_ap_b", "kendall_at_k", "Coefficient",
     "RankingAgreement", "mcnemar_exact", "mcnemar_p", "mcnemar_power_warning", "min_detectable_difference",
     "pairwise_significance_agreement", "run_summaries", "tie_groups", "within_one_se",
+    "Reasons", "Statistics", "Undefined", "kappa_of",
 ]

@@ -10,16 +10,17 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from judge.calibration.items import CalibrationItem, label_order
+from judge.calibration.stats.undefined import Reasons, Statistics, Undefined, require
 
 NO_GROUP = "(none)"
 
 
-class ClassMetrics(BaseModel):
-    """One class, judge against human. precision is None when the judge never predicted the class; recall is
-    None when no human label is the class; F1 is None when either is None (0 when both are 0)."""
+class ClassMetrics(Statistics):
+    """One class, judge against human. precision is undefined when the judge never predicted the class; recall
+    when no human label is the class; F1 when either is (0 when both are 0)."""
 
     label: str
     precision: float | None
@@ -29,7 +30,7 @@ class ClassMetrics(BaseModel):
     predicted: int = Field(description="items whose judge label is this class")
 
 
-class AgreementResult(BaseModel):
+class AgreementResult(Statistics):
     """Decision-level agreement of the judge with the human labels.
 
     `confusion[i][j]` counts items with human label `labels[i]` and judge label `labels[j]`.
@@ -72,21 +73,31 @@ def confusion_matrix(human: Sequence[str], judge: Sequence[str], labels: Sequenc
     return matrix
 
 
-def cohen_kappa(matrix: np.ndarray) -> float | None:
+NO_ITEMS = "no item compared"
+ONE_CLASS = "every item in one class on both sides"
+
+
+def kappa_of(matrix: np.ndarray) -> float:
     """Cohen's kappa of a confusion matrix: (p_o - p_e) / (1 - p_e).
 
-    p_o = trace / n, p_e = sum_k row_k * col_k / n^2. Undefined (None) when n = 0 or p_e = 1, i.e. both
-    raters put every item in the same single class.
+    p_o = trace / n, p_e = sum_k row_k * col_k / n^2. Undefined when n = 0 or p_e = 1, i.e. both raters put
+    every item in the same single class.
     """
     m = np.asarray(matrix, dtype=float)
     n = m.sum()
-    if n == 0:
-        return None
+    require(n > 0, NO_ITEMS)
     po = np.trace(m) / n
     pe = float((m.sum(axis=1) * m.sum(axis=0)).sum() / (n * n))
-    if math.isclose(pe, 1.0, rel_tol=0.0, abs_tol=1e-12):
-        return None
+    require(not math.isclose(pe, 1.0, rel_tol=0.0, abs_tol=1e-12), ONE_CLASS)
     return float((po - pe) / (1.0 - pe))
+
+
+def cohen_kappa(matrix: np.ndarray) -> float | None:
+    """`kappa_of`, None where it is undefined."""
+    try:
+        return kappa_of(matrix)
+    except Undefined:
+        return None
 
 
 def _bootstrap_kappa(codes: np.ndarray, k: int, n_boot: int, seed: int | None) -> np.ndarray:
@@ -186,23 +197,30 @@ def _agreement(human: list[str], judge: list[str | None], ids: list[str], labels
         tp = int(matrix[i, i])
         support = int(matrix[i, :].sum())
         predicted = int(matrix[:, i].sum())
-        precision = tp / predicted if predicted else None
-        recall = tp / support if support else None
+        why = Reasons()
+        precision = why.value("precision", _share, tp, predicted, "the judge never chose this class")
+        recall = why.value("recall", _share, tp, support, "no human label is this class")
         if precision is None or recall is None:
+            why.mark(why.get("precision") or why["recall"], "f1")
             f1 = None
-        elif precision + recall == 0:
-            f1 = 0.0
         else:
-            f1 = 2 * precision * recall / (precision + recall)
+            f1 = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
         if recall is not None:
             recalls.append(recall)
         per_class.append(ClassMetrics(label=lab, precision=precision, recall=recall, f1=f1,
-                                      support=support, predicted=predicted))
+                                      support=support, predicted=predicted, undefined=why))
 
-    kappa = cohen_kappa(matrix) if n else None
+    why = Reasons()
+    kappa = why.value("kappa", kappa_of, matrix)
     low = high = None
     undefined = 0
-    if kappa is not None and n >= 2 and n_boot > 0:
+    if kappa is None:
+        why.mark(f"κ is undefined ({why['kappa']})", "kappa_ci_low", "kappa_ci_high")
+    elif n < 2:
+        why.mark("fewer than 2 items to resample", "kappa_ci_low", "kappa_ci_high")
+    elif n_boot == 0:
+        why.mark("no bootstrap resamples asked (n_boot 0)", "kappa_ci_low", "kappa_ci_high")
+    else:
         index = {lab: i for i, lab in enumerate(labels)}
         codes = np.array([index[h] * k + index[j] for h, j in pairs], dtype=np.int64)
         boots = _bootstrap_kappa(codes, k, n_boot, seed)
@@ -211,6 +229,8 @@ def _agreement(human: list[str], judge: list[str | None], ids: list[str], labels
         if valid.size:
             alpha = (1.0 - ci) / 2.0
             low, high = (float(v) for v in np.percentile(valid, [100 * alpha, 100 * (1 - alpha)]))
+        else:
+            why.mark(f"κ undefined in every resample ({ONE_CLASS})", "kappa_ci_low", "kappa_ci_high")
 
     # Failures as a judge category of their own: a column no human row matches, so each one is a disagreement
     # and moves the chance agreement only through the judge's other columns.
@@ -220,15 +240,24 @@ def _agreement(human: list[str], judge: list[str | None], ids: list[str], labels
         if j is None:
             with_failures[labels.index(h), k] += 1
     n_total = len(human)
+    if not recalls:
+        why.mark(NO_ITEMS if not n else "no human label among the classes", "balanced_accuracy")
     return AgreementResult(
         labels=labels, n_total=n_total, n=n, failed=len(failed_ids), failed_ids=failed_ids,
-        accuracy_failed_wrong=float(np.trace(matrix) / n_total) if n_total else None,
-        kappa_failed_wrong=cohen_kappa(with_failures) if n_total else None,
-        accuracy=float(np.trace(matrix) / n) if n else None,
+        accuracy_failed_wrong=why.value("accuracy_failed_wrong", _share, int(np.trace(matrix)), n_total,
+                                        "no item"),
+        kappa_failed_wrong=why.value("kappa_failed_wrong", kappa_of, with_failures),
+        accuracy=why.value("accuracy", _share, int(np.trace(matrix)), n, NO_ITEMS),
         balanced_accuracy=float(np.mean(recalls)) if recalls else None,
         kappa=kappa, kappa_ci_low=low, kappa_ci_high=high, ci_level=ci, n_boot=n_boot, seed=seed,
-        boot_undefined=undefined, per_class=per_class, confusion=matrix.tolist(),
+        boot_undefined=undefined, per_class=per_class, confusion=matrix.tolist(), undefined=why,
     )
+
+
+def _share(k: int, n: int, reason: str) -> float:
+    """k / n; undefined for `reason` when n = 0."""
+    require(n > 0, reason)
+    return k / n
 
 
 def agreement_by_decision(

@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from judge.calibration.stats.agreement import AgreementResult, cohen_kappa, confusion_matrix, decision_agreement
 from judge.calibration.stats.mcnemar import McNemarResult, mcnemar_exact
+from judge.calibration.stats.undefined import Statistics
 
 FitMetric = Literal["kappa", "balanced_accuracy"]
 FIT_METRICS: tuple[FitMetric, ...] = ("kappa", "balanced_accuracy")
@@ -33,22 +34,22 @@ DEFAULT_FOLDS = 5
 MIN_FIT_ITEMS = 10  # fewer labelled items with a confidence than this: no threshold is fitted
 
 
-class ReliabilityBin(BaseModel):
+class ReliabilityBin(Statistics):
     lower: float
     upper: float
     count: int
-    mean_confidence: float | None = Field(description="None for an empty bin")
+    mean_confidence: float | None = Field(description="undefined for an empty bin")
     accuracy: float | None = Field(description="share of the bin's items whose judge label is the human label")
 
 
-class ConfidenceResult(BaseModel):
+class ConfidenceResult(Statistics):
     """How well one decision's confidence is calibrated, over the items with a judge label and a confidence."""
 
     n: int = Field(description="items with a judge label and a confidence")
     without_confidence: int = Field(description="items with a judge label but no confidence (left out)")
     mean_confidence: float | None
     accuracy: float | None
-    ece: float | None = Field(description="expected calibration error; None when n = 0")
+    ece: float | None = Field(description="expected calibration error; undefined when n = 0")
     mce: float | None = Field(description="maximum calibration error over non-empty bins")
     brier: float | None = Field(description="mean squared difference of confidence and correctness")
     bins: list[ReliabilityBin]
@@ -77,12 +78,15 @@ def reliability(confidences: Sequence[float], correct: Sequence[bool], n_bins: i
         if count:
             gaps.append((count, abs(acc - mean_conf)))  # type: ignore[operator]
         bins.append(ReliabilityBin(lower=b / n_bins, upper=(b + 1) / n_bins, count=count, mean_confidence=mean_conf,
-                                   accuracy=acc))
+                                   accuracy=acc, undefined={} if count else dict.fromkeys(
+                                       ("mean_confidence", "accuracy"), "no item in this bin")))
     return ConfidenceResult(
         n=n, without_confidence=without_confidence,
         mean_confidence=float(conf.mean()) if n else None, accuracy=float(right.mean()) if n else None,
         ece=sum(c / n * g for c, g in gaps) if n else None, mce=max(g for _, g in gaps) if n else None,
-        brier=float(np.mean((conf - right) ** 2)) if n else None, bins=bins)
+        brier=float(np.mean((conf - right) ** 2)) if n else None, bins=bins,
+        undefined={} if n else dict.fromkeys(("mean_confidence", "accuracy", "ece", "mce", "brier"),
+                                             "no judged item with a confidence"))
 
 
 def confidence_result(human: Sequence[str], judge: Sequence[str | None], confidences: Sequence[float | None],

@@ -7,8 +7,10 @@ import warnings
 from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import Field
 from scipy import stats as sps
+
+from judge.calibration.stats.undefined import Reasons, Statistics, Undefined, finite, require
 
 
 def finite_or_none(x: float | None) -> float | None:
@@ -19,9 +21,9 @@ def finite_or_none(x: float | None) -> float | None:
     return x if math.isfinite(x) else None
 
 
-class CorrelationResult(BaseModel):
-    """Correlation of judge and human per-report (or per-run) values. Coefficients are None when undefined
-    (fewer than 2 pairs, or a constant side)."""
+class CorrelationResult(Statistics):
+    """Correlation of judge and human per-report (or per-run) values. Coefficients and p-values are undefined
+    with fewer than 2 pairs or a constant side (`undefined` says which)."""
 
     n: int = Field(description="pairs used")
     n_nan: int = Field(description="pairs left out because either value is NaN")
@@ -32,6 +34,15 @@ class CorrelationResult(BaseModel):
     spearman_p: float | None
     kendall_tau_b: float | None
     kendall_p: float | None
+
+
+def varying(x: np.ndarray, y: np.ndarray, *, pairs: str = "pairs", judge: str = "judge",
+            human: str = "human") -> None:
+    """Undefined unless there are 2 pairs or more and neither side is constant: the condition of every
+    correlation here (Pearson, Spearman, Kendall, tau_AP,b, the tie-broken leaderboard ones)."""
+    require(len(x) >= 2, f"fewer than 2 {pairs}")
+    require(bool(np.ptp(x) > 0), f"every {judge} value is the same")
+    require(bool(np.ptp(y) > 0), f"every {human} value is the same")
 
 
 def correlate(judge: Sequence[float], human: Sequence[float]) -> CorrelationResult:
@@ -46,18 +57,22 @@ def correlate(judge: Sequence[float], human: Sequence[float]) -> CorrelationResu
     n = len(pairs)
     x = np.array([a for a, _ in pairs])
     y = np.array([b for _, b in pairs])
-    r = rp = rho = rhop = tau = taup = None
-    if n >= 2 and np.ptp(x) > 0 and np.ptp(y) > 0:
+    names = ("pearson", "pearson_p", "spearman", "spearman_p", "kendall_tau_b", "kendall_p")
+    why = Reasons()
+    values: dict[str, float | None] = dict.fromkeys(names)
+    try:
+        varying(x, y)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            pr = sps.pearsonr(x, y)
-            sr = sps.spearmanr(x, y)
-            kt = sps.kendalltau(x, y, variant="b")
-        r, rp = finite_or_none(pr.statistic), finite_or_none(pr.pvalue)
-        rho, rhop = finite_or_none(sr.statistic), finite_or_none(sr.pvalue)
-        tau, taup = finite_or_none(kt.statistic), finite_or_none(kt.pvalue)
-    return CorrelationResult(n=n, n_nan=len(judge) - n, pearson=r, pearson_p=rp, spearman=rho,
-                             spearman_p=rhop, kendall_tau_b=tau, kendall_p=taup)
+            tests = {"pearson": sps.pearsonr(x, y), "spearman": sps.spearmanr(x, y),
+                     "kendall_tau_b": sps.kendalltau(x, y, variant="b")}
+        for name, res in tests.items():
+            p_name = "kendall_p" if name == "kendall_tau_b" else f"{name}_p"
+            values[name] = why.value(name, finite, res.statistic, "scipy returned no finite value")
+            values[p_name] = why.value(p_name, finite, res.pvalue, "scipy returned no finite p-value")
+    except Undefined as exc:
+        why.mark(exc.reason, *names)
+    return CorrelationResult(n=n, n_nan=len(judge) - n, undefined=why, **values)
 
 
 def correlate_by_key(judge: Mapping[Hashable, float], human: Mapping[Hashable, float]) -> CorrelationResult:

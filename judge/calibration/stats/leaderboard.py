@@ -13,7 +13,8 @@ import numpy as np
 from pydantic import BaseModel, Field
 from scipy.stats import kendalltau, pearsonr, rankdata, spearmanr
 
-from judge.calibration.stats.correlation import correlate
+from judge.calibration.stats.correlation import correlate, varying
+from judge.calibration.stats.undefined import Reasons, Statistics, Undefined, finite
 
 
 class RunScore(NamedTuple):
@@ -79,8 +80,10 @@ class RunPoint(BaseModel):
 TieMode = Literal["pairwise", "components"]
 
 
-class LeaderboardCorrelation(BaseModel):
-    """Judge vs human leaderboard agreement, with and without tie handling."""
+class LeaderboardCorrelation(Statistics):
+    """Judge vs human leaderboard agreement, with and without tie handling. The tie-broken figures are undefined
+    with fewer than 2 runs and where every run is tied on a leaderboard (its tie-broken order is then drawn
+    uniformly at random, so their mean would measure the draw); the raw ones where a side's means are constant."""
 
     n_runs: int
     missing_runs: list[str] = Field(description="runs on one leaderboard only (left out)")
@@ -186,11 +189,25 @@ def leaderboard_correlation(
             "judge_tied_pairs": n * (n - 1) // 2 - int(ja.sum()),
             "human_tied_pairs": n * (n - 1) // 2 - int(ha.sum()),
             "judge_tie_groups": jg, "human_tie_groups": hg, "runs": points}
-    if n < 2 or repetitions < 1:
-        return LeaderboardCorrelation(kendall_tau_mean=None, kendall_tau_std=None, spearman_rho_mean=None,
-                                      spearman_rho_std=None, kendall_tau_b_raw=None, spearman_rho_raw=None, **base)
-
+    broken = ("kendall_tau_mean", "kendall_tau_std", "spearman_rho_mean", "spearman_rho_std")
+    why = Reasons()
+    if n < 2:
+        why.mark("fewer than 2 runs on both leaderboards", *broken, "kendall_tau_b_raw", "spearman_rho_raw")
+        return LeaderboardCorrelation(kendall_tau_b_raw=None, spearman_rho_raw=None, undefined=why,
+                                      **dict.fromkeys(broken), **base)
     raw = correlate([jb[r].mean for r in common], [hb[r].mean for r in common])
+    for field, raw_field in (("kendall_tau_b_raw", "kendall_tau_b"), ("spearman_rho_raw", "spearman")):
+        if getattr(raw, raw_field) is None:
+            why.mark(raw.undefined[raw_field], field)
+    for side, above, groups in (("judge", ja, jg), ("human", ha, hg)):
+        if (not above.any()) if tie_mode == "pairwise" else len(groups) == 1:
+            why.mark(f"every run tied on the {side} leaderboard (its tie-broken order is a random draw)", *broken)
+    if repetitions < 1:
+        why.mark("no repetitions asked", *broken)
+    if why.keys() >= set(broken):
+        return LeaderboardCorrelation(kendall_tau_b_raw=raw.kendall_tau_b, spearman_rho_raw=raw.spearman,
+                                      undefined=why, **dict.fromkeys(broken), **base)
+
     order = {r: i for i, r in enumerate(common)}
     rng = np.random.default_rng(seed)
     taus = np.empty(repetitions)
@@ -207,7 +224,7 @@ def leaderboard_correlation(
     return LeaderboardCorrelation(
         kendall_tau_mean=float(taus.mean()), kendall_tau_std=float(taus.std()),
         spearman_rho_mean=float(rhos.mean()), spearman_rho_std=float(rhos.std()),
-        kendall_tau_b_raw=raw.kendall_tau_b, spearman_rho_raw=raw.spearman, **base)
+        kendall_tau_b_raw=raw.kendall_tau_b, spearman_rho_raw=raw.spearman, undefined=why, **base)
 
 
 def _kendall_strict(x: np.ndarray, y: np.ndarray) -> float:
@@ -230,8 +247,8 @@ def _spearman_strict(x: np.ndarray, y: np.ndarray) -> float:
 AGREEMENT_MEASURES = ("kendall", "spearman", "pearson", "tauap_b", "kendall@k")
 
 
-class Coefficient(BaseModel):
-    """A rank or value correlation with its bootstrap interval over requests (None where undefined)."""
+class Coefficient(Statistics):
+    """A rank or value correlation with its bootstrap interval over requests (`undefined` says where not)."""
 
     value: float | None
     low: float | None
@@ -253,48 +270,61 @@ class RankingAgreement(BaseModel):
     coefficients: dict[str, Coefficient]
 
 
-def tau_ap_b(judge: Sequence[float], human: Sequence[float]) -> float:
+def tau_ap_b(judge: Sequence[float], human: Sequence[float]) -> float | None:
     """tau_AP,b: the AP correlation of Yilmaz, Aslam & Robertson (SIGIR 2008) with ties, as Urbano & Marrero
     ("The treatment of ties in AP correlation", ICTIR 2017) define it and autojudge-evaluate computes it (its
-    pyircore.tauap_b): the mean of the two directions, each taking one ranking as reference. Higher is better."""
-    x, y = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
+    pyircore.tauap_b): the mean of the two directions, each taking one ranking as reference. Higher is better.
+    None (undefined) with fewer than 2 runs or a side whose values are all equal."""
+    try:
+        return _tau_ap_b(np.asarray(judge, dtype=float), np.asarray(human, dtype=float))
+    except Undefined:
+        return None
+
+
+def _tau_ap_b(x: np.ndarray, y: np.ndarray) -> float:
+    varying(x, y, pairs="runs")
     return (_tau_ap_b_one(x, y) + _tau_ap_b_one(y, x)) / 2
 
 
 def _tau_ap_b_one(x: np.ndarray, y: np.ndarray) -> float:
-    """With y the reference: for every item i below y's first tie group, the share of the p_i items strictly
-    above i in y (p_i = their number) that x also ranks strictly above i; tau = 2 * mean share - 1. Ties in x
-    count as disagreement; an all-tied reference gives 0."""
+    """With y the reference (not all tied): for every item i below y's first tie group, the share of the p_i
+    items strictly above i in y (p_i = their number) that x also ranks strictly above i; tau = 2 * mean share - 1.
+    Ties in x count as disagreement."""
     rank_x = rankdata(-x)                    # average ranks, 1 = best
     above = rankdata(-y, "min") - 1          # p_i: items strictly above i in y
     shares = [np.sum(rank_x[i] > rank_x[above < above[i]]) / above[i] for i in range(len(y)) if above[i] > 0]
-    return 2 * float(np.mean(shares)) - 1 if shares else 0.0
+    return 2 * float(np.mean(shares)) - 1
 
 
 def kendall_at_k(judge: Sequence[float], human: Sequence[float], k: int) -> float | None:
     """Kendall tau-b over the k runs the humans rank highest (all runs when there are k or fewer), as
     autojudge-evaluate's `kendall@k` (top k by the truth leaderboard, then tau-b)."""
-    x, y = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
-    top = np.argsort(-y, kind="stable")[:k]
-    return _coefficient("kendall", x[top], y[top])
-
-
-def _coefficient(name: str, x: np.ndarray, y: np.ndarray, k: int = 10) -> float | None:
-    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+    try:
+        return _kendall_at_k(np.asarray(judge, dtype=float), np.asarray(human, dtype=float), k)
+    except Undefined:
         return None
+
+
+def _kendall_at_k(x: np.ndarray, y: np.ndarray, k: int) -> float:
+    top = np.argsort(-y, kind="stable")[:k]
+    try:
+        return _coefficient("kendall", x[top], y[top])
+    except Undefined as exc:
+        raise Undefined(f"over the humans' top {k}: {exc.reason}") from None
+
+
+def _coefficient(name: str, x: np.ndarray, y: np.ndarray, k: int = 10) -> float:
+    """One agreement measure on the runs' means; Undefined with fewer than 2 runs or a constant side."""
+    if name == "kendall@k":
+        return _kendall_at_k(x, y, k)
+    varying(x, y, pairs="runs", judge="judge mean", human="human mean")
+    if name == "tauap_b":
+        return _tau_ap_b(x, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if name == "kendall":
-            value = kendalltau(x, y, variant="b").statistic
-        elif name == "spearman":
-            value = spearmanr(x, y).statistic
-        elif name == "pearson":
-            value = pearsonr(x, y).statistic
-        elif name == "tauap_b":
-            value = tau_ap_b(x, y)
-        else:
-            return kendall_at_k(x, y, k)
-    return float(value) if math.isfinite(value) else None
+        test = {"kendall": lambda: kendalltau(x, y, variant="b"), "spearman": lambda: spearmanr(x, y),
+                "pearson": lambda: pearsonr(x, y)}[name]
+        return finite(test().statistic, "scipy returned no finite value")
 
 
 def ranking_agreement(judge: Mapping[str, Mapping[str, float]], human: Mapping[str, Mapping[str, float]],
@@ -325,24 +355,33 @@ def ranking_agreement(judge: Mapping[str, Mapping[str, float]], human: Mapping[s
                 out.append(np.where(present, m, 0.0) @ counts / weight)
         return out[0], out[1]
 
-    def all_coefficients(x: np.ndarray, y: np.ndarray) -> dict[str, float | None]:
+    def all_coefficients(x: np.ndarray, y: np.ndarray, why: Reasons) -> dict[str, float | None]:
         keep = np.isfinite(x) & np.isfinite(y)
-        return {name: _coefficient(name, x[keep], y[keep], k) for name in AGREEMENT_MEASURES}
+        return {name: why.value(name, _coefficient, name, x[keep], y[keep], k) for name in AGREEMENT_MEASURES}
 
-    point = all_coefficients(*boards(np.ones(len(requests))))
+    point_why = Reasons()
+    point = all_coefficients(*boards(np.ones(len(requests))), point_why)
     rng = np.random.default_rng(seed)
     draws: dict[str, list[float]] = {name: [] for name in AGREEMENT_MEASURES}
     for _ in range(bootstrap if requests and len(runs) >= 2 else 0):
         counts = np.bincount(rng.integers(len(requests), size=len(requests)), minlength=len(requests))
-        for name, value in all_coefficients(*boards(counts.astype(float))).items():
+        for name, value in all_coefficients(*boards(counts.astype(float)), Reasons()).items():
             if value is not None:
                 draws[name].append(value)
     tail = (1 - confidence) / 2 * 100
     coefficients = {}
     for name in AGREEMENT_MEASURES:
         values = draws[name]
-        low, high = (float(np.percentile(values, tail)), float(np.percentile(values, 100 - tail))) if values \
-            else (None, None)
-        coefficients[name] = Coefficient(value=point[name], low=low, high=high)
+        why = Reasons()
+        if point[name] is None:
+            why.mark(point_why[name], "value")
+        if values:
+            low, high = float(np.percentile(values, tail)), float(np.percentile(values, 100 - tail))
+        else:
+            low = high = None
+            why.mark("fewer than 2 runs" if len(runs) < 2 else "no request" if not requests
+                     else "no bootstrap draws asked" if bootstrap < 1 else "undefined in every bootstrap draw",
+                     "low", "high")
+        coefficients[name] = Coefficient(value=point[name], low=low, high=high, undefined=why)
     return RankingAgreement(n_runs=len(runs), n_requests=len(requests), k=k, bootstrap=bootstrap,
                             confidence=confidence, seed=seed, coefficients=coefficients)

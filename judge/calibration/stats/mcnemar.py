@@ -8,17 +8,21 @@ from pydantic import BaseModel, Field
 from scipy import stats as sps
 
 from judge.calibration.items import CalibrationItem
+from judge.calibration.stats.undefined import Reasons, Statistics
 
 MIN_DISCORDANT = 10  # rule of thumb below which the warning fires even if significance is reachable
 
 
-class McNemarResult(BaseModel):
+class McNemarResult(Statistics):
+    """p and the accuracies are undefined without a compared item; the minimum detectable difference where no
+    split of the discordant items reaches p < alpha."""
+
     n: int
     both_right: int
     b: int = Field(description="A right, B wrong")
     c: int = Field(description="A wrong, B right")
     both_wrong: int
-    p_value: float
+    p_value: float | None = Field(description="exact McNemar p (1 when no item is discordant)")
     accuracy_a: float | None
     accuracy_b: float | None
     min_detectable_difference: float | None = Field(
@@ -76,11 +80,17 @@ def mcnemar_exact(a_correct: Sequence[bool], b_correct: Sequence[bool], alpha: f
     both_right = sum(1 for x, y in zip(a_correct, b_correct) if x and y)
     b = sum(1 for x, y in zip(a_correct, b_correct) if x and not y)
     c = sum(1 for x, y in zip(a_correct, b_correct) if not x and y)
+    why = Reasons()
+    if not n:
+        why.mark("no item compared", "p_value", "accuracy_a", "accuracy_b", "min_detectable_difference")
+    mdd = min_detectable_difference(n, b + c, alpha)
+    if mdd is None:
+        why.mark(f"no split of the {b + c} discordant items reaches p < {alpha:g}", "min_detectable_difference")
     return McNemarResult(
-        n=n, both_right=both_right, b=b, c=c, both_wrong=n - both_right - b - c, p_value=mcnemar_p(b, c),
+        n=n, both_right=both_right, b=b, c=c, both_wrong=n - both_right - b - c,
+        p_value=mcnemar_p(b, c) if n else None,
         accuracy_a=(both_right + b) / n if n else None, accuracy_b=(both_right + c) / n if n else None,
-        min_detectable_difference=min_detectable_difference(n, b + c, alpha),
-        warning=mcnemar_power_warning(n, b, c, alpha))
+        min_detectable_difference=mdd, warning=mcnemar_power_warning(n, b, c, alpha), undefined=why)
 
 
 class PromptComparison(BaseModel):

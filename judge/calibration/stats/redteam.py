@@ -18,15 +18,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from judge.calibration.stats.agreement import cohen_kappa, confusion_matrix
+from judge.calibration.stats.agreement import confusion_matrix, kappa_of
 from judge.calibration.stats.mcnemar import mcnemar_p, mcnemar_power_warning, min_detectable_difference
+from judge.calibration.stats.undefined import Reasons, Statistics
 from judge.judging.decisions import DECISION_LABELS
 
 
-class Rate(BaseModel):
-    """k of n, and their ratio (None when n = 0)."""
+class Rate(Statistics):
+    """k of n, and their ratio (undefined when n = 0)."""
 
     k: int
     n: int
@@ -34,14 +35,15 @@ class Rate(BaseModel):
 
     @classmethod
     def of(cls, k: int, n: int) -> Rate:
-        return cls(k=k, n=n, rate=k / n if n else None)
+        return cls(k=k, n=n, rate=k / n if n else None, undefined={} if n else {"rate": "none to count"})
 
     def __str__(self) -> str:
         """`k/n (ratio)`, the ratio to three decimals (as every other figure of the calibration report)."""
-        return f"{self.k}/{self.n}" + ("" if self.rate is None else f" ({self.rate:.3f})")
+        return f"{self.k}/{self.n} " + (f"({self.rate:.3f})" if self.rate is not None
+                                         else f"(undefined: {self.undefined['rate']})")
 
 
-class AttackResult(BaseModel):
+class AttackResult(Statistics):
     """One attack kind on one decision's items, clean against attacked."""
 
     attack: str
@@ -60,7 +62,7 @@ class AttackResult(BaseModel):
     accuracy_clean: float | None
     accuracy_attacked: float | None
     kappa: float | None = Field(description="Cohen's kappa, attacked labels against clean labels")
-    mcnemar_p: float = Field(description="exact McNemar p on b = flips to 'yes', c = flips to 'no'")
+    mcnemar_p: float | None = Field(description="exact McNemar p on b = flips to 'yes', c = flips to 'no'")
     min_detectable_difference: float | None
     warning: str | None
     flagged_clean: Rate = Field(description="clean items the injection detector flags (false alarms)")
@@ -93,6 +95,14 @@ def attack_comparison(attack: str, target: str, decision: str, item_ids: Sequenc
     matrix = confusion_matrix([clean[i] for i in pairs], [attacked[i] for i in pairs], [yes, no])  # type: ignore[misc]
     n = len(pairs)
     b, c = len(to_yes), len(to_no)
+    why = Reasons()
+    if not n:
+        why.mark("no item labelled on both sides", "accuracy_clean", "accuracy_attacked", "mcnemar_p",
+                 "min_detectable_difference")
+    kappa = why.value("kappa", kappa_of, matrix)
+    mdd = min_detectable_difference(n, b + c)
+    if mdd is None:
+        why.mark(f"no split of the {b + c} flipped items reaches p < 0.05", "min_detectable_difference")
     return AttackResult(
         attack=attack, target=target, decision=decision, n_items=len(item_ids), n_pairs=n,
         failed_clean=[item_ids[i] for i in range(len(item_ids)) if clean[i] is None],
@@ -103,8 +113,7 @@ def attack_comparison(attack: str, target: str, decision: str, item_ids: Sequenc
         flipped_to_yes=[item_ids[i] for i in to_yes], flipped_to_no=[item_ids[i] for i in to_no],
         accuracy_clean=sum(clean[i] == human[i] for i in pairs) / n if n else None,
         accuracy_attacked=sum(attacked[i] == human[i] for i in pairs) / n if n else None,
-        kappa=cohen_kappa(matrix), mcnemar_p=mcnemar_p(b, c),
-        min_detectable_difference=min_detectable_difference(n, b + c),
+        kappa=kappa, mcnemar_p=mcnemar_p(b, c) if n else None, min_detectable_difference=mdd, undefined=why,
         warning=mcnemar_power_warning(n, b, c) if n else "no item has a label on both sides",
         flagged_clean=Rate.of(sum(f is not None for f in clean_flags), len(item_ids)),
         flagged_attacked=Rate.of(sum(f is not None for f in attacked_flags), len(item_ids)),

@@ -105,8 +105,8 @@ CASES = {
     "accept_candidates: a list where the candidates file is wanted": (
         lambda: judge.accept_candidates(nuggets=str(EXAMPLES / "nuggets"), candidates=[{}], out="never-written"),
         TypeError, "candidates must be a path"),
-    "evaluate_with: a number where reports are wanted": (
-        lambda: judge.evaluate_with(judge.EvalRequest(reports=1, requests=REQUESTS, docs="d.jsonl")), TypeError,
+    "evaluate: a number where reports are wanted": (
+        lambda: judge.evaluate(1, requests=REQUESTS, docs="d.jsonl"), TypeError,
         "reports must be a path, paths, or Report objects"),
 }
 

@@ -174,7 +174,8 @@ def _eval_request(reports: Any, requests: Any, docs: Any, nuggets: Any, model: s
                   api_key: str | None, judge: JudgeSettings | None, cache: PathLike | None, out: PathLike | None,
                   concurrency: int, measures: Sequence[str] | None, human: Any, sample: str, confidence: float,
                   view: bool, baselines: bool, gold: Any, model_options: dict[str, Any]) -> EvalRequest:
-    run_fields = {"retry", "max_cost", "price_per_1k", "max_failed_fraction", "resume", "shard", "ray", "workers"}
+    run_fields = {"retry", "max_cost", "price_per_1k", "max_failed_fraction", "resume", "shard", "ray", "workers",
+                  "batch", "batch_poll"}
     run_options = {k: model_options.pop(k) for k in list(model_options) if k in run_fields}
     if isinstance(run_options.get("shard"), str):  # "2/3", as --shard takes it
         from judge.run.shards import Shard
@@ -214,7 +215,8 @@ def evaluate(reports: Any, *, requests: Any, docs: Any, nuggets: Any = None, mod
     run the baselines (`evaluation.baseline_results`). `model_options`: the other fields of
     `judge.settings.ModelSettings` (temperature, seed, max_tokens, timeout, threads, kernels, logprobs) and of
     `judge.run.evaluate.EvalConfig` (retry, max_cost, price_per_1k, max_failed_fraction, resume, shard as "I/N",
-    and `ray="local"`, `"auto"` or `"ray://HOST:PORT"` with `workers=N` to judge on Ray: docs/scale.md).
+    and `ray="local"`, `"auto"` or `"ray://HOST:PORT"` with `workers=N` to judge on Ray: docs/scale.md; `batch=True`
+    to ask through the provider's batch jobs, polled every `batch_poll` seconds: docs/batch.md).
 
     >>> import judge
     >>> from judge.testing import FakeEndpoint, smart_responder

@@ -89,7 +89,8 @@ class DecisionClient:
     def __init__(self, settings: ModelSettings, cache: DecisionCache | None = None, *, concurrency: int = 4,
                  retry: RetryPolicy = RetryPolicy(), max_cost: float | None = None,
                  price_per_1k: float | None = None,
-                 on_decision: Callable[[bool], None] | None = None):
+                 on_decision: Callable[[bool], None] | None = None,
+                 completions: Callable[..., Any] | None = None):
         self.settings = settings
         self.cache = cache
         self.retry = retry
@@ -118,7 +119,9 @@ class DecisionClient:
             self._target: dict[str, Any] = {"model": GROUP}
         else:
             self._router = None
-            self._instructor = structured_completions(litellm.acompletion)
+            # `completions` stands in for litellm's (judge.llm.batch.BatchRounds: provider batch jobs); instructor
+            # wraps it the same way, so a decision is asked, validated and re-asked exactly as online.
+            self._instructor = structured_completions(completions or litellm.acompletion)
             self._target = {"model": settings.model, "api_base": settings.api_base, "api_key": settings.api_key}
         # Remote caches (Redis) block on the network: their calls go to a thread so the event loop keeps going.
         self._cache_blocks = cache is not None and cache.blocking

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from enum import Enum, IntEnum
 from typing import Literal, get_args
+
+# The flowchart's own vocabulary (its decisions, outcomes and their values) is declared with the flowchart, as one
+# table, in judge.chart; these are the names other modules import from here.
+from judge.chart import OUTCOME_VALUE as OUTCOME_VALUE
+from judge.chart import PRECISION_DENOMINATOR as PRECISION_DENOMINATOR
+from judge.chart import PRECISION_NUMERATOR as PRECISION_NUMERATOR
+from judge.chart import Outcome as Outcome
+from judge.chart import Value as Value
 
 SupportVerdict = Literal["supported", "not_supported", "cannot_judge"]
 
@@ -28,42 +35,6 @@ Aggregator = Literal["OR", "AND"]
 Importance = Literal["vital", "okay"]
 IMPORTANCE_WEIGHT: dict[str, int] = {"vital": 2, "okay": 1}
 
-
-class Value(str, Enum):
-    """What an outcome is worth to sentence precision."""
-
-    POSITIVE = "+"
-    NEGATIVE = "-"
-    NEUTRAL = "0"
-
-
-class Outcome(IntEnum):
-    """The eight leaves of the ARGUE flowchart (Mayfield et al., SIGIR 2024, Figure 2)."""
-
-    UNSUPPORTED_CITATION = 1      # cited, and a cited document does not support it
-    SUPPORTED_NO_NUGGET = 2       # cited, supported, answers no nugget its documents attest
-    SUPPORTED_NUGGET = 3          # cited, supported, answers >= 1 nugget its documents attest
-    NO_CITATION_NEEDED = 4        # uncited; intro, transition, restating the request
-    UNCITED_NEW_CLAIM = 5         # uncited; needs a citation; new claim
-    UNCITED_REPEATED_CLAIM = 6    # uncited; needs a citation; repeats / leads into / sums up cited text
-    ABSENCE_NOT_NUGGET = 7        # uncited; claims absence; no absence nugget confirms it
-    ABSENCE_NUGGET = 8            # uncited; claims absence; an absence nugget confirms it
-
-
-OUTCOME_VALUE: dict[Outcome, Value] = {
-    Outcome.UNSUPPORTED_CITATION: Value.NEGATIVE,
-    Outcome.SUPPORTED_NO_NUGGET: Value.NEUTRAL,
-    Outcome.SUPPORTED_NUGGET: Value.POSITIVE,
-    Outcome.NO_CITATION_NEEDED: Value.NEUTRAL,
-    Outcome.UNCITED_NEW_CLAIM: Value.NEGATIVE,
-    Outcome.UNCITED_REPEATED_CLAIM: Value.NEUTRAL,
-    Outcome.ABSENCE_NOT_NUGGET: Value.NEGATIVE,
-    Outcome.ABSENCE_NUGGET: Value.POSITIVE,
-}
-
-# Sentence precision (ARGUE): positives over everything that is not neutral.
-PRECISION_NUMERATOR = frozenset({Outcome.SUPPORTED_NUGGET, Outcome.ABSENCE_NUGGET})
-PRECISION_DENOMINATOR = frozenset(o for o, v in OUTCOME_VALUE.items() if v is not Value.NEUTRAL)
 
 # Why a sentence has no outcome. Such sentences are counted and reported, never scored.
 SentenceStatus = Literal["judged", "truncated", "failed", "undetermined"]

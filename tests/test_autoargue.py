@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections import defaultdict
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from judge.metrics import AUTO_ARGUE_MEASURES, F1, parse_measure, score_judgment
 from judge.types import Answer, Nugget, NuggetBank
 
 TOL = 1e-9
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "neuclir24"
+DATA = Path(os.environ.get("ARGUE_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")) / "neuclir24"
 RUN = DATA / "example-run"
 needs_data = pytest.mark.skipif(not (RUN / "auto-argue-scores.tsv").is_file(),
                                 reason=f"shared data not found at {DATA} (the fidelity test reads Auto-ARGUE's "
@@ -173,6 +174,33 @@ def test_export_then_import_keeps_the_judgments(tmp_path):
     # come back undetermined: the #5 sentence leaves sentence_support's denominator (4 -> 3).
     assert [s.status for s in back.sentences[3:]] == ["undetermined"] * 3
     assert math.isclose(theirs["autoargue.sentence_support"], 2 / 3)
+
+
+@pytest.mark.parametrize(("unasked", "outcomes", "status"), [
+    (None, [1, None, 2], ["judged", "failed", "judged"]),   # the table declares no answer: the sentence fails
+    ("no", [1, 3, 2], ["judged"] * 3),                       # its "no" keeps the shipped outcome
+    ("yes", [1, 2, 2], ["judged"] * 3),                      # its "yes" routes the supported answer to #2
+])
+def test_a_decision_auto_argue_does_not_judge_takes_the_answer_the_table_declares(tmp_path, monkeypatch, unasked,
+                                                                                  outcomes, status):
+    """Auto-ARGUE's outcomes are the flowchart's: a row added to the table (here a diamond asked of a supported
+    sentence that answers a nugget) is walked for Auto-ARGUE's judgments too, with its declared `unasked` answer."""
+    import dataclasses
+
+    from judge.chart import ANSWERS_NUGGET, CHART, Diamond
+    from judge.judging import flowchart
+
+    hedged = Diamond("hedged_claim", yes=2, no=3, says=("hedges it", "states it"), unasked=unasked)
+    diamonds = tuple(dataclasses.replace(d, yes="hedged_claim") if d.decision == ANSWERS_NUGGET else d
+                     for d in CHART.diamonds) + (hedged,)
+    chart = dataclasses.replace(CHART, diamonds=diamonds)
+    monkeypatch.setattr(flowchart, "CHART", chart)
+    monkeypatch.setattr("judge.adapters.autoargue.CHART", chart)
+    path = tmp_path / "aa.jsonl"
+    write_auto_argue(path, [report()], {"q1": bank()})
+    back = read_auto_argue(path, {"q1": bank()})[0]
+    assert [s.outcome for s in back.sentences[:3]] == outcomes
+    assert [s.status for s in back.sentences[:3]] == status
 
 
 @pytest.mark.parametrize("change, message", [

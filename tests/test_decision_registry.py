@@ -1,11 +1,10 @@
-"""A decision is one module plus its place in the flowchart: the registry is built from the modules the flowchart
+"""A decision is one module plus its row in the flowchart's table: the registry is built from the modules the table
 names, and it is where every per-decision lookup goes, so a new decision module (a toy one here,
 tests/data/toy_decision/, not shipped) is picked up by the signature, the thresholds file, the view, the asker, the
 walker and the judgments reader without an edit anywhere else."""
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import importlib
 import importlib.util
@@ -17,9 +16,10 @@ from types import ModuleType
 
 import pytest
 
+from judge.chart import CHART, SUPPORTS_CITATION
 from judge.errors import InputError
 from judge.formats.judgments import DecisionRecord, ReportJudgment, SentenceJudgment, iter_judgment_lines
-from judge.judging import decisions, flowchart
+from judge.judging import decisions
 from judge.judging.decisions import REGISTRY, Registry, claims_absence, needs_citation
 from judge.judging.decisions.asker import question, verdict_values
 from judge.judging.decisions.base import contract_hash
@@ -60,31 +60,18 @@ def toy(monkeypatch, tmp_path):
     return module, prompts
 
 
-def test_the_registry_is_the_flowcharts_diamonds_in_their_order_of_registration():
-    tree = ast.parse(Path(flowchart.__file__).read_text(encoding="utf-8"))
-    registered = [call.args[0].value for call in ast.walk(tree)
-                  if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "diamond"]
-    assert REGISTRY.names == DIAMONDS == tuple(registered)
-    assert DIAMONDS[0] == "supports_citation"  # the signature's `prompts:sc=...` starts with it
+def test_the_registry_is_the_flowchart_tables_diamonds_in_the_order_of_its_rows():
+    assert REGISTRY.names == DIAMONDS == tuple(d.decision for d in CHART.diamonds)
+    assert DIAMONDS[0] == SUPPORTS_CITATION  # the signature's `prompts:sc=...` starts with it
 
 
-def asked_in_flow(source: str, names: dict[str, object]) -> list[str]:
-    """The decisions the flowchart's source asks: the first argument of every `Question(...)`, a registered
-    diamond's constant (or a literal name), looked up in `names` (the module's globals)."""
-    asked = []
-    for call in ast.walk(ast.parse(source)):
-        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "Question" and call.args:
-            first = call.args[0]
-            asked.append(first.value if isinstance(first, ast.Constant) else names.get(getattr(first, "id", ""), "?"))
-    return asked
+def test_each_decision_names_its_response_model_after_itself():
+    """The fake judge finds a decision's row of the table by the schema its request carries (the response model's
+    class name), so a decision's model is its name in CamelCase (judge.testing.responders.decision_of)."""
+    from judge.testing.responders import decision_of
 
-
-def test_the_flowchart_asks_every_diamond_it_registers_and_no_other():
-    """The diamonds are registered (`diamond(...)`) and asked (`Question(...)` in `flow`) in flowchart.py: this
-    keeps the two the same."""
-    source = Path(flowchart.__file__).read_text(encoding="utf-8")
-    assert set(asked_in_flow(source, vars(flowchart))) == set(DIAMONDS)
-    assert source.count("diamond(\"") == len(DIAMONDS)  # each name is written once, where it is registered
+    for spec in [*REGISTRY, load_toy().DECISION]:
+        assert decision_of(spec.response_model.__name__) == spec.name
 
 
 def test_a_diamond_without_a_module_or_a_module_misnamed_is_refused_in_one_line():
@@ -259,3 +246,25 @@ def test_the_smart_fake_judge_has_rules_for_registered_decisions_only_and_answer
                "response_format": {"type": "json_schema", "json_schema": {"name": "HedgedClaim", "schema": schema}}}
     answer = smart_responder(request)
     assert module.HedgedClaim.model_validate(answer).decided() is False
+
+
+@pytest.mark.parametrize(("unasked", "decided"), [("yes", True), ("no", False)])
+def test_the_fake_judges_answer_to_a_decision_without_a_rule_is_the_tables(unasked, decided):
+    """A decision the fake judge has no rule for is answered as its row declares for a judge that does not ask it
+    (`unasked`), in a valid instance of the schema its request carries."""
+    import dataclasses
+
+    from judge.chart import REPEATED_CLAIM, Diamond
+    from judge.testing.responders import unasked_answer
+
+    toy = load_toy()
+    row = Diamond("hedged_claim", yes=5, no=5, says=("", ""), unasked=unasked)
+    chart = dataclasses.replace(CHART, diamonds=tuple(
+        dataclasses.replace(d, no="hedged_claim") if d.decision == REPEATED_CLAIM else d for d in CHART.diamonds)
+        + (row,))
+    schema = toy.HedgedClaim.model_json_schema()
+    request = {"messages": [{"role": "user", "content": "x"}],
+               "response_format": {"type": "json_schema", "json_schema": {"name": "HedgedClaim", "schema": schema}}}
+    assert toy.HedgedClaim.model_validate(unasked_answer(request, chart)).decided() is decided
+    # not in the table (the shipped one): the bare minimal instance
+    assert toy.HedgedClaim.model_validate(unasked_answer(request)).decided() is False

@@ -3,11 +3,32 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import importlib.util
+import re
+import sys
+from pathlib import Path
 
 import pytest
 
+import judge.chart as chart_module
+from judge.chart import (
+    ANSWERS_NUGGET,
+    CHART,
+    CITED_OUTCOMES,
+    NEEDS_CITATION,
+    OUTCOME_VALUE,
+    PRECISION_DENOMINATOR,
+    PRECISION_NUMERATOR,
+    REPEATED_CLAIM,
+    SUPPORTED_OUTCOMES,
+    SUPPORTS_CITATION,
+    Diamond,
+    Leaf,
+    Value,
+)
 from judge.formats.judgments import DecisionRecord, EarnedAnswer, SentenceJudgment
-from judge.judging.flowchart import Question, walk
+from judge.judging.flowchart import Question, walk, walk_sync
 from judge.judging.replay import ReplayOracle, complete_from_decisions
 from judge.labels import Outcome
 
@@ -204,3 +225,149 @@ def test_the_flowchart_generator_yields_questions_and_takes_records():
     with pytest.raises(StopIteration) as done:
         steps.send([None])  # no candidate nugget: nothing was asked
     assert done.value.value.outcome is Outcome.SUPPORTED_NO_NUGGET
+
+
+# -- the table ---------------------------------------------------------------------------------------------------
+
+class PathOracle:
+    """Answers each diamond as one path of the table says (yes, no, or nothing to ask)."""
+
+    def __init__(self, steps):
+        self.answers = {decision: answer for decision, answer, _ in steps if decision != "cited"}
+        self.asked: list[str] = []
+
+    def decide(self, question):
+        self.asked.append(question.decision)
+        answer = self.answers[question.decision]
+        if answer == "none":
+            return None
+        return DecisionRecord(decision=question.decision, verdict=answer == "yes", doc_ids=list(question.doc_ids),
+                              matches=EARNED if answer == "yes" else [])
+
+
+@pytest.mark.parametrize("policy", ["all", "any", "joint"])
+def test_every_path_of_the_table_is_walked_to_its_leaf(policy):
+    """The walk knows no decision by name: each path the table declares (every diamond and leaf is on one) is
+    followed question by question to its leaf, recorded and earning as the table says."""
+    paths = CHART.paths()
+    assert {leaf for leaf, _ in paths} == {int(o) for o in Outcome}
+    for leaf, steps in paths:
+        oracle = PathOracle(steps)
+        result = walk_sync(("d1",) if steps[0][1] == "yes" else (), oracle, policy)
+        asked = [decision for decision, _, _ in steps[1:]]
+        assert (result.status, result.outcome, oracle.asked) == ("judged", Outcome(leaf), asked), steps
+        assert [r.decision for r in result.decisions] == [d for d, answer, _ in steps[1:] if answer != "none"]
+        last, answer, _ = steps[-1]
+        assert result.earned == (EARNED if CHART.diamond(last).earns and answer == "yes" else [])
+
+
+def test_the_shipped_table_is_argues_figure():
+    """Checked against the paper's Figure 2 and its precision (Mayfield et al., SIGIR 2024), written out here."""
+    values = {1: "-", 2: "0", 3: "+", 4: "0", 5: "-", 6: "0", 7: "-", 8: "+"}
+    assert {int(o): v.value for o, v in OUTCOME_VALUE.items()} == values
+    assert {int(o) for o in PRECISION_NUMERATOR} == {3, 8}
+    assert {int(o) for o in PRECISION_DENOMINATOR} == {1, 3, 5, 7, 8}
+    assert [int(o) for o in CITED_OUTCOMES] == [1, 2, 3] and [int(o) for o in SUPPORTED_OUTCOMES] == [2, 3]
+    assert CHART.penalised == (Outcome.UNSUPPORTED_CITATION, Outcome.UNCITED_NEW_CLAIM)
+    assert [(leaf, [answer for _, answer, _ in steps]) for leaf, steps in CHART.paths()] == [
+        (3, ["yes", "yes", "yes"]), (2, ["yes", "yes", "no"]), (2, ["yes", "yes", "none"]), (1, ["yes", "no"]),
+        (8, ["no", "yes", "yes"]), (7, ["no", "yes", "no"]), (7, ["no", "yes", "none"]),
+        (6, ["no", "no", "yes", "yes"]), (5, ["no", "no", "yes", "no"]), (4, ["no", "no", "no"])]
+
+
+def rows(**changes):
+    """The shipped table with some rows replaced, by decision name (a leaf by number)."""
+    diamonds = tuple(changes.get(d.decision, d) for d in CHART.diamonds)
+    leaves = tuple(changes.get(f"leaf{leaf.number}", leaf) for leaf in CHART.leaves)
+    return dataclasses.replace(CHART, diamonds=tuple(d for d in diamonds if d), leaves=tuple(x for x in leaves if x))
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    (dict(repeated_claim=Diamond(REPEATED_CLAIM, yes=6, no=9, says=("", ""))),
+     "repeated_claim's no leads to 9, which is no row"),
+    (dict(repeated_claim=Diamond(REPEATED_CLAIM, yes=6, no=NEEDS_CITATION, says=("", ""))),
+     "the path claims_absence -> needs_citation -> repeated_claim -> needs_citation loops"),
+    (dict(repeated_claim=Diamond(REPEATED_CLAIM, yes=5, no=5, says=("", ""))), "no path reaches #6"),
+    (dict(leaf8=Leaf(9, "ABSENCE_NUGGET", Value.POSITIVE, "")),
+     "leaves are numbered [1, 2, 3, 4, 5, 6, 7, 9], not 1..8"),
+    (dict(leaf8=Leaf(8, "ABSENCE_NOT_NUGGET", Value.POSITIVE, "")),
+     "two rows share the leaf name 'ABSENCE_NOT_NUGGET'"),
+    (dict(supports_citation=Diamond(SUPPORTS_CITATION, about="sentence", yes=ANSWERS_NUGGET, no=1, says=("", ""))),
+     "the cited branch starts at supports_citation, which is not asked of the cited documents"),
+])
+def test_an_inconsistent_table_is_refused_naming_what_is_wrong(changes, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        rows(**changes)
+
+
+def test_a_new_leaf_is_an_outcome_with_its_value_and_outside_the_precision_sets_if_neutral(tmp_path, monkeypatch):
+    """What the rows add, the rest of the table's module derives: the shipped source with a ninth leaf behind a new
+    diamond, run as a module of its own (the shipped table is left alone)."""
+    source = Path(chart_module.__file__).read_text(encoding="utf-8")
+    anchor = "        Diamond(REPEATED_CLAIM, yes=6, no=5,"
+    assert source.count(anchor) == 1 and source.count("    ),\n    leaves=(\n") == 1, "the table moved: update anchors"
+    edited = source.replace(anchor, '        Diamond(REPEATED_CLAIM, yes=6, no="hedged_claim",').replace(
+        "    ),\n    leaves=(\n",
+        '        Diamond("hedged_claim", yes=9, no=5, says=("hedges it", "does not hedge it")),\n    ),\n    leaves=(\n'
+        '        Leaf(9, "UNCITED_HEDGED_CLAIM", Value.NEUTRAL, "uncited hedged claim"),\n')
+    path = tmp_path / "edited_chart.py"
+    path.write_text(edited, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("edited_chart", path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "edited_chart", module)  # dataclasses look their module up while building
+    spec.loader.exec_module(module)
+    table = vars(module)
+    outcome = table["Outcome"]
+    assert [int(o) for o in outcome] == list(range(1, 10)) and outcome(9).name == "UNCITED_HEDGED_CLAIM"
+    assert table["OUTCOME_VALUE"][outcome(9)] is table["Value"].NEUTRAL
+    assert {int(o) for o in table["PRECISION_DENOMINATOR"]} == {1, 3, 5, 7, 8}
+    assert table["DIAMONDS"][-1] == "hedged_claim"
+    paths = [(n, [answer for _, answer, _ in steps]) for n, steps in table["CHART"].paths()]
+    assert (9, ["no", "no", "yes", "no", "yes"]) in paths
+
+
+def load_flowchart_hook():
+    """docs/hooks/flowchart_table.py loaded as MkDocs 1.6 loads a hook: by path, its folder on sys.path meanwhile."""
+    path = Path(__file__).parents[1] / "docs" / "hooks" / "flowchart_table.py"
+    spec = importlib.util.spec_from_file_location("flowchart_table", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
+    return module
+
+
+def outcome_rows(markdown: str) -> list[list[str]]:
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in markdown.splitlines()
+            if re.match(r"\| \d+ \|", line)]
+
+
+def test_the_docs_flowchart_is_generated_from_the_table_at_its_marker():
+    from mkdocs.exceptions import PluginError
+
+    hook = load_flowchart_hook()
+    page_text = (Path(__file__).parents[1] / "docs" / hook.PAGE).read_text(encoding="utf-8")
+    assert hook.MARKER in page_text and not outcome_rows(page_text)  # no hand-written copy to go stale
+
+    class Page:
+        class file:  # noqa: N801 (MkDocs' page.file.src_uri)
+            src_uri = hook.PAGE
+
+    built = hook.on_page_markdown(page_text, Page, None, None)
+    minus = "\u2212"
+    assert [row[:3] for row in outcome_rows(built)] == [
+        ["1", "cited, not supported", minus], ["2", "supported, answers no nugget", "0"],
+        ["3", "supported, answers a nugget", "+"], ["4", "needs no citation", "0"], ["5", "uncited new claim", minus],
+        ["6", "uncited repeat or summary", "0"], ["7", "absence claim, not a nugget", minus],
+        ["8", "absence confirmed by a nugget", "+"]]
+    paths = {row[0]: row[3] for row in outcome_rows(built)}
+    assert paths["5"] == "no citation; claims no absence; needs a citation; its claim is new"
+    assert paths["2"].count("<br>or: ") == 1  # reached by "no" and by "nothing to ask"
+    diagram = built.split("```text\n", 1)[1].split("```", 1)[0]
+    for diamond in CHART.diamonds:
+        assert diagram.count(f"─► {diamond.decision}: ") == 1
+    assert "│    │    └─ nothing to ask ─► #2 (0) supported, answers no nugget" in diagram
+    with pytest.raises(PluginError, match="docs/judging.md lost its marker .*the generated flowchart has no place"):
+        hook.on_page_markdown("# Judging, marker gone\n", Page, None, None)

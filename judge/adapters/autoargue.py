@@ -12,10 +12,13 @@ Per cited document of a sentence: SENTENCE_ATTESTED (`is_attested`) becomes a `s
 SENTENCE_ANSWERS_QUESTION (`matched_nuggets`: question text and matched answers) an `answers_nugget` decision
 whose matches name the nugget of that question in the request's bank; CITED_DOCUMENT_RELEVANCE (`is_relevant`)
 is not kept, because Auto-ARGUE derives it from the bank's answer references without a model call and so do we
-(`citation_relevance`); writing regenerates it. The outcome follows ARGUE: a sentence every citation attests
-is supported, and it answers a nugget (#3) when an attesting document is a reference of a matched answer.
-Judgment types of uncited sentences are not documented in the files seen so far, so an unknown type is an input
-error naming it, and an uncited sentence without judgments stays undetermined.
+(`citation_relevance`); writing regenerates it. The outcome is the flowchart's (judge.chart, walked by
+judge.judging.flowchart under policy `all`), with Auto-ARGUE's judgments as the answers (`AutoArgueOracle`): a
+cited document is supporting when it is attested, and the supported sentence answers a nugget (#3) when an
+attesting document is a reference of a matched answer; a decision Auto-ARGUE does not judge takes the answer the
+table declares for a judge that does not ask it. Judgment types of uncited sentences are not documented in the
+files seen so far, so an unknown type is an input error naming it, and an uncited sentence without judgments stays
+undetermined.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from judge.chart import ANSWERS_NUGGET, CHART, SUPPORTS_CITATION
 from judge.errors import InputError
 from judge.formats._jsonl import Sources, check_plain_id, expand_paths, iter_jsonl, source_name, type_name
 from judge.formats.atomic import write_text_atomic
@@ -35,8 +39,8 @@ from judge.formats.judgments import (
     SentenceJudgment,
     nugget_summaries,
 )
+from judge.judging.flowchart import Question, walk_sync
 from judge.judging.judgments_reader import iter_judgments
-from judge.labels import Outcome
 from judge.metrics.facts import citation_support, cited_docs
 from judge.types import NuggetBank
 
@@ -116,7 +120,7 @@ def _sentence(index: int, seg: Any, bank: NuggetBank, name: str, line: int) -> S
         judge = f"{ASSESSOR}:{judgment.get('evaluator')}"
         if kind == ATTESTED:
             verdict = _field(response, "is_attested", bool, f"{where} {kind}", name, line)
-            decisions.append(DecisionRecord(decision="supports_citation", verdict=verdict,
+            decisions.append(DecisionRecord(decision=SUPPORTS_CITATION, verdict=verdict,
                                             doc_ids=[str(doc)] if doc else [], judge=judge))
         elif kind == ANSWERS:
             matches = []
@@ -128,7 +132,7 @@ def _sentence(index: int, seg: Any, bank: NuggetBank, name: str, line: int) -> S
                                      f"{bank.request_id}; pass the banks Auto-ARGUE used", name, line)
                 answers = _field(matched, "matched_answer", list, f"{where} {kind}", name, line)
                 matches += [EarnedAnswer(nugget_id=nugget.nugget_id, answer=str(a)) for a in answers]
-            decisions.append(DecisionRecord(decision="answers_nugget", verdict=bool(matches),
+            decisions.append(DecisionRecord(decision=ANSWERS_NUGGET, verdict=bool(matches),
                                             doc_ids=[str(doc)] if doc else [], matches=matches, judge=judge))
         elif kind != RELEVANCE:
             raise InputError(f"{where}: judgment type {kind!r} is not read by argue-judge (known: "
@@ -137,23 +141,49 @@ def _sentence(index: int, seg: Any, bank: NuggetBank, name: str, line: int) -> S
     return _with_outcome(sentence, bank)
 
 
+class AutoArgueOracle:
+    """Answers the flowchart's diamonds for one cited sentence from Auto-ARGUE's judgments of it:
+    SENTENCE_ATTESTED is the support of each cited document (`citation_support`), SENTENCE_ANSWERS_QUESTION the
+    nugget answers, those a matched answer's reference among the judged document attests (nothing to ask without
+    one). Any other diamond takes the answer the table declares for a judge that does not ask it
+    (`Diamond.unasked`), or fails the sentence when the table declares none."""
+
+    def __init__(self, sentence: SentenceJudgment, bank: NuggetBank):
+        self.sentence = sentence
+        self.support = citation_support(sentence)
+        self.references = {(n.nugget_id, a.text): set(a.doc_ids) for n in bank.nuggets for a in n.answers}
+
+    def decide(self, question: Question) -> DecisionRecord | None:
+        if question.decision == SUPPORTS_CITATION:
+            return DecisionRecord(decision=SUPPORTS_CITATION, verdict=all(self.support[d] for d in question.doc_ids),
+                                  doc_ids=list(question.doc_ids))
+        if question.decision == ANSWERS_NUGGET:
+            return self._answers()
+        unasked = CHART.diamond(question.decision).unasked
+        if unasked is None:
+            return DecisionRecord(decision=question.decision, verdict=None,
+                                  error=f"Auto-ARGUE judges no '{question.decision}' decision")
+        return DecisionRecord(decision=question.decision, verdict=unasked == "yes", judge=ASSESSOR)
+
+    def _answers(self) -> DecisionRecord | None:
+        earned: list[EarnedAnswer] = []
+        for d in self.sentence.decisions:
+            if d.decision == ANSWERS_NUGGET and d.verdict:
+                for match in d.matches:
+                    attested = self.references.get((match.nugget_id, match.answer), set()) & set(d.doc_ids)
+                    if attested and match not in earned:
+                        earned.append(match)
+        return DecisionRecord(decision=ANSWERS_NUGGET, verdict=True, matches=earned) if earned else None
+
+
 def _with_outcome(sentence: SentenceJudgment, bank: NuggetBank) -> SentenceJudgment:
-    """ARGUE's outcome of a cited sentence from Auto-ARGUE's per-document judgments."""
-    if not sentence.citations or not any(d.decision == "supports_citation" for d in sentence.decisions):
+    """ARGUE's outcome of a cited sentence: the flowchart walked with Auto-ARGUE's per-document judgments."""
+    if not sentence.citations or not any(d.decision == SUPPORTS_CITATION for d in sentence.decisions):
         return sentence.model_copy(update={"status": "undetermined"})
-    support = citation_support(sentence)
-    if not all(support.values()):
-        return sentence.model_copy(update={"outcome": Outcome.UNSUPPORTED_CITATION})
-    references = {(n.nugget_id, a.text): set(a.doc_ids) for n in bank.nuggets for a in n.answers}
-    earned: list[EarnedAnswer] = []
-    for d in sentence.decisions:
-        if d.decision == "answers_nugget" and d.verdict:
-            for match in d.matches:
-                attested = references.get((match.nugget_id, match.answer), set()) & set(d.doc_ids)
-                if attested and match not in earned:
-                    earned.append(match)
-    outcome = Outcome.SUPPORTED_NUGGET if earned else Outcome.SUPPORTED_NO_NUGGET
-    return sentence.model_copy(update={"outcome": outcome, "earned": earned})
+    walked = walk_sync(tuple(sentence.citations), AutoArgueOracle(sentence, bank), "all")
+    if walked.outcome is None:
+        return sentence.model_copy(update={"status": walked.status})
+    return sentence.model_copy(update={"outcome": walked.outcome, "earned": walked.earned})
 
 
 def read_any_judgments(sources: Sources, banks: Mapping[str, NuggetBank] | None) -> list[ReportJudgment]:
@@ -224,14 +254,14 @@ def _evaluator(judge: str) -> str:
 
 def _matches_for(sentence: SentenceJudgment, doc: str) -> tuple[list[EarnedAnswer], str]:
     """The answers the sentence states, as judged against `doc`; outcome-only labels give their earned."""
-    records = [d for d in sentence.decisions if d.decision == "answers_nugget" and _covers(d, doc)]
+    records = [d for d in sentence.decisions if d.decision == ANSWERS_NUGGET and _covers(d, doc)]
     if not records:
         return list(sentence.earned), "argue-judge"
     return [m for d in records if d.verdict for m in d.matches], _evaluator(records[0].judge)
 
 
 def _judge_of(sentence: SentenceJudgment, doc: str) -> str:
-    records = [d for d in sentence.decisions if d.decision == "supports_citation" and _covers(d, doc)]
+    records = [d for d in sentence.decisions if d.decision == SUPPORTS_CITATION and _covers(d, doc)]
     return _evaluator(records[0].judge) if records else "argue-judge"
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from judge.calibration.items import PARTIALLY_SUPPORTED, CalibrationItem
+from judge.chart import ABSENCE_NUGGET, ANSWERS_NUGGET, SUPPORTS_CITATION
 from judge.errors import InputError
 from judge.formats._jsonl import iter_jsonl, source_name
 from judge.formats.judgments import ReportJudgment
@@ -40,8 +41,8 @@ __all__ = [
     "stratified_sample",
 ]
 
-SUPPORTED, NOT_SUPPORTED = DECISION_LABELS["supports_citation"]
-ANSWERS, DOES_NOT_ANSWER = DECISION_LABELS["answers_nugget"]
+SUPPORTED, NOT_SUPPORTED = DECISION_LABELS[SUPPORTS_CITATION]
+ANSWERS, DOES_NOT_ANSWER = DECISION_LABELS[ANSWERS_NUGGET]
 
 PartialPolicy = Literal["strict", "exclude", "separate"]
 
@@ -150,7 +151,7 @@ def read_attributionbench(source: str | Path) -> ImportResult:
         extra: dict[str, Any] = {"source": f"{name}:{line}"}
         if isinstance(obj.get("question"), str):
             extra["question"] = obj["question"]
-        result.items.append(CalibrationItem(item_id=item_id, decision="supports_citation", claim=claim,
+        result.items.append(CalibrationItem(item_id=item_id, decision=SUPPORTS_CITATION, claim=claim,
                                             documents=references, human_label=label, group=group, extra=extra))
     return result
 
@@ -206,7 +207,7 @@ def read_wice(source: str | Path, partial: PartialPolicy = "strict", group: str 
             extra["supporting_sentences"] = obj["supporting_sentences"]
         if meta and isinstance(meta.get("claim_title"), str):
             extra["title"] = meta["claim_title"]
-        result.items.append(CalibrationItem(item_id=item_id, decision="supports_citation", claim=claim,
+        result.items.append(CalibrationItem(item_id=item_id, decision=SUPPORTS_CITATION, claim=claim,
                                             documents=["\n".join(evidence)], human_label=label, group=group,
                                             extra=extra))
     return result
@@ -262,7 +263,7 @@ def items_from_nugget_banks(
             doc_ids = sorted({d for n in bank.nuggets if not n.absence for a in n.answers for d in a.doc_ids})
         for nugget in bank.nuggets:
             if nugget.absence:
-                result.skip("absence_nugget")
+                result.skip(ABSENCE_NUGGET)
                 continue
             answers = [a.text for a in nugget.answers]
             for doc_id in doc_ids:
@@ -273,7 +274,7 @@ def items_from_nugget_banks(
                 attested = [a.text for a in nugget.answers_attested_by(frozenset({doc_id}))]
                 text = f"{doc.title}\n\n{doc.text}" if doc.title else doc.text
                 result.items.append(CalibrationItem(
-                    item_id=f"{request_id}/{nugget.nugget_id}/{doc_id}", decision="answers_nugget",
+                    item_id=f"{request_id}/{nugget.nugget_id}/{doc_id}", decision=ANSWERS_NUGGET,
                     claim=nugget.question, documents=[text], doc_ids=[doc_id],
                     human_label=ANSWERS if attested else DOES_NOT_ANSWER, group=request_id,
                     extra={"request_id": request_id, "nugget_id": nugget.nugget_id, "answers": answers,

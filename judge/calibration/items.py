@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from judge.chart import SUPPORTS_CITATION
 from judge.judging.decisions import DECISION_LABELS
 
 __all__ = ["DECISION_LABELS", "LABEL_ORDER", "PARTIALLY_SUPPORTED", "CalibrationItem", "label_for", "label_order"]
@@ -22,7 +23,7 @@ PARTIALLY_SUPPORTED = "partially_supported"
 
 # Fixed label order for confusion matrices and tables: positive, any extra class, negative.
 LABEL_ORDER: dict[str, tuple[str, ...]] = {
-    d: (pos, PARTIALLY_SUPPORTED, neg) if d == "supports_citation" else (pos, neg)
+    d: (pos, PARTIALLY_SUPPORTED, neg) if d == SUPPORTS_CITATION else (pos, neg)
     for d, (pos, neg) in DECISION_LABELS.items()
 }
 

@@ -33,6 +33,7 @@ from judge.calibration.stats import (
     ranking_agreement,
     run_summaries,
 )
+from judge.chart import ANSWERS_NUGGET, SUPPORTS_CITATION, Outcome
 from judge.defence.injection import Attack
 from judge.defence.quarantine import quarantine_document, quarantine_sentence
 from judge.formats.judgments import DecisionRecord, ReportJudgment
@@ -47,7 +48,7 @@ from judge.types import Answer, Document, Nugget, Request
 CALIBRATION_REQUEST = Request(
     request_id="calibration", problem_statement="Check the statement against the document(s) shown.")
 SCORE_MEASURES = ("SentencePrecision", "NuggetRecall", "F1")
-ITEM_DECISIONS = ("supports_citation", "answers_nugget")  # what labelled item data sets calibrate
+ITEM_DECISIONS = (SUPPORTS_CITATION, ANSWERS_NUGGET)  # what labelled item data sets calibrate
 
 
 def prepare_item(item: CalibrationItem, passages: PassagePolicy, attack: Attack | None = None,
@@ -68,11 +69,11 @@ def prepare_item(item: CalibrationItem, passages: PassagePolicy, attack: Attack 
                                 variant=variant)
         if not withhold:
             return text
-        shown = quarantine_sentence if target == "sentence" and item.decision == "supports_citation" \
+        shown = quarantine_sentence if target == "sentence" and item.decision == SUPPORTS_CITATION \
             else quarantine_document
         return shown(text, detector).shown
 
-    if item.decision == "supports_citation":
+    if item.decision == SUPPORTS_CITATION:
         question = item.extra.get("question")
         request = Request(request_id="calibration", problem_statement=question) if question else CALIBRATION_REQUEST
         ids = item.doc_ids if len(item.doc_ids) == len(item.documents) else [
@@ -80,7 +81,7 @@ def prepare_item(item: CalibrationItem, passages: PassagePolicy, attack: Attack 
         documents = [Document(doc_id=i, text=attacked(t, "document", i))
                      for i, t in zip(ids, item.documents, strict=True)]
         return supports_citation.prepare(request, attacked(item.claim, "sentence"), documents, passages)
-    if item.decision == "answers_nugget":
+    if item.decision == ANSWERS_NUGGET:
         answers = tuple(Answer(text=a) for a in item.extra.get("answers", []))
         nugget = Nugget(nugget_id=item.extra.get("nugget_id", item.item_id), question=item.claim, answers=answers)
         query = " ".join([item.claim, *(a.text for a in answers)])
@@ -199,6 +200,6 @@ def _decision_pairs(human: list[ReportJudgment], judged: list[ReportJudgment], n
                for decision, (ids, gold, predicted) in sorted(pairs.items())}
     if outcome_pairs[0]:
         results["sentence_outcome"] = decision_agreement(
-            outcome_pairs[1], outcome_pairs[2], labels=[str(n) for n in range(1, 9)], item_ids=outcome_pairs[0],
+            outcome_pairs[1], outcome_pairs[2], labels=[str(int(n)) for n in Outcome], item_ids=outcome_pairs[0],
             n_boot=n_boot, seed=seed)
     return results

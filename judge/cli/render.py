@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 from rich.text import Text
 
+from judge.chart import OUTCOME_VALUE, Outcome, Value
 from judge.cli.errors import TolerantConsole
 from judge.diagnostics import Diagnostics
 from judge.formats.scores import ALL, ScoreRow, leaderboard
@@ -21,20 +22,23 @@ console = TolerantConsole(markup=False)
 SHORT_NAMES = {
     "SentencePrecision": "P", "NuggetRecall": "R", "NuggetRecall(weighted=True)": "wR", "F1": "F1",
     "F1(weighted=True)": "wF1",
-    **{f"OutcomeCount(outcome={n})": f"#{n}" for n in range(1, 9)}, "Truncated": "cut", "Failed": "fail",
+    **{f"OutcomeCount(outcome={int(n)})": f"#{int(n)}" for n in Outcome}, "Truncated": "cut", "Failed": "fail",
     "Flagged": "flag",  # sentences that address the judge (judge.defence.injection): gaming, shown even where it fails
 }
 
 
 SCORE_COLUMNS = ("SentencePrecision", "NuggetRecall", "NuggetRecall(weighted=True)", "F1", "Truncated", "Failed",
                  "Flagged")
-OUTCOME_COLUMNS = tuple(f"OutcomeCount(outcome={n})" for n in range(1, 9))
+OUTCOME_COLUMNS = tuple(f"OutcomeCount(outcome={int(n)})" for n in Outcome)
+# "+: #3 #8   -: #1 #5 #7   0: #2 #4 #6", from the flowchart's table
+OUTCOME_VALUES = "   ".join(f"{v.value}: " + " ".join(f"#{int(o)}" for o in Outcome if OUTCOME_VALUE[o] is v)
+                            for v in (Value.POSITIVE, Value.NEGATIVE, Value.NEUTRAL))
 
 
 def print_argue_leaderboard(rows: list[ScoreRow]) -> None:
     """Scores first, then why: the outcome histogram (+ #3 #8, - #1 #5 #7, 0 #2 #4 #6) per run."""
     print_leaderboard(rows, SCORE_COLUMNS, "ARGUE leaderboard (macro over requests, best F1 first)", sort_by="F1")
-    print_leaderboard(rows, OUTCOME_COLUMNS, "Outcomes per run (+: #3 #8   -: #1 #5 #7   0: #2 #4 #6)", sort_by="F1")
+    print_leaderboard(rows, OUTCOME_COLUMNS, f"Outcomes per run ({OUTCOME_VALUES})", sort_by="F1")
 
 
 def print_flags(rows: list[ScoreRow], judgments: str) -> None:

@@ -1,21 +1,22 @@
-"""The ARGUE flowchart for one sentence, written once.
+"""The walk of the ARGUE flowchart for one sentence: the table judge.chart.CHART, followed.
 
 `flow` is a plain generator: it yields the next questions (several at once only where they are independent:
 one supports-citation question per cited document) and receives their records, so it knows nothing of how
 they are answered. `walk` drives it with an async oracle (the LLM: judge.judging.walker.LLMOracle, with `await`);
-`walk_sync` drives it with a synchronous one (a human's recorded decisions, judge.judging.replay; scripted
-tables), so scoring human labels needs no event loop and works inside a running one (Jupyter). Human labels and
-model judgments reach their outcomes by the same code.
+`walk_sync` drives it with a synchronous one (a human's recorded decisions, judge.judging.replay; Auto-ARGUE's
+judgments, judge.adapters.autoargue; scripted tables), so scoring human labels needs no event loop and works
+inside a running one (Jupyter). Human labels and model judgments reach their outcomes by the same code.
 
-    cited?  ── yes ─► supported (per citation policy)? ── no ─► #1
-       │                     └─ yes ─► answers a nugget its supporting documents attest? ── no ─► #2, yes ─► #3
-       └─ no ─► claims absence? ── yes ─► an absence nugget confirms it? ── no ─► #7, yes ─► #8
-                      └─ no ─► needs a citation? ── no ─► #4
-                                     └─ yes ─► repeats an earlier / cited claim? ── yes ─► #6, no ─► #5
+The walk knows no decision by name: a sentence starts at the chart's cited or uncited diamond and follows the
+edge of each answer (yes, no, or "nothing to ask" where the decision's module found nothing to ask) to a leaf.
+A diamond asked of the cited documents is asked once per document (policy `joint`: once for all) and its verdict
+is the citation policy's; a diamond asked of the supporting documents gets those its yes went to. An answer
+without a verdict (cannot judge, failed) stops the walk: the sentence is undetermined or failed, never scored.
+docs/judging.md draws the chart (generated from the table).
 
 A sentence the injection detector flags as addressing the judge, under `--on-injection penalise`, asks nothing:
-it lands on #1 if cited (with one supports-citation record of verdict "no" taken by argue-judge, saying why) and
-on #5 if not, whichever oracle drives the walk.
+it lands on the chart's penalised leaf, #1 if cited (with a "no" of the cited diamond taken by argue-judge,
+saying why) and #5 if not, whichever oracle drives the walk.
 """
 
 from __future__ import annotations
@@ -25,32 +26,13 @@ from collections.abc import Awaitable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from judge.chart import CHART, DIAMONDS, Diamond
 from judge.formats.judgments import ADDRESSES_JUDGE, ARGUE_JUDGE, DecisionRecord, EarnedAnswer
 from judge.labels import CitationPolicy, Outcome, SentenceStatus
 from judge.settings import InjectionPolicy
 
-_DIAMONDS: list[str] = []
-
-
-def diamond(name: str) -> str:
-    """Register a diamond of the chart above: `name` is the decision it asks (the module of
-    judge.judging.decisions named after it declares everything else about it). The order of registration is the
-    registry's and the judge signature's `prompts:` field's, so a new decision is registered after the shipped
-    ones; `flow` below says when it is asked."""
-    _DIAMONDS.append(name)
-    return name
-
-
-# A new decision is one line here and its `Question` in `flow`; nothing else in the judge names it.
-SUPPORTS_CITATION = diamond("supports_citation")  # does a cited document support the sentence?
-ANSWERS_NUGGET = diamond("answers_nugget")        # which candidate nugget questions does it answer (and how)?
-CLAIMS_ABSENCE = diamond("claims_absence")        # does an uncited sentence claim some information is absent?
-ABSENCE_NUGGET = diamond("absence_nugget")        # which absence nugget (if any) confirms that claim?
-NEEDS_CITATION = diamond("needs_citation")        # does an uncited sentence state something that needs a citation?
-REPEATED_CLAIM = diamond("repeated_claim")        # is it stated earlier, or a lead-in/summary of cited sentences?
-
-# The decisions the flowchart asks, in registration order: the registry is built from their modules.
-DIAMONDS: tuple[str, ...] = tuple(_DIAMONDS)
+__all__ = ["DIAMONDS", "Flow", "Oracle", "Question", "Walk", "flow", "injection_penalty", "sentence_penalty",
+           "walk", "walk_sync"]
 
 
 @dataclass(frozen=True)
@@ -66,8 +48,8 @@ Flow = Generator[tuple[Question, ...], list[DecisionRecord | None], "Walk"]
 
 
 class Oracle(Protocol):
-    """Answers the diamonds for one sentence: a record, or None for "nothing to ask" (no candidates; only a
-    decision its module declares optional). An async oracle (driven by `walk`) answers with a coroutine."""
+    """Answers the diamonds for one sentence: a record, or None for "nothing to ask" (no candidates; only for a
+    diamond the chart lets have nothing to ask). An async oracle (driven by `walk`) answers with a coroutine."""
 
     def decide(self, question: Question) -> Any: ...
 
@@ -94,96 +76,71 @@ def flow(citations: tuple[str, ...], policy: CitationPolicy, penalty: str | None
     if penalty is not None:
         _penalise(citations, penalty, result)
         return result
-    if citations:
-        yield from _cited(citations, policy, result)
-    else:
-        yield from _uncited(result)
+    target: str | int = CHART.start(bool(citations))
+    supporting: tuple[str, ...] = ()
+    while isinstance(target, str):
+        diamond = CHART.diamond(target)
+        if diamond.about == "cited":
+            verdict, supporting = yield from _per_document(diamond, citations, policy, result)
+            record = None
+        else:
+            question = Question(diamond.decision, supporting if diamond.about == "supporting" else ())
+            answers = yield (question,)
+            record = answers[0]
+            if record is None:
+                if diamond.none is None:
+                    _required(record, question)
+                target = diamond.none  # type: ignore[assignment]  (an optional diamond: checked above)
+                continue
+            result.decisions.append(record)
+            verdict = record.verdict
+        if verdict is None:
+            _undecided(result)
+            return result
+        target = diamond.yes if verdict else diamond.no
+        if diamond.earns and record is not None:
+            result.earned = list(record.matches) if verdict else []
+    result.outcome = Outcome(target)
     return result
 
 
 def _penalise(citations: tuple[str, ...], penalty: str, result: Walk) -> None:
     result.penalty = penalty
+    cited, uncited = CHART.penalised
     if not citations:
-        result.outcome = Outcome.UNCITED_NEW_CLAIM
+        result.outcome = Outcome(uncited)
         return
     # Recorded as a refused citation so that citation-level measures count it as unsupported too.
-    result.decisions.append(DecisionRecord(decision=SUPPORTS_CITATION, verdict=False,
+    result.decisions.append(DecisionRecord(decision=CHART.cited, verdict=False,
                                            doc_ids=list(dict.fromkeys(citations)), rationale=penalty,
                                            judge=ARGUE_JUDGE))
-    result.outcome = Outcome.UNSUPPORTED_CITATION
+    result.outcome = Outcome(cited)
 
 
-def _one(question: Question) -> Generator[tuple[Question, ...], list[DecisionRecord | None], DecisionRecord | None]:
-    answers = yield (question,)
-    return answers[0]
+# The policy's verdict over the documents, and the documents it said yes to.
+_Verdicts = tuple[bool | None, tuple[str, ...]]
 
 
-def _cited(citations: tuple[str, ...], policy: CitationPolicy, result: Walk
-           ) -> Generator[tuple[Question, ...], list[DecisionRecord | None], None]:
+def _per_document(diamond: Diamond, citations: tuple[str, ...], policy: CitationPolicy, result: Walk
+                  ) -> Generator[tuple[Question, ...], list[DecisionRecord | None], _Verdicts]:
+    """Ask `diamond` of each cited document (policy `joint`: of all at once); the verdict is the policy's, and the
+    documents it said yes to are the supporting ones."""
     if policy == "joint":
-        asked = (Question(SUPPORTS_CITATION, citations),)
+        asked = (Question(diamond.decision, citations),)
     else:
-        asked = tuple(Question(SUPPORTS_CITATION, (doc,)) for doc in citations)
+        asked = tuple(Question(diamond.decision, (doc,)) for doc in citations)
     records = [_required(r, q) for r, q in zip((yield asked), asked, strict=True)]
     result.decisions.extend(records)
     verdicts = [r.verdict for r in records]
     if policy == "any":
-        supported: bool | None = True if True in verdicts else (None if None in verdicts else False)
+        verdict: bool | None = True if True in verdicts else (None if None in verdicts else False)
     else:  # "all" and "joint": one refusal is decisive even if another decision failed
-        supported = False if False in verdicts else (None if None in verdicts else True)
-    if supported is None:
-        return _undecided(result)
-    if not supported:
-        result.outcome = Outcome.UNSUPPORTED_CITATION
-        return
-    supporting = tuple(doc for r in records if r.verdict for doc in r.doc_ids)
-    nugget = yield from _one(Question(ANSWERS_NUGGET, supporting))
-    if nugget is None:
-        result.outcome = Outcome.SUPPORTED_NO_NUGGET
-        return
-    result.decisions.append(nugget)
-    if nugget.verdict is None:
-        return _undecided(result)
-    result.outcome = Outcome.SUPPORTED_NUGGET if nugget.verdict else Outcome.SUPPORTED_NO_NUGGET
-    result.earned = list(nugget.matches) if nugget.verdict else []
-
-
-def _uncited(result: Walk) -> Generator[tuple[Question, ...], list[DecisionRecord | None], None]:
-    absence = yield from _verdict(Question(CLAIMS_ABSENCE), result)
-    if absence is None:
-        return _undecided(result)
-    if absence:
-        record = yield from _one(Question(ABSENCE_NUGGET))
-        if record is None:  # the request has no absence nugget: nothing could confirm the claim
-            result.outcome = Outcome.ABSENCE_NOT_NUGGET
-            return
-        result.decisions.append(record)
-        if record.verdict is None:
-            return _undecided(result)
-        result.outcome = Outcome.ABSENCE_NUGGET if record.verdict else Outcome.ABSENCE_NOT_NUGGET
-        result.earned = list(record.matches) if record.verdict else []
-        return
-    needs = yield from _verdict(Question(NEEDS_CITATION), result)
-    if needs is None:
-        return _undecided(result)
-    if not needs:
-        result.outcome = Outcome.NO_CITATION_NEEDED
-        return
-    repeated = yield from _verdict(Question(REPEATED_CLAIM), result)
-    if repeated is None:
-        return _undecided(result)
-    result.outcome = Outcome.UNCITED_REPEATED_CLAIM if repeated else Outcome.UNCITED_NEW_CLAIM
-
-
-def _verdict(question: Question, result: Walk
-             ) -> Generator[tuple[Question, ...], list[DecisionRecord | None], bool | None]:
-    record = _required((yield from _one(question)), question)
-    result.decisions.append(record)
-    return record.verdict
+        verdict = False if False in verdicts else (None if None in verdicts else True)
+    return verdict, tuple(doc for r in records if r.verdict for doc in r.doc_ids)
 
 
 def _required(record: DecisionRecord | None, question: Question) -> DecisionRecord:
-    if record is None:  # only a decision its module declares optional may have nothing to ask
+    if record is None:  # only a diamond the chart lets have nothing to ask may have nothing to ask
         raise TypeError(f"the oracle returned None for '{question.decision}', which must always be decided")
     return record
 

@@ -5,8 +5,8 @@ Model-free: scoring (judge.run.score) and the HTML view use it."""
 
 from __future__ import annotations
 
+from judge.chart import CHART
 from judge.formats.judgments import DecisionRecord, SentenceJudgment
-from judge.judging import decisions
 from judge.judging.flowchart import Question, sentence_penalty, walk_sync
 from judge.labels import CitationPolicy
 from judge.settings import InjectionPolicy
@@ -27,10 +27,10 @@ class ReplayOracle:
     def decide(self, question: Question) -> DecisionRecord | None:
         """The recorded decision (one asked per document: the one about these documents); when none is recorded,
         None for an optional decision (nothing was asked), otherwise a failed record saying what is missing."""
-        spec = decisions.REGISTRY[question.decision]
-        doc_ids = question.doc_ids if spec.per_document else None
+        diamond = CHART.diamond(question.decision)
+        doc_ids = question.doc_ids if diamond.per_document else None
         found = self._find(question.decision, doc_ids)
-        if found is not None or spec.optional:
+        if found is not None or diamond.optional:
             return found
         wanted = f" for documents {list(doc_ids)}" if doc_ids else ""
         return DecisionRecord(decision=question.decision, verdict=None,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 
+from judge.chart import CHART
 from judge.defence.flag_checker import FlagChecker
 from judge.defence.injection import uses_script
 from judge.defence.quarantine import quarantine_document, quarantine_sentence, quarantine_title
@@ -208,7 +209,7 @@ class ReportWalker:
         if not sentence.citations:
             return []
         return [q for q in next(flow(sentence.citations, self.settings.policy))
-                if decisions.REGISTRY[q.decision].per_document]
+                if CHART.diamond(q.decision).per_document]
 
 
 class LLMOracle:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import ClassVar
 
-from judge.labels import Outcome
+from judge.chart import ANSWERS_NUGGET, PRECISION_DENOMINATOR, SUPPORTS_CITATION, Outcome, outcome_list
 from judge.metrics.facts import ReportFacts, cited_docs
 from judge.metrics.measure import Count, Harmonic, ParamValue, Ratio, Stats, register
 
@@ -23,7 +23,8 @@ class _SentencePrecision(Ratio):
     NAME = "SentencePrecision"
     SOURCE = ARGUE
     EMPTY = 0.0
-    EMPTY_NOTE = "no report has a sentence with outcome 1, 3, 5, 7 or 8; micro sentence precision undefined"
+    EMPTY_NOTE = (f"no report has a sentence with outcome {outcome_list(PRECISION_DENOMINATOR)}; micro sentence "
+                  "precision undefined")
 
     def stats(self, facts: ReportFacts) -> Stats:
         return facts.precision_parts
@@ -95,7 +96,7 @@ class _CitationSupport(Ratio):
             docs = cited_docs(s)
             verdicts: dict[str, set[bool]] = defaultdict(set)
             for d in s.decisions:
-                if d.decision == "supports_citation" and d.verdict is not None:
+                if d.decision == SUPPORTS_CITATION and d.verdict is not None:
                     for doc in (set(d.doc_ids) & set(docs)) if d.doc_ids else docs:
                         verdicts[doc].add(d.verdict)
             decided += len(verdicts)
@@ -123,7 +124,7 @@ class _CitationRelevance(Ratio):
             if s.citations and s.decisions:
                 docs = len(cited_docs(s))
                 pairs += docs
-                relevant += docs if any(d.decision == "answers_nugget" for d in s.decisions) else 0
+                relevant += docs if any(d.decision == ANSWERS_NUGGET for d in s.decisions) else 0
         return relevant, pairs
 
 
@@ -205,8 +206,9 @@ class OutcomeCount(Count):
         super().__init__(outcome=outcome, **params)
 
     def _validate(self) -> None:
-        if self._params["outcome"] not in range(1, 9):
-            raise ValueError(f"measure OutcomeCount needs outcome=1..8, not outcome={self._params['outcome']!r}")
+        if self._params["outcome"] not in {int(o) for o in Outcome}:
+            raise ValueError(f"measure OutcomeCount needs outcome=1..{len(Outcome)}, not "
+                             f"outcome={self._params['outcome']!r}")
 
     @property
     def outcome(self) -> Outcome:

@@ -12,12 +12,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
+from judge.chart import (
+    ANSWERS_NUGGET,
+    CITED_OUTCOMES,
+    PRECISION_DENOMINATOR,
+    PRECISION_NUMERATOR,
+    SUPPORTED_OUTCOMES,
+    SUPPORTS_CITATION,
+    Outcome,
+    outcome_list,
+)
 from judge.formats.judgments import EarnedAnswer, NuggetSummary, ReportJudgment, SentenceJudgment
-from judge.labels import IMPORTANCE_WEIGHT, PRECISION_DENOMINATOR, PRECISION_NUMERATOR, Outcome
+from judge.labels import IMPORTANCE_WEIGHT
 from judge.types import NuggetBank
 
-SUPPORTED_OUTCOMES = (Outcome.SUPPORTED_NO_NUGGET, Outcome.SUPPORTED_NUGGET)
-CITED_OUTCOMES = (Outcome.UNSUPPORTED_CITATION, *SUPPORTED_OUTCOMES)
+# Outcomes as the warnings name them (derived from the flowchart's table, judge.chart).
+_UNCITED_OUTCOMES = tuple(o for o in Outcome if o not in CITED_OUTCOMES)
 
 
 def cited_docs(sentence: SentenceJudgment) -> list[str]:
@@ -31,18 +41,33 @@ def citation_support(sentence: SentenceJudgment) -> dict[str, bool]:
     A `supports_citation` decision with a verdict covers the documents in its `doc_ids` (a 'joint' decision
     gives each of them its verdict), or every cited document when `doc_ids` is empty; a document is
     supporting when a decision covering it says True. A sentence without any such decision (an outcome-only
-    human label) takes its outcome: #2 and #3 mean every citation supports it, anything else none does.
+    human label) takes its outcome: a supported one (#2, #3: judge.chart.SUPPORTED_OUTCOMES) means every citation
+    supports it, anything else none does.
     """
     docs = cited_docs(sentence)
     verdicts: dict[str, set[bool]] = defaultdict(set)
     for d in sentence.decisions:
-        if d.decision == "supports_citation" and d.verdict is not None:
+        if d.decision == SUPPORTS_CITATION and d.verdict is not None:
             for doc in (set(d.doc_ids) & set(docs)) if d.doc_ids else docs:
                 verdicts[doc].add(d.verdict)
-    if not verdicts and not any(d.decision == "supports_citation" for d in sentence.decisions):
+    if not verdicts and not any(d.decision == SUPPORTS_CITATION for d in sentence.decisions):
         supported = sentence.outcome in SUPPORTED_OUTCOMES
         return {doc: supported for doc in docs}
     return {doc: True in verdicts.get(doc, ()) for doc in docs}
+
+
+def _neither(outcomes: frozenset[Outcome]) -> str:
+    """`neither 3 nor 8`, as the earned-nugget warning names the outcomes that earn."""
+    numbers = [str(int(o)) for o in sorted(outcomes)]
+    return f"neither {' nor '.join(numbers)}" if len(numbers) == 2 else f"not {outcome_list(outcomes)}"
+
+
+def _span(outcomes: tuple[Outcome, ...]) -> str:
+    """`1-3` for consecutive outcomes, else as outcome_list names them."""
+    numbers = sorted(int(o) for o in outcomes)
+    if len(numbers) > 1 and numbers == list(range(numbers[0], numbers[-1] + 1)):
+        return f"{numbers[0]}-{numbers[-1]}"
+    return outcome_list(outcomes)
 
 
 @dataclass(frozen=True)
@@ -90,14 +115,14 @@ class ReportFacts:
                                 sum(self.histogram[o] for o in PRECISION_DENOMINATOR))
         self.precision_undefined = self.precision_parts[1] == 0
         if self.precision_undefined:
-            self.warnings.append(f"{self.where}: no judged sentence has outcome 1, 3, 5, 7 or 8; "
+            self.warnings.append(f"{self.where}: no judged sentence has outcome {outcome_list(PRECISION_DENOMINATOR)}; "
                                  "sentence precision undefined, scored 0.0")
 
     def _earned_nuggets(self) -> None:
         odd = sorted({s.index for s in self.scored if s.earned and s.outcome not in PRECISION_NUMERATOR})
         if odd:
             self.warnings.append(f"{self.where}: sentence(s) {', '.join(map(str, odd))} earn nuggets although "
-                                 "their outcome is neither 3 nor 8; counted")
+                                 f"their outcome is {_neither(PRECISION_NUMERATOR)}; counted")
         self.earned: set[str] = set()
         self.unknown_nugget_ids = self.unknown_answers = 0
         self.nuggets: dict[str, NuggetSummary] | None = None
@@ -159,7 +184,7 @@ class ReportFacts:
         return sum(weight[nid] for nid in self.earned), sum(weight.values())
 
     def _support_consistency(self) -> None:
-        """Outcome-based sentence support (argue-judge's SentenceSupport): cited sentences with outcome 1-3."""
+        """Outcome-based sentence support (argue-judge's SentenceSupport): cited sentences with a cited outcome."""
         supported = cited = 0
         inconsistent: list[int] = []
         for s in self.scored:
@@ -171,8 +196,8 @@ class ReportFacts:
         self.outcome_support_parts = (supported, cited)
         if inconsistent:
             self.warnings.append(f"{self.where}: sentence(s) {', '.join(map(str, inconsistent))} have an outcome "
-                                 "that does not match whether they cite (outcomes 1-3 need citations, 4-8 none); "
-                                 "left out of sentence support")
+                                 f"that does not match whether they cite (outcomes {_span(CITED_OUTCOMES)} need "
+                                 f"citations, {_span(_UNCITED_OUTCOMES)} none); left out of sentence support")
 
     # -- Auto-ARGUE -----------------------------------------------------------------------------------------
 
@@ -221,7 +246,7 @@ class ReportFacts:
             for ea in s.earned:
                 got[ea.nugget_id].add(ea.answer)
             for d in s.decisions:
-                if d.decision == "answers_nugget" and d.verdict:
+                if d.decision == ANSWERS_NUGGET and d.verdict:
                     for ea in d.matches:
                         got[ea.nugget_id].add(ea.answer)
         return got

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from judge.chart import Outcome
 from judge.diagnostics import Diagnostics
 from judge.errors import OutputError
 from judge.formats.atomic import WorkingFolder, staged
@@ -35,7 +36,7 @@ OUTPUT_NAMES = ("judgments.jsonl", "scores.tsv", "leaderboard.tsv", "run-summary
 SCORE_NAMES = ("scores.tsv", "leaderboard.tsv", "score-summary.json")
 LEADERBOARD_MEASURES = (
     "F1", "SentencePrecision", "NuggetRecall", "NuggetRecall(weighted=True)",
-    *(f"OutcomeCount(outcome={n})" for n in range(1, 9)), "Truncated", "Failed", "Flagged",
+    *(f"OutcomeCount(outcome={int(n)})" for n in Outcome), "Truncated", "Failed", "Flagged",
 )
 # run-summary.json: the same keys whether `eval` or `merge` wrote it (tests/test_merge.py compares them).
 SUMMARY_KEYS = ("judge_signature", "score_signature", "usage", "seconds", "failed", "warnings", "diagnostics", "run")

@@ -5,8 +5,9 @@
 - `schema_instance`: which JSON schema a request asks for, and a minimal valid instance of it;
 - `responders`: answers shared by tests and benchmarks (`default_responder`, `smart_responder`).
 
-Standard library only; nothing here imports the rest of `judge`, so the tests can drive the real client stack
-against it without the package under test deciding what the "model" says.
+Standard library only; nothing here imports the rest of `judge` but the flowchart's table (`judge.chart`, plain
+data: the answer a judge that does not ask a decision gives), so the tests can drive the real client stack against
+it without the package under test deciding what the "model" says.
 """
 
 from judge.testing.endpoint import CREATED, NO_SDK_RETRIES, FakeEndpoint, estimate_tokens, fake_endpoint

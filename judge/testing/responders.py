@@ -7,12 +7,13 @@
   (evidence: the number of the best-matching numbered passage),
   a nugget is answered when its answer text occurs in the sentence, absence is claimed on keywords.
   `SMART` maps each decision's schema name to its rule, so a test can replace one rule and keep the others; a
-  decision without a rule (a new one) gets `default_responder`'s minimal valid instance of the schema its
-  request carries, which is its DecisionSpec's response model, so a new decision needs no edit here.
+  decision without a rule (a new one) gets `unasked_answer`: a minimal valid instance of the schema its request
+  carries (its DecisionSpec's response model) holding the answer the flowchart's table declares for a judge that
+  does not ask it (judge.chart, `Diamond.unasked`), so a new decision needs no edit here.
 - `tagged`, `user_message`: read the prompt templates' fences from a request.
 
-Standard library and `judge.testing.schema_instance` only: responders know the decisions by schema name, never
-import them.
+Standard library, `judge.testing.schema_instance` and the flowchart's table (judge.chart, plain data) only:
+responders know the decisions by schema name, never import them.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from judge.chart import CHART, Chart
 from judge.testing.schema_instance import minimal_instance, schema_name, schema_of
 
-__all__ = ["SMART", "absence_nugget", "answers", "claims_absence", "content_words", "default_responder",
+__all__ = ["SMART", "absence_nugget", "answers", "claims_absence", "content_words", "decision_of", "default_responder",
            "needs_citation", "repeated_claim", "smart_responder", "supports", "supports_copied", "tagged",
-           "user_message"]
+           "unasked_answer", "user_message"]
 
 
 def default_responder(request: dict) -> Any:
@@ -33,6 +35,26 @@ def default_responder(request: dict) -> Any:
     if schema is None:
         return {}
     return minimal_instance(schema)
+
+
+def decision_of(schema: str) -> str:
+    """The decision a response schema answers: a decision's response model is its name in CamelCase
+    (SupportsCitation answers supports_citation; tests/test_decision_registry.py keeps it so)."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", schema).lower()
+
+
+def unasked_answer(request: dict, chart: Chart = CHART) -> Any:
+    """The answer of a judge that does not ask the request's decision: a minimal valid instance of its schema whose
+    one true/false field holds the answer `chart` declares for such a judge (`Diamond.unasked`); the bare minimal
+    instance for a decision the chart declares none for, or a schema without exactly one true/false field."""
+    answer = default_responder(request)
+    decision = decision_of(schema_name(request) or "")
+    diamond = next((d for d in chart.diamonds if d.decision == decision), None)
+    if diamond is None or diamond.unasked is None or not isinstance(answer, dict):
+        return answer
+    properties = (schema_of(request) or {}).get("properties", {})
+    flags = [name for name, field in properties.items() if isinstance(field, dict) and field.get("type") == "boolean"]
+    return {**answer, flags[0]: diamond.unasked == "yes"} if len(flags) == 1 else answer
 
 
 _STOPWORDS = frozenset(
@@ -131,6 +153,6 @@ SMART = {"SupportsCitation": supports, "LegacySupportsCitation": supports_copied
 
 def smart_responder(request: dict) -> Any:
     """Answer the shipped decisions like a competent judge would on the bundled example (see `SMART`), and any
-    other with a minimal valid instance of its schema (`default_responder`)."""
+    other as the flowchart's table says a judge that does not ask it answers (`unasked_answer`)."""
     rule = SMART.get(schema_name(request) or "")
-    return rule(request) if rule is not None else default_responder(request)
+    return rule(request) if rule is not None else unasked_answer(request)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from judge.calibration.stats import cohen_kappa, confusion_matrix
+from judge.chart import Outcome
 from judge.errors import InputError
 from judge.judging import decisions
 from judge.view.model import DecisionView, ReportView, SentenceView, Site, page_name
@@ -138,8 +139,8 @@ def _kappa_row(label: str, a: list[str], b: list[str], labels: Sequence[str]) ->
 def _kappas(pairs: Sequence[ReportPair]) -> list[KappaRow]:
     rows = []
     sentence_pairs = [s for p in pairs for s in p.sentences if s.a.scored and s.b.scored]
-    outcomes = [str(n) for n in range(1, 9)]
-    rows.append(_kappa_row("outcome (#1-#8)", [str(s.a.outcome) for s in sentence_pairs],
+    outcomes = [str(int(n)) for n in Outcome]
+    rows.append(_kappa_row(f"outcome (#1-#{len(Outcome)})", [str(s.a.outcome) for s in sentence_pairs],
                            [str(s.b.outcome) for s in sentence_pairs], outcomes))
     rows.append(_kappa_row("value (+ / \u2212 / 0)", [s.a.css for s in sentence_pairs],
                            [s.b.css for s in sentence_pairs], ("pos", "neg", "neu")))

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from judge.chart import OUTCOME_LABEL, SUPPORTS_CITATION
 from judge.formats.judgments import DecisionRecord, EarnedAnswer, ReportJudgment, SentenceJudgment, nugget_summaries
 from judge.judging import decisions
 from judge.judging.replay import complete_from_decisions
@@ -21,16 +22,7 @@ from judge.metrics import F1, ReportScores, RunScores, score_judgments
 from judge.types import Document, DocumentLookup, NuggetBank, Request
 from judge.view.evidence import Segment, evidence_spans, highlighted
 
-OUTCOME_TEXT: dict[int, str] = {
-    1: "cited, not supported",
-    2: "supported, answers no nugget",
-    3: "supported, answers a nugget",
-    4: "needs no citation",
-    5: "uncited new claim",
-    6: "uncited repeat or summary",
-    7: "absence claim, not a nugget",
-    8: "absence confirmed by a nugget",
-}
+OUTCOME_TEXT: dict[int, str] = OUTCOME_LABEL  # the flowchart table's short label of each leaf (judge.chart)
 # Colour is never the only signal: every class comes with a symbol and a text label.
 VALUE_STYLE: dict[Value, tuple[str, str, str]] = {   # value -> (css class, symbol, word)
     Value.POSITIVE: ("pos", "+", "positive"),
@@ -286,7 +278,7 @@ def _decision_view(record: DecisionRecord, docs: _DocumentCache, questions: Mapp
     else:
         verdict = "yes" if record.verdict else "no"
     # Only the support decision quotes a document; the nugget decisions list the documents they were shown.
-    quoting = record.decision == "supports_citation"
+    quoting = record.decision == SUPPORTS_CITATION
     cited = []
     for doc_id in record.doc_ids:
         document = docs.get(doc_id)

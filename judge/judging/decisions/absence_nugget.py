@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from judge.chart import ABSENCE_NUGGET
 from judge.formats.judgments import EarnedAnswer
 from judge.judging.decisions.base import DecisionResponse, Prepared, render_request
 from judge.judging.decisions.spec import DecisionSpec, SentenceCase
@@ -47,7 +48,7 @@ def prepare(request: Request, sentence: str, absence_nuggets: list[Nugget]) -> P
         stated = "; ".join(inline(a.text) for a in nugget.answers)
         lines.append(f"{label}. {inline(nugget.question)}" + (f" (recorded: {stated})" if stated else ""))
     return Prepared(
-        decision="absence_nugget",
+        decision=ABSENCE_NUGGET,
         values={"request": render_request(request), "absences": "\n".join(lines), "sentence": sentence},
         context={"absences": labels},
         choices=(("label", (*labels, NONE)),),
@@ -61,6 +62,6 @@ def prepare_for(case: SentenceCase, doc_ids: tuple[str, ...] = ()) -> Prepared |
 
 
 DECISION = DecisionSpec(
-    name="absence_nugget", abbreviation="ab", response_model=AbsenceNugget, prompt="absence_nugget",
+    name=ABSENCE_NUGGET, abbreviation="ab", response_model=AbsenceNugget, prompt="absence_nugget",
     labels=("confirmed", "not_confirmed"), question="Does an absence nugget confirm that claim?",
-    prepare_for=prepare_for, optional=True)
+    prepare_for=prepare_for)

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from judge.chart import ANSWERS_NUGGET
 from judge.formats.judgments import EarnedAnswer
 from judge.judging.decisions.base import DecisionResponse, Prepared, render_request
 from judge.judging.decisions.spec import DecisionSpec, SentenceCase
@@ -76,7 +77,7 @@ def prepare(request: Request, sentence: str, candidate_nuggets: list[tuple[Nugge
             answers[label] = (nugget.nugget_id, text)
             lines.append(f"  {label}: {inline(text)}")
     return Prepared(
-        decision="answers_nugget",
+        decision=ANSWERS_NUGGET,
         values={"request": render_request(request), "questions": "\n".join(lines), "sentence": sentence},
         context={"answers": answers},
         doc_ids=doc_ids,
@@ -93,6 +94,6 @@ def prepare_for(case: SentenceCase, supporting_doc_ids: tuple[str, ...]) -> Prep
 
 
 DECISION = DecisionSpec(
-    name="answers_nugget", abbreviation="an", response_model=AnswersNugget, prompt="answers_nugget",
+    name=ANSWERS_NUGGET, abbreviation="an", response_model=AnswersNugget, prompt="answers_nugget",
     labels=("answers", "does_not_answer"), question="Does it answer a nugget that its documents attest?",
-    prepare_for=prepare_for, optional=True)
+    prepare_for=prepare_for)

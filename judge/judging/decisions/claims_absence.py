@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from judge.chart import CLAIMS_ABSENCE
 from judge.judging.decisions.base import DecisionResponse, Prepared, render_request
 from judge.judging.decisions.spec import DecisionSpec, SentenceCase
 from judge.types import Request
@@ -22,7 +23,7 @@ class ClaimsAbsence(DecisionResponse):
 
 
 def prepare(request: Request, sentence: str) -> Prepared:
-    return Prepared("claims_absence", {"request": render_request(request), "sentence": sentence})
+    return Prepared(CLAIMS_ABSENCE, {"request": render_request(request), "sentence": sentence})
 
 
 def prepare_for(case: SentenceCase, doc_ids: tuple[str, ...] = ()) -> Prepared:
@@ -30,6 +31,6 @@ def prepare_for(case: SentenceCase, doc_ids: tuple[str, ...] = ()) -> Prepared:
 
 
 DECISION = DecisionSpec(
-    name="claims_absence", abbreviation="ca", response_model=ClaimsAbsence, prompt="claims_absence",
+    name=CLAIMS_ABSENCE, abbreviation="ca", response_model=ClaimsAbsence, prompt="claims_absence",
     labels=("claims_absence", "no_absence_claim"), question="Does it claim that some information is absent?",
     prepare_for=prepare_for)

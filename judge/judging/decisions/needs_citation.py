@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from judge.chart import NEEDS_CITATION
 from judge.judging.decisions.base import DecisionResponse, Prepared, render_request
 from judge.judging.decisions.spec import DecisionSpec, SentenceCase
 from judge.types import Request
@@ -22,7 +23,7 @@ class NeedsCitation(DecisionResponse):
 
 
 def prepare(request: Request, sentence: str) -> Prepared:
-    return Prepared("needs_citation", {"request": render_request(request), "sentence": sentence})
+    return Prepared(NEEDS_CITATION, {"request": render_request(request), "sentence": sentence})
 
 
 def prepare_for(case: SentenceCase, doc_ids: tuple[str, ...] = ()) -> Prepared:
@@ -30,5 +31,5 @@ def prepare_for(case: SentenceCase, doc_ids: tuple[str, ...] = ()) -> Prepared:
 
 
 DECISION = DecisionSpec(
-    name="needs_citation", abbreviation="nc", response_model=NeedsCitation, prompt="needs_citation",
+    name=NEEDS_CITATION, abbreviation="nc", response_model=NeedsCitation, prompt="needs_citation",
     labels=("needs_citation", "no_citation_needed"), question="Does it need a citation?", prepare_for=prepare_for)

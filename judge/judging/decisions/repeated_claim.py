@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from judge.chart import REPEATED_CLAIM
 from judge.judging.decisions.base import DecisionResponse, Prepared, as_number
 from judge.judging.decisions.spec import DecisionSpec, SentenceCase
 from judge.judging.prompts import render_report
@@ -48,7 +49,7 @@ class RepeatedClaim(DecisionResponse):
 def prepare(judged_sentences: list[Sentence], sentence: Sentence) -> Prepared:
     number = next(i for i, s in enumerate(judged_sentences, start=1) if s.index == sentence.index)
     return Prepared(
-        decision="repeated_claim",
+        decision=REPEATED_CLAIM,
         values={"report": render_report(judged_sentences), "number": str(number), "sentence": sentence.text},
         context={"count": len(judged_sentences), "number": number},
         # The numbers of the other sentences: the schema admits only what the validator accepts (a grammar that
@@ -62,6 +63,6 @@ def prepare_for(case: SentenceCase, doc_ids: tuple[str, ...] = ()) -> Prepared:
 
 
 DECISION = DecisionSpec(
-    name="repeated_claim", abbreviation="rc", response_model=RepeatedClaim, prompt="repeated_claim",
+    name=REPEATED_CLAIM, abbreviation="rc", response_model=RepeatedClaim, prompt="repeated_claim",
     labels=("repeated", "new_claim"), question="Does it repeat an earlier claim or sum up cited ones?",
     prepare_for=prepare_for)

@@ -4,7 +4,8 @@ knows about a sentence when it asks one (`SentenceCase`).
 Everything per decision that the rest of the judge looks up (the signature's abbreviation, the prompt file, the
 response model, the yes/no labels of calibration tables and thresholds files, whether a threshold may flip the
 verdict, the view's question, how the walker fills the prompt) is read from here through the registry
-(judge.judging.decisions.REGISTRY). The flowchart alone says when a decision is asked.
+(judge.judging.decisions.REGISTRY). The flowchart's table (judge.chart) alone says when a decision is asked, of
+what (the sentence, each cited document, the supporting ones) and where its answers lead.
 """
 
 from __future__ import annotations
@@ -50,8 +51,6 @@ class DecisionSpec:
     labels: tuple[str, str]         # the yes / no verdict in calibration tables and thresholds files
     question: str                   # the question the HTML view shows beside its verdict
     prepare_for: PrepareFor
-    per_document: bool = False      # asked once per cited document: a recorded one is found by its documents
-    optional: bool = False          # may have nothing to ask; the flowchart then goes on without a record
 
     @property
     def takes_threshold(self) -> bool:

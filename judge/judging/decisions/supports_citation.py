@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from judge.chart import SUPPORTS_CITATION
 from judge.formats.judgments import ARGUE_JUDGE, DecisionRecord, ShownText
 from judge.judging.decisions.base import (
     DecisionResponse,
@@ -168,7 +169,7 @@ def prepare(request: Request, sentence: str, documents: list[Document], passages
     body = render_numbered_documents([(doc_id, title, pieces) for doc_id, title, pieces, _ in shown])
     numbered = [p for _, _, pieces, _ in shown for p in pieces if p is not None]
     return Prepared(
-        decision="supports_citation",
+        decision=SUPPORTS_CITATION,
         values={"document": body, "request": render_request(request), "sentence": sentence},
         context={"document": body, "passages": numbered},
         doc_ids=tuple(d.doc_id for d in documents),
@@ -194,13 +195,13 @@ def prepare_for(case: SentenceCase, doc_ids: tuple[str, ...]) -> Prepared | Deci
     found = [doc for doc in (case.documents.get(d) for d in doc_ids) if doc is not None]
     absent = tuple(d for d in doc_ids if d not in {doc.doc_id for doc in found})
     if not found:
-        return DecisionRecord(decision="supports_citation", verdict=False, doc_ids=list(doc_ids),
+        return DecisionRecord(decision=SUPPORTS_CITATION, verdict=False, doc_ids=list(doc_ids),
                               rationale=MISSING_DOCUMENT, judge=ARGUE_JUDGE, missing_doc_ids=list(absent))
     prepared = prepare(case.request, case.sentence.text, found, case.passages)
     return replace(prepared, missing_doc_ids=absent)
 
 
 DECISION = DecisionSpec(
-    name="supports_citation", abbreviation="sc", response_model=SupportsCitation, prompt="supports_citation",
+    name=SUPPORTS_CITATION, abbreviation="sc", response_model=SupportsCitation, prompt="supports_citation",
     labels=("supported", "not_supported"), question="Does the cited document support the sentence?",
-    prepare_for=prepare_for, per_document=True)
+    prepare_for=prepare_for)

@@ -1,6 +1,6 @@
 """A toy decision, not shipped: does the sentence hedge its claim? Written as a new decision would be, to show
-that its module alone (plus its prompt file, and its place in the flowchart) is all the judge needs to know
-(tests/test_decision_registry.py)."""
+that its module alone (plus its prompt file, and its rows in the flowchart's table) is all the judge needs to know
+(tests/test_decision_registry.py, tests/test_toy_decision.py)."""
 
 from __future__ import annotations
 

@@ -149,3 +149,22 @@ def test_the_batch_price_is_litellms_batch_price_or_half_the_online_one():
     online_in, online_out = litellm.cost_per_token(model="gpt-4o-mini", prompt_tokens=1000, completion_tokens=100)
     assert batch_cost("gpt-4o-mini", 1000, 100) == pytest.approx(0.5 * (online_in + online_out))
     assert batch_cost("openai/no-such-model-xyz", 10, 10) is None
+
+
+def test_dry_run_bounds_the_real_run_and_submits_nothing(servers, tmp_path):
+    dry = run_cli(batch_args(servers, tmp_path / "cache", tmp_path / "out", "--batch", "--dry-run"))
+    assert servers.submitted == 0 and servers.chat.calls == 0
+    assert not (tmp_path / "out").exists()
+    line = " ".join(dry.output.split())
+    assert "nothing was submitted" in line
+    run_cli(batch_args(servers, tmp_path / "cache", tmp_path / "out", "--batch", "--batch-poll", "0.05"))
+    batch = json.loads((tmp_path / "out" / "run-summary.json").read_text())["run"]["batch"]
+    import judge
+
+    plan = judge.plan_batch(str(EXAMPLES / "reports"), requests=str(EXAMPLES / "requests.jsonl"),
+                            docs=str(EXAMPLES / "docs.jsonl"), nuggets=str(EXAMPLES / "nuggets"),
+                            model="openai/fake", cache=None)
+    assert f"at most {plan.requests} requests in at most {plan.rounds} rounds" in line
+    # Bounds: the real run asked no more, in no more rounds, than the plan said.
+    assert batch["requests"] <= plan.requests and batch["rounds"] <= plan.rounds
+    assert plan.sentences == 29 and plan.cost is None  # openai/fake has no price: said, not guessed

@@ -10,6 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from judge.api import EvalRequest, evaluate_with
+from judge.api.batch import plan_batch_with
 from judge.cli import options, ppi
 from judge.cli.errors import run_failed, user_errors
 from judge.cli.render import (
@@ -157,6 +158,11 @@ def eval_command(
                      "resume": resume, "ray": ray, "workers": workers, "batch": batch, "batch_poll": batch_poll},
         human=human, sample=sample, confidence=confidence, view=view,
         baselines=with_baselines, gold=gold)
+    if dry_run:
+        with user_errors(debug):
+            plan = plan_batch_with(request)
+        _render_plan(plan, settings)
+        return
     with user_errors(debug), ProgressBar() as bar:
         evaluation = evaluate_with(request, bar.callbacks(settings, part, ray))
     _render(evaluation, settings, out)
@@ -237,6 +243,15 @@ def _render(evaluation: Evaluation, settings: ModelSettings, out: Path) -> None:
         console.print(f"view: {evaluation.view_index}", highlight=False, soft_wrap=True)
     if evaluation.failure:
         run_failed(evaluation.failure)
+
+
+def _render_plan(plan: Any, settings: ModelSettings) -> None:
+    """What eval --batch --dry-run prints (judge.run.batch_plan.BatchPlan): bounds, nothing submitted."""
+    cost = "unknown (litellm has no price for this model)" if plan.cost is None else f"${plan.cost:.4f}"
+    console.print(f"batch plan for {settings.model}: {plan.reports} reports, {plan.sentences} sentences; at most "
+                  f"{plan.requests} requests in at most {plan.rounds} rounds, ~{plan.prompt_tokens} prompt tokens, "
+                  f"at most {cost} at the batch price (decisions already in the cache cost nothing); nothing was "
+                  "submitted", highlight=False, soft_wrap=True)
 
 
 def ray_address(value: str | None) -> str | None:

@@ -21,7 +21,8 @@ Measurements of the judge's behaviour (research; none reproduces a shipped artef
   support_probe       whether a probe of the embedded model's hidden state ranks support better than its verdict
   ppi_coverage        coverage of prediction-powered intervals on the embedded judge's dev items
 
-Shared: `benchmarks.workload` builds the synthetic collections; `ROOT` is the checkout.
+Shared: `benchmarks.workload` builds the synthetic collections; `ROOT` is the checkout; `benchmarks.lab` holds the
+code only benchmarks use (the older support layout, the match_nugget decision), kept out of the package.
 """
 
 import os

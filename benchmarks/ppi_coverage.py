@@ -29,6 +29,7 @@ where the judge's accuracy is >= 0.8.
     nice python -m benchmarks.ppi_coverage --issue --draws 4000     # the cases issue 35 reported
     nice python -m benchmarks.ppi_coverage --pairs --draws 1000     # pair differences, 3 runs x 60 requests
     nice python -m benchmarks.ppi_coverage --window --draws 2000 --seeds 0 1   # good one-way judges, no disagreement
+    nice python -m benchmarks.ppi_coverage --widths --draws 2000 --seeds 0 1   # width against the oracle, ppi-python
 """
 
 from __future__ import annotations
@@ -293,6 +294,120 @@ def pairwise(draws: int, seeds: list[int], labelled: int = 70, requests_sampled:
                   flush=True)
 
 
+# Cells where the judge errs one way only (false positives on negatives), as (false-positive share of all units,
+# prevalence, N, n): where a CLT interval that trusts a few disagreements fails.
+ONE_WAY_CELLS = tuple((fp, prevalence, units, n) for fp in (0.05, 0.1) for prevalence in (0.2, 0.5)
+                      for units in (300, 1000) for n in (20, 50))
+
+
+def false_positive_population(fp: float, prevalence: float, units: int, rng: np.random.Generator
+                              ) -> tuple[np.ndarray, np.ndarray]:
+    human = np.zeros(units)
+    human[rng.choice(units, round(prevalence * units), replace=False)] = 1
+    judge = human.copy()
+    judge[rng.choice(np.flatnonzero(human == 0), round(fp * units), replace=False)] = 1
+    return human, judge
+
+
+REF_FALLBACKS = [0]   # samples where ppi_mean_ci's tuned lambda raised ZeroDivisionError (lambda = 1 used)
+
+
+def reference(human: np.ndarray, judge: np.ndarray, mask: np.ndarray, draws: int) -> dict[str, tuple[int, float]]:
+    """ppi-python 0.2.3's classical and PPI++ mean intervals (classical_mean_ci, ppi_mean_ci with the tuned
+    lambda) on the first `draws` samples: labelled units as (Y, Yhat), the other N - n as Yhat_unlabeled.
+    method -> (intervals covering, sum of widths)."""
+    from ppi_py import classical_mean_ci, ppi_mean_ci
+
+    truth = human.mean()
+    out = {"ref classical": [0, 0.0], "ref PPI++": [0, 0.0]}
+    for row in mask[:draws]:
+        try:
+            tuned = ppi_mean_ci(human[row], judge[row], judge[~row], alpha=0.05)
+        except ZeroDivisionError:   # its lambda divides by the judge's variance: constant on every unit seen
+            REF_FALLBACKS[0] += 1
+            tuned = ppi_mean_ci(human[row], judge[row], judge[~row], alpha=0.05, lam=1)
+        for name, (low, high) in (("ref classical", classical_mean_ci(human[row], alpha=0.05)),
+                                  ("ref PPI++", tuned)):
+            low, high = float(np.ravel(low)[0]), float(np.ravel(high)[0])
+            out[name][0] += int(low <= truth + 1e-12 and truth - 1e-12 <= high)
+            out[name][1] += high - low
+    return {k: (v[0], v[1]) for k, v in out.items()}
+
+
+def width_cell(human: np.ndarray, judge: np.ndarray, n: int, draws: int, rng: np.random.Generator,
+               ref_draws: int) -> dict[str, object]:
+    """PPI, human-only and the plain interval (PPI++ without the small-sample prior or unseen-error width) on the
+    same `draws` samples, PPI's errors (for the oracle width), the share of samples with a disagreement, and
+    ppi-python's intervals on the first `ref_draws` of them."""
+    mask = samples(len(human), n, draws, rng)
+    truth = human.mean()
+    pi = n / len(human)
+    ppi = ppi_batch(judge, human, mask, pi, CONFIDENCE)
+    alone = human_only_batch(judge, human, mask, pi, CONFIDENCE)
+    plain = ppi_batch(judge, human, mask, pi, CONFIDENCE, prior_weight=0)
+    tol = 1e-12
+    out: dict[str, object] = {m: (int(np.sum((b.low <= truth + tol) & (truth - tol <= b.high))),
+                                  float(np.sum(b.high - b.low))) for m, b in
+                              (("PPI", ppi), ("human-only", alone), ("plain", plain))}
+    out["errors"] = np.abs(ppi.value - truth)
+    out["disagreement"] = float(np.mean(np.any(mask & (human != judge)[None, :], axis=1)))
+    if ref_draws:
+        out.update(reference(human, judge, mask, min(ref_draws, draws)))
+    return out
+
+
+WIDTH_METHODS = ("PPI", "plain", "human-only", "ref classical", "ref PPI++")
+
+
+def width_grid(cells: list[tuple[str, object, int]], draws: int, seeds: list[int], ref_draws: int) -> None:
+    """One row per cell: coverage and mean width of each method, PPI's oracle width and ratio."""
+    print("| cell | n | PPI coverage | PPI width | oracle | ratio | plain coverage | human-only coverage | "
+          "human-only width | ref classical coverage | width | ref PPI++ coverage | width |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    misses, wide, protected, unprotected = [], [], [], []
+    for label, make, n in cells:
+        per_seed = [width_cell(*make(np.random.default_rng([seed, 1])), n, draws,  # type: ignore[operator]
+                               np.random.default_rng([seed, 7]), ref_draws) for seed in seeds]
+        row = {}
+        for m in WIDTH_METHODS:
+            if m not in per_seed[0]:
+                continue
+            count = draws if not m.startswith("ref") else min(ref_draws, draws)
+            row[m] = (sum(s[m][0] for s in per_seed) / (count * len(seeds)),    # type: ignore[index]
+                      sum(s[m][1] for s in per_seed) / (count * len(seeds)))    # type: ignore[index]
+        errors = np.concatenate([s["errors"] for s in per_seed])                 # type: ignore[misc]
+        oracle = 2 * float(np.quantile(errors, 0.95))
+        ratio = row["PPI"][1] / oracle if oracle > 1e-9 else float("inf")
+        shows = min(float(s["disagreement"]) for s in per_seed)                  # type: ignore[arg-type]
+        ref = [f"{row[m][0]:.3f} | {row[m][1]:.3f}" if m in row else "– | –" for m in ("ref classical", "ref PPI++")]
+        print(f"| {label} | {n} | {row['PPI'][0]:.3f} | {row['PPI'][1]:.3f} | {oracle:.3f} | {ratio:.2f} | "
+              f"{row['plain'][0]:.3f} | {row['human-only'][0]:.3f} | {row['human-only'][1]:.3f} | {' | '.join(ref)} |",
+              flush=True)
+        if row["PPI"][0] < 0.93:
+            misses.append(f"{label}, n {n}: PPI coverage {row['PPI'][0]:.3f}")
+        if row["plain"][0] >= 0.94 and shows >= 0.95 and ratio > 1.3:
+            wide.append(f"{label}, n {n}: ratio {ratio:.2f}")
+        if "ref PPI++" in row:
+            if row["ref PPI++"][0] < 0.93:
+                protected.append(f"{label}, n {n}: ref PPI++ {row['ref PPI++'][0]:.3f} (ours {row['PPI'][0]:.3f}, "
+                                 f"{row['PPI'][1]:.3f} against {row['ref PPI++'][1]:.3f} wide)")
+            elif row["PPI"][1] > row["ref PPI++"][1] + 1e-9:
+                unprotected.append(f"{label}, n {n}: ours {row['PPI'][1]:.3f} > ref {row['ref PPI++'][1]:.3f}")
+    print(f"# PPI below 0.93: {len(misses)}")
+    for line in misses:
+        print(f"#   {line}")
+    print(f"# ratio above 1.3 where the plain interval covers >= 0.94 and >= 95% of samples show a disagreement: "
+          f"{len(wide)}")
+    for line in wide:
+        print(f"#   {line}")
+    print(f"# cells where ppi-python's PPI++ covers under 0.93: {len(protected)}")
+    for line in protected:
+        print(f"#   {line}")
+    print(f"# cells where ppi-python's PPI++ covers and ours is wider: {len(unprotected)}")
+    for line in unprotected:
+        print(f"#   {line}")
+
+
 def grid(quick: bool, kinds: list[str], populations: list[int], accuracies: list[float]
          ) -> Iterator[tuple[str, float, float, int, int]]:
     for kind in kinds:
@@ -319,6 +434,11 @@ def main() -> None:
     parser.add_argument("--accuracies", type=float, nargs="+", default=list(ACCURACIES))
     parser.add_argument("--no-dev", action="store_true", help="leave out the 350 dev items")
     parser.add_argument("--prior", type=float, default=PRIOR_WEIGHT, help="pseudo-observation weight per corner")
+    parser.add_argument("--widths", action="store_true",
+                        help="coverage, width and ratio to the oracle width on the grid and the one-way cells, with "
+                        "ppi-python's intervals beside (`pip install argue-judge[bench]`)")
+    parser.add_argument("--ref-draws", type=int, default=200,
+                        help="draws per cell and seed given to ppi-python (it runs one sample at a time); 0: none")
     args = parser.parse_args()
     PRIOR[0] = args.prior
     started = time.perf_counter()
@@ -330,6 +450,32 @@ def main() -> None:
     if args.window:
         print(f"# window cells: {args.draws} draws per seed; seeds {args.seeds}; nominal {CONFIDENCE:.2f}")
         window_cells(args.draws, args.seeds)
+        print(f"\n# {time.perf_counter() - started:.0f} s")
+        return
+    if args.widths:
+        try:
+            import ppi_py  # noqa: F401
+        except ImportError:
+            print("# ppi-python is not installed (pip install 'argue-judge[bench]'): its columns are left out")
+            args.ref_draws = 0
+        print(f"# widths: {args.draws} draws per cell and seed ({args.ref_draws} for ppi-python); seeds {args.seeds}; "
+              f"nominal {CONFIDENCE:.2f}")
+        cells: list[tuple[str, object, int]] = []
+        for kind, accuracy, prevalence, units, n in grid(args.quick, args.kinds, args.units, args.accuracies):
+            if n >= units:      # every unit labelled: the human mean itself, nothing to estimate
+                continue
+            make = binary_population if kind == "binary" else f1_like_population
+            cells.append((f"{kind} N={units} accuracy {accuracy} prevalence {prevalence}",
+                          lambda r, m=make, a=accuracy, p=prevalence, u=units: m(a, p, u, r), n))
+        cells += [(f"one-way: {fp:.0%} false positives, prevalence {p}, N={u}",
+                   lambda r, fp=fp, p=p, u=u: false_positive_population(fp, p, u, r), n)
+                  for fp, p, u, n in ONE_WAY_CELLS]
+        cells += [("issue: F1-like N=300 exact on 80% prevalence 0.5", lambda r: f1_like_population(0.8, 0.5, 300, r),
+                   n) for n in (20, 50)]
+        cells += [("issue: binary N=300 prevalence 0.4 right on 95%", lambda r: binary_population(0.95, 0.4, 300, r),
+                   n) for n in (20, 50)]
+        width_grid(cells, args.draws, args.seeds, args.ref_draws)
+        print(f"# ppi_mean_ci raised ZeroDivisionError on {REF_FALLBACKS[0]} samples (lambda = 1 used there)")
         print(f"\n# {time.perf_counter() - started:.0f} s")
         return
     if args.pairs:

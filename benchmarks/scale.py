@@ -3,7 +3,7 @@
     python -m benchmarks.scale [--reports 1000] [--latency 0.2] [--concurrency 32] [--endpoints 1]
                                [--sentences 8] [--cache disk|none|DIR|redis://HOST:PORT/DB]
                                [--data DIR] [--out DIR] [--shard I/N] [--resume] [--profile FILE]
-                               [--model openai/fake] [--injection-detector rules+learned+script|rules+learned|rules]
+                               [--model openai/fake] [--injection-detector rules+learned+script|rules+learned]
                                [--ray [--ray-workers 1,2] [--two-nodes]]
 
 Generates N reports (10 runs x N/10 requests, `benchmarks/workload.py`'s synthetic workload: every report

@@ -25,9 +25,9 @@ InjectionPolicy = Literal["quarantine", "flag", "penalise"]
 INJECTION_POLICIES: tuple[InjectionPolicy, ...] = get_args(InjectionPolicy)
 # What flags and withholds text: the rules, and where none fires the learned detector, flag it
 # (judge.defence.injection.detect); the default's script check also has the quarantine withhold pieces in a script
-# foreign to their text, flagging nothing (judge.defence.script). The shorter stacks are the defence as it was before
-# each addition, kept to measure what the addition does on the same code and cache.
-InjectionDetector = Literal["rules+learned+script", "rules+learned", "rules"]
+# foreign to their text, flagging nothing (judge.defence.script). "rules+learned" leaves the script check out, for
+# reports that quote names, titles or text in another script and should be shown them.
+InjectionDetector = Literal["rules+learned+script", "rules+learned"]
 INJECTION_DETECTORS: tuple[InjectionDetector, ...] = get_args(InjectionDetector)
 DEFAULT_INJECTION_DETECTOR: InjectionDetector = "rules+learned+script"
 # llama.cpp CPU kernels of the embedded judge (judge.llm.embedded.kernels says what each does).
@@ -240,12 +240,9 @@ class RetryPolicy:
     invalid output is re-asked by instructor (`reasks`, in the judge signature, not in the cache key: the budget
     decides whether a decision fails, never what a cached answer is).
 
-    The two budgets are set so that a server failing a third of its requests costs nothing
-    (docs/robustness.md): on the bundled example, against the fake endpoint failing every 3rd request or a random
-    third, runs with 8 transport attempts (500s, dropped connections) or 2 re-asks (malformed answers) still
-    lost a decision now and then; every run with 10 attempts (24 runs) and with 3 re-asks (7 runs) equalled the
-    undisturbed run byte for byte; the re-asks keep one more. At an independent 1/3 fault rate a decision then
-    fails with probability 3^-10 (transport) or 3^-5 (re-asks).
+    The two budgets are set so that a server failing a third of its requests costs nothing (docs/robustness.md):
+    at an independent 1/3 fault rate a decision fails with probability 3^-10 (transport) or 3^-5 (re-asks), and a
+    run against such a server writes what an undisturbed run writes (tests/test_failures_and_recovery.py).
     """
 
     transport_attempts: int = 10      # 1 call + 9 retries on transient faults
@@ -254,7 +251,7 @@ class RetryPolicy:
     wait_max: float = 30.0
     # Transport failures in a row (rate limits aside), across all decisions, with no answer between, after which
     # the server is given up on: the decisions not yet asked are recorded failed (not cached) and the run exits 5.
-    # At a random 1/3 fault rate a row of 16 comes about 0.0016 times in 100,000 requests (docs/robustness.md).
+    # At a random 1/3 fault rate a row of 16 has probability 3^-16 per request, so a flaky server is not given up on.
     give_up_after: int = 16
 
     RULES: ClassVar[dict[str, Rule]] = {

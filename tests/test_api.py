@@ -78,15 +78,78 @@ def test_the_api_is_judge_s_top_level_and_loads_on_first_use():
 
 
 def test_the_api_package_exports_the_public_and_command_names():
-    """judge/api/ is split by job; `from judge.api import X` works for every name it exported as one module, and
-    judge's lazy table is the reference's list."""
-    assert set(judge._API) == set(api.__all__)
-    besides = {"eval_config", "calibration_config", "CalibrationProgress", "CALIBRATED_POLICIES", "choose_attacks",
+    """judge/api/ is split by job; `from judge.api import X` works for every public name and for what the commands
+    build their calls from."""
+    besides = {"calibration_config", "CalibrationProgress", "CALIBRATED_POLICIES", "choose_attacks",
                "BaselineScores", "BASELINE_SETTINGS", "BASELINE_RULES", "BASELINE_COLUMNS", "DEFAULT_CACHE",
-               "PathLike"}
+               "PathLike", "EvalOptions", "ReportInputs", "RequestInputs", "DocumentInputs", "NuggetInputs",
+               "JudgmentInputs"}
     missing = [name for name in [*api.__all__, *besides] if not hasattr(api, name)]
     assert missing == []
     assert all(getattr(judge, name) is getattr(api, name) for name in api.__all__)
+
+
+def test_judge_api_all_is_the_one_list_of_public_names():
+    """judge/__init__.py cannot import judge.api (it stays light), so it keeps a copy of the list for its lazy
+    table and its TYPE_CHECKING imports: both must be judge.api.__all__, names and order."""
+    import ast
+
+    assert judge._API == tuple(api.__all__)
+    assert set(judge.__all__) == {"__version__", *api.__all__}
+    tree = ast.parse((ROOT / "judge" / "__init__.py").read_text(encoding="utf-8"))
+    typed = [alias.name for node in tree.body
+             if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+             for statement in node.body if isinstance(statement, ast.ImportFrom) and statement.module == "judge.api"
+             for alias in statement.names]
+    assert sorted(typed) == sorted(api.__all__)
+    assert set(api.__all__) <= set(dir(judge))
+
+
+def test_an_evaluation_starts_one_way():
+    """`evaluate` and its awaitable twin are the only ways to start an evaluation: the run configuration and request
+    objects the command line used to build are gone from the API."""
+    for name in ("evaluate_with", "evaluate_with_async", "eval_config", "EvalRequest"):
+        assert not hasattr(api, name) and not hasattr(judge, name), name
+    from judge.cli.app import API_CALLS
+
+    assert API_CALLS["eval"] == "evaluate"
+
+
+def test_public_calls_type_their_inputs():
+    """No named parameter of a public call is typed Any: inputs say what they take (paths, objects or dicts)."""
+    import inspect
+
+    untyped = [f"{name}({parameter.name}: {parameter.annotation})" for name in api.__all__
+               if inspect.isfunction(member := getattr(api, name))
+               for parameter in inspect.signature(member).parameters.values()
+               if parameter.kind is not parameter.VAR_KEYWORD and "Any" in str(parameter.annotation)]
+    assert untyped == []
+    annotations = inspect.signature(api.evaluate).parameters
+    assert annotations["reports"].annotation == "ReportInputs" and annotations["human"].annotation == \
+        "JudgmentInputs | None"
+
+
+def test_evaluate_options_are_the_settings_fields():
+    """`evaluate`'s keyword settings (EvalOptions, what type checkers see) are exactly ModelSettings' fields (but the
+    model, server and key, arguments of their own), EvalConfig's run fields and max_doc_bytes: a field added to
+    either object must be added to EvalOptions."""
+    from dataclasses import fields
+
+    from judge.api.evaluation import MODEL_OPTIONS, RUN_OPTIONS
+    from judge.run.evaluate import EvalConfig
+    from judge.settings import ModelSettings
+
+    assert MODEL_OPTIONS == {f.name for f in fields(ModelSettings)} - {"model", "api_base", "api_key"}
+    # what evaluate's own arguments set (judge=, concurrency=, cache=), and what the run derives from the model
+    assert RUN_OPTIONS == {f.name for f in fields(EvalConfig)} - {"model", "judge", "concurrency", "cache_dir",
+                                                                  "unapplied"}
+    assert set(api.EvalOptions.__optional_keys__) == MODEL_OPTIONS | RUN_OPTIONS | {"max_doc_bytes"}
+
+
+def test_an_unknown_evaluate_option_is_a_type_error_naming_it():
+    with pytest.raises(TypeError, match="unknown argument 'temprature'"):
+        api.evaluate(EXAMPLES / "reports", requests=EXAMPLES / "requests.jsonl", docs=EXAMPLES / "docs.jsonl",
+                     cache=None, temprature=0.5)  # type: ignore[call-arg]
 
 
 def test_api_paths_and_records_score_alike(readme_folder):
@@ -121,11 +184,11 @@ EVAL_CHOSEN = (
     ["--model", "openai/fake", "--api-base", "http://127.0.0.1:9/v1", "--api-key", "none", "--temperature", "0.5",
      "--seed", "7", "--max-tokens", "300", "--timeout", "30", "--threads", "1", "--kernels", "safe",
      "--citation-policy", "any", "--no-truncate", "--max-doc-chars", "4000", "--on-injection", "flag",
-     "--injection-detector", "rules", "--concurrency", "2"],
+     "--injection-detector", "rules+learned", "--concurrency", "2"],
     dict(model="openai/fake", api_base="http://127.0.0.1:9/v1", api_key="none", temperature=0.5, seed=7,
          max_tokens=300, timeout=30.0, threads=1, kernels="safe", concurrency=2),
     JudgeSettings(policy="any", truncate=False, passages=PassagePolicy(max_chars=4000), on_injection="flag",
-                  injection_detector="rules"),
+                  injection_detector="rules+learned"),
 )
 
 
@@ -134,8 +197,7 @@ EVAL_CHOSEN = (
 def test_the_api_and_eval_build_equal_configs(tmp_path, monkeypatch, options, arguments, judging):
     """`judge.evaluate(...)` and `argue-judge eval` with the same inputs and choices judge with equal configs
     (model, sampling, thresholds, prompts, passages, injection policy, cache, concurrency, retry policy, budget):
-    both build an EvalRequest that judge.api.evaluate_with runs, and a field set on one path only would break the
-    equality."""
+    the command makes the one `evaluate` call, and a field set on one path only would break the equality."""
     from typer.testing import CliRunner
 
     import judge.run.evaluate as run_evaluate
@@ -160,10 +222,10 @@ CALIBRATE_DEFAULTS = ([], {}, None)
 CALIBRATE_CHOSEN = (
     ["--model", "openai/fake", "--api-base", "http://127.0.0.1:9/v1", "--api-key", "none", "--max-tokens", "300",
      "--threads", "1", "--kernels", "safe", "--max-doc-chars", "4000", "--on-injection", "flag",
-     "--injection-detector", "rules", "--concurrency", "2", "--n-boot", "50", "--seed", "3", "--sample", "2"],
+     "--injection-detector", "rules+learned", "--concurrency", "2", "--n-boot", "50", "--seed", "3", "--sample", "2"],
     dict(model="openai/fake", api_base="http://127.0.0.1:9/v1", api_key="none", max_tokens=300, threads=1,
          kernels="safe", concurrency=2, n_boot=50, seed=3, sample="2"),
-    JudgeSettings(passages=PassagePolicy(max_chars=4000), on_injection="flag", injection_detector="rules"),
+    JudgeSettings(passages=PassagePolicy(max_chars=4000), on_injection="flag", injection_detector="rules+learned"),
 )
 
 

@@ -16,8 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "judge"
 # What judge/llm may import from the rest of the package: errors and the frozen settings, nothing of the domain.
 LLM_MAY_IMPORT = {"judge.errors", "judge.settings"}
-# Cycles known when this test was written, each removed by an item of issue 8 being merged in parallel (item 7:
-# baselines/readers/ with a registry). Delete an entry once its cycle is gone; never add one.
+# Import cycles tolerated for now. Delete an entry once its cycle is gone; never add one.
 KNOWN_CYCLES: set[frozenset[str]] = set()
 
 
@@ -184,6 +183,46 @@ def test_llm_imports_nothing_of_the_domain():
     assert {name: deps for name, deps in leaks.items() if deps} == {}
     assert GRAPH["judge.settings"] <= {"judge.labels", "judge.errors"}, \
         "settings must stay importable by llm/ without the domain"
+
+
+# What loads a module without an import statement the graph can read: the package, the API, the commands (judge.cli.app
+# imports each by name when it runs), and what users import themselves (judge.testing, judge.adapters' plugins).
+ENTRY_MODULES = {"judge", "judge.api"}
+ENTRY_PACKAGES = ("judge.cli.", "judge.testing", "judge.adapters")
+
+
+def loaded_by_name() -> set[str]:
+    """The modules the package loads by name, not by an import statement: a registry's "module:Class" strings (the
+    EXAM readers) and the modules of a package whose registry is built from all of them (the decisions)."""
+    found = set()
+    for name, path in MODULES.items():
+        source = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.split(":")[0] in MODULES:
+                found.add(node.value.split(":")[0])
+        if path.name == "__init__.py" and "of_package(__name__" in source:
+            found |= {other for other in MODULES if other.startswith(f"{name}.")}
+    return found
+
+
+def lab_only(graph: dict[str, set[str]], lab_imports: set[str]) -> list[str]:
+    """The judge modules a lab script imports that no judge module imports or loads and no user loads: code in the
+    wheel that exists only for a benchmark."""
+    imported = {target for targets in graph.values() for target in targets} | loaded_by_name()
+    return sorted(name for name in lab_imports
+                  if name not in imported | ENTRY_MODULES and not name.startswith(ENTRY_PACKAGES))
+
+
+def test_nothing_in_the_wheel_exists_only_for_a_benchmark():
+    """benchmarks/ and calibration/ (the lab, not in the wheel) may import the package; a package module that only
+    they import belongs beside them (benchmarks/lab/)."""
+    lab = {target for folder in ("benchmarks", "calibration") for path in sorted((ROOT / folder).rglob("*.py"))
+           for target in imports_of(module_name(path), path)}
+    assert {"judge", "judge.defence.injection"} <= lab  # the walk found the lab's imports
+    assert lab_only(GRAPH, lab) == []
+    # a planted module, imported by a benchmark alone, is caught
+    assert lab_only({**GRAPH, "judge.judging.planted": set()}, lab | {"judge.judging.planted"}) == \
+        ["judge.judging.planted"]
 
 
 def test_signature_reads_settings_not_the_walker_or_the_client():

@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.cli.app import app
@@ -29,6 +28,7 @@ from judge.llm.cache.store import CachedAnswer, DecisionCache, canonical_json, o
 from judge.llm.cache.transfer import export_entries, import_entries
 from judge.llm.client import DecisionClient, ModelSettings
 from judge.testing import FakeEndpoint
+from tests.conftest import smart_responder
 
 
 def _free_port() -> int:

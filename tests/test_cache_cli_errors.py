@@ -1,5 +1,5 @@
 """`argue-judge cache ...` never claims what it did not do, never creates a mistyped cache, never shows a
-traceback (issue 25, items 12 and 15).
+traceback.
 
 Before: `cache clear` on a cache it could not write said "removed the unreadable decision cache database" while
 the database was still there; `cache stats` and `cache export` on a mistyped path created that folder and reported

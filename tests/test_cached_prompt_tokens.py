@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from tests.conftest import smart_responder
-from tests.test_eval_e2e import eval_args, run_cli
-
 from judge.llm.pricing import cached_prompt_tokens
 from judge.testing import FakeEndpoint
+from tests.conftest import smart_responder
+from tests.test_eval_e2e import eval_args, run_cli
 
 
 def test_eval_sums_the_cached_prompt_tokens_the_server_reports(tmp_path):

@@ -9,12 +9,12 @@ import re
 from pathlib import Path
 
 import pytest
-from tests.test_nuggets import BANKS, DOCS, REQUESTS, held_by_another_process, reviewed_candidates
 from typer.testing import CliRunner
 
 from judge.cli.app import app
 from judge.cli.errors import EXIT_INPUT
 from judge.testing import FakeEndpoint, smart_responder
+from tests.test_nuggets import BANKS, DOCS, REQUESTS, held_by_another_process, reviewed_candidates
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 runner = CliRunner()

@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.cli.app import COMMANDS, app
 from judge.testing import FakeEndpoint
+from tests.conftest import smart_responder
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

@@ -1,4 +1,4 @@
-"""Confidence per decision (issue 9, part 2): log-probabilities asked for, cached with the answer, turned into the
+"""Confidence per decision: log-probabilities asked for, cached with the answer, turned into the
 probability of the verdict the judge wrote, and recorded in each decision record (null where there are none).
 Everything runs against the local FakeEndpoint, whose log-probabilities we choose, so the expected confidence is
 computed by hand."""
@@ -13,7 +13,6 @@ from pathlib import Path
 import diskcache
 import litellm
 import pytest
-from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.api import read_judgments
@@ -36,6 +35,7 @@ from judge.settings import ModelSettings, PassagePolicy, RetryPolicy
 from judge.testing import FakeEndpoint
 from judge.testing.logprobs import verdict_index
 from judge.types import Document, Request
+from tests.conftest import smart_responder
 
 litellm.suppress_debug_info = True
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

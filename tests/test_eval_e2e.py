@@ -12,7 +12,6 @@ from pathlib import Path
 
 import litellm
 import pytest
-from tests.conftest import smart_responder, tagged, user_message
 from typer.testing import CliRunner
 
 from judge.api import read_judgments
@@ -25,6 +24,7 @@ from judge.run.evaluate import EvalConfig, evaluate
 from judge.run.inputs import Inputs
 from judge.settings import ModelSettings, RetryPolicy
 from judge.testing import FakeEndpoint, schema_name
+from tests.conftest import smart_responder, tagged, user_message
 
 litellm.suppress_debug_info = True  # no feedback banners on the expected errors
 

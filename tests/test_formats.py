@@ -399,7 +399,7 @@ class TestNuggets:
         assert list(banks) == ["1", "2"]
 
     def test_missing_question_id_is_derived_like_autojudge(self, tmp_path):
-        # issue 13: a bank without question_id gets a stable id, the AutoJudge default (MD5 of the question text),
+        # a bank without question_id gets a stable id, the AutoJudge default (MD5 of the question text),
         # so judgments made by AutoJudge tools match ours. (Before, this was an input error.)
         bad = nugget("x", "What is the capital of Mars?")
         del bad["question_id"]
@@ -448,7 +448,7 @@ class TestNuggets:
         assert fragment in ei.value.message and "'Why?'" in ei.value.message
 
     def test_missing_aggregator_defaults_to_or(self, tmp_path):
-        # issue 13: banks without aggregator_type (AutoJudge, RAGTIME 26 make it optional) mean OR.
+        # banks without aggregator_type (AutoJudge, RAGTIME 26 make it optional) mean OR.
         n = nugget("q", "Why?")
         del n["aggregator_type"]
         d = nugget("d", "How?", "Default")
@@ -698,7 +698,7 @@ class TestSharedData:
         assert len(banks["300"].nuggets) == 15
 
 
-# ------------------------------------------------------------- issue 13 §3: every input format of the ecosystem
+# ------------------------------------------------------------- every input format of the ecosystem
 
 FORMATS = REPO_ROOT / "tests" / "data" / "formats"
 
@@ -885,7 +885,7 @@ class TestGzipAndBomEverywhere:
             assert len(store) == 2 and store.get("224").text.startswith("linear theory")
 
 
-# ---------------------------------------------------------- issue 10: inputs that used to crash or say nothing
+# ---------------------------------------------------------- inputs that used to crash or say nothing
 
 
 class TestHostileInputs:

@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.api import read_judgments
@@ -19,6 +18,7 @@ from judge.formats.judgments import ReportJudgment
 from judge.run.merge import ShardOutput, merge_outputs
 from judge.run.shards import Shard
 from judge.testing import FakeEndpoint
+from tests.conftest import smart_responder
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 BYTE_IDENTICAL = ("judgments.jsonl", "scores.tsv", "leaderboard.tsv")
@@ -291,7 +291,7 @@ def test_cache_log_lines_of_a_report_need_not_be_together(runs, tmp_path):
         (tmp_path / "as-written" / "cache-log.jsonl").read_bytes()
 
 
-# -- issue 25 item 3: only a whole evaluation is merged ---------------------------------------------------------
+# -- only a whole evaluation is merged ---------------------------------------------------------
 
 def test_a_missing_shard_is_refused_naming_it(eval_shards, tmp_path):
     with pytest.raises(InputError, match=r"shard 3/3 missing: got 1/3 \(.*shard-1\), 2/3 \(.*shard-2\)"):

@@ -336,7 +336,7 @@ def test_auto_argue_measures():
     # ARGUE's snake_case aliases give the same values.
     assert scores["nugget_recall"] == scores[NuggetRecall] == 1.0
     assert scores["argue_f1"] == scores[F1]
-    # The Auto-ARGUE names are measures in their own right (issue 13), no longer aliases of the ones above:
+    # The Auto-ARGUE names are measures in their own right, no longer aliases of the ones above:
     # sentence_support: every citation must support -> s2, s4 (outcome 2, no decision), s6 of the 6 cited = 1/2;
     # citation_support: supporting / all 9 distinct citations: d1 d4 d5 d6 d8 d9 = 6/9.
     theirs_support, theirs_citations = scores["autoargue.sentence_support"], scores["autoargue.citation_support"]
@@ -410,7 +410,7 @@ def test_measure_equality_and_names():
 
 
 def test_no_two_measure_names_differ_by_letter_case_or_underscores_alone():
-    # F1 / f1 and SentenceSupport / sentence_support were two computations each, told apart by case (issue 22).
+    # F1 / f1 and SentenceSupport / sentence_support were two computations each, told apart by case.
     measures = {m.name: m for m in MEASURES} | dict(ALIASES)   # a name -> the measure it parses to
     folded: dict[str, set[str]] = {}
     for name in measures:

@@ -166,13 +166,26 @@ def test_max_docs_asks_relevance_and_nuggetizer_format_reads_back(endpoint, tmp_
     assert set(read_nugget_banks([out])) == set(created.banks)
 
 
-def test_rerun_is_byte_identical(endpoint, tmp_path):
+def _files(folder: Path) -> dict[str, bytes]:
+    """The files of `folder` a rerun writes again byte for byte (not the summary: it holds seconds taken)."""
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())
+            if p.is_file() and not p.name.startswith(".") and not p.name.endswith(".summary.json")}
+
+
+@pytest.mark.parametrize("bank_format", ["v3", "nuggetizer"])
+def test_rerun_is_byte_identical(endpoint, tmp_path, bank_format):
+    """The same command again, into the same folder (it overwrites only what it wrote) or another one, writes the
+    same bytes; the nuggetizer layout, which records no provenance, is no exception."""
     cache = tmp_path / "cache"
     for name in ("one", "two"):
-        api.create_nuggets(requests=REQUESTS, docs=DOCS, out=tmp_path / name, cache=cache, **_model(endpoint))
-    for path in (tmp_path / "one").iterdir():
-        assert path.read_bytes() == (tmp_path / "two" / path.name).read_bytes()
-    assert (tmp_path / "one.review.jsonl").read_bytes() == (tmp_path / "two.review.jsonl").read_bytes()
+        api.create_nuggets(requests=REQUESTS, docs=DOCS, out=tmp_path / name, cache=cache, format=bank_format,
+                           **_model(endpoint))
+    beside, banks = _files(tmp_path), _files(tmp_path / "one")
+    assert banks and banks == _files(tmp_path / "two")
+    assert beside["one.review.jsonl"] == beside["two.review.jsonl"]
+    api.create_nuggets(requests=REQUESTS, docs=DOCS, out=tmp_path / "one", cache=cache, format=bank_format,
+                       **_model(endpoint))
+    assert _files(tmp_path / "one") == banks and _files(tmp_path) == beside
 
 
 def test_no_documents_for_a_request_is_one_line(endpoint, tmp_path):
@@ -185,7 +198,7 @@ def test_no_documents_for_a_request_is_one_line(endpoint, tmp_path):
 def test_creation_never_overwrites_a_bank_people_wrote(endpoint, tmp_path):
     people = tmp_path / "people"
     shutil.copytree(BANKS, people)
-    with pytest.raises(InputError, match="answers people wrote"):
+    with pytest.raises(InputError, match="nuggets_ex-101.v3.json .*not written by argue-judge nuggets create"):
         api.create_nuggets(requests=REQUESTS, docs=DOCS, out=people, cache=None, **_model(endpoint))
 
 
@@ -346,7 +359,9 @@ def test_cli_create_writes_banks_eval_reads(endpoint, tmp_path):
     assert result.exit_code == 0, result.output
     assert "ex-101: 3 nuggets" in result.output and "read the review file" in result.output
     # and the output lock (judge.formats.lock), held while the banks were written
-    assert sorted(p.name for p in out.iterdir()) == [".argue-lock", "nuggets_ex-101.v3.json", "nuggets_ex-102.v3.json"]
+    # and the record of what it wrote (judge.formats.paths)
+    assert sorted(p.name for p in out.iterdir()) == [".argue-lock", ".argue-written", "nuggets_ex-101.v3.json",
+                                                    "nuggets_ex-102.v3.json"]
     assert (tmp_path / "banks.review.jsonl").is_file() and (tmp_path / "banks.summary.json").is_file()
 
 
@@ -372,7 +387,7 @@ def test_accept_refuses_an_out_inside_the_banks_folder_before_writing(tmp_path, 
 
 
 def test_accept_refuses_the_folder_the_candidates_were_read_from(tmp_path):
-    with pytest.raises(InputError, match="the banks or the candidates were read from"):
+    with pytest.raises(InputError, match=r"reviewed.jsonl \(an input\) is in the bank folder"):
         api.accept_candidates(nuggets=BANKS, candidates=reviewed_candidates(tmp_path), out=tmp_path)
 
 

@@ -1,4 +1,4 @@
-"""Every numeric option of every command, found in typer's own model of the CLI (issue 25, item 11).
+"""Every numeric option of every command, found in typer's own model of the CLI.
 
 The test enumerates; it lists nothing: an int or float option added to any command later is fed the same edge
 values. Each value must either be refused as a usage error (exit 2, one line that names the option), or be
@@ -108,7 +108,7 @@ def test_numeric_option_edge_value(path, param, value, tmp_path, monkeypatch):
 # ---------------------------------------------------------------------------------------------------------------
 # The Python API, walked the same way: the rules are the settings objects' (judge.settings RULES), which the
 # options above read, so a value the CLI refuses is refused by the API with a ValueError or TypeError naming the
-# argument, before any input is read or any model asked (issue 37, item 6).
+# argument, before any input is read or any model asked.
 
 import inspect  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Outputs that cannot be written are one line naming the file or the option (issue 25, item 15).
+"""Outputs that cannot be written are one line naming the file or the option.
 
 Before: `--out` under a regular file ended in NotADirectoryError tracebacks (eval, view, merge, import auto-argue),
 and a full disk while eval streamed its judgments in `OSError: [Errno 28]`.

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.api import read_judgments
@@ -27,6 +26,7 @@ from judge.formats.atomic import WORK_DIR, WorkingFolder
 from judge.formats.lock import LOCK_NAME, output_lock
 from judge.run.outputs import OUTPUT_NAMES
 from judge.testing import FakeEndpoint
+from tests.conftest import smart_responder
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

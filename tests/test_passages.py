@@ -103,7 +103,7 @@ def test_utf8_size_counts_bytes_in_chunks_and_survives_lone_surrogates():
     assert utf8_size("a\ud800b") == 5
 
 
-# Issue 25, item 6: a document longer than the budget always fills it (between FILL and all of it), in any
+# A document longer than the budget always fills it (between FILL and all of it), in any
 # script; sentences end at CJK marks without a space after them; CJK text is matched by character bigrams.
 
 def filled(shown: str, budget: int) -> bool:
@@ -178,7 +178,7 @@ def test_any_document_longer_than_the_budget_fills_between_90_and_100_percent(wo
     assert len(shown) >= FILL * budget or GAP.strip() not in shown
 
 
-# Issue 25, item 7: documents judged together (--citation-policy joint) share the budget, each shows text, and
+# Documents judged together (--citation-policy joint) share the budget, each shows text, and
 # the share is recorded; a share too small to judge anything is refused with one line.
 
 def long_documents(count: int, length: int = 1600) -> list[Document]:
@@ -211,13 +211,12 @@ def test_a_joint_share_too_small_to_judge_is_refused_naming_the_options():
 def test_the_judgments_record_how_much_of_each_document_was_shown(tmp_path):
     import asyncio
 
-    from tests.test_walker import ScriptedClient
-
     from judge.formats import DocumentStore
     from judge.formats.judgments import DecisionRecord
     from judge.judging.walker import ReportWalker
     from judge.settings import JudgeSettings
     from judge.types import Report, Sentence
+    from tests.test_walker import ScriptedClient
 
     documents = long_documents(3, 3200)
     store_lines = "\n".join(d.model_dump_json() for d in documents)

@@ -64,7 +64,7 @@ def test_tiny_case_matches_the_hand_computed_mean_and_variance():
 def test_the_prior_pseudo_observations_enter_mean_and_variance_as_written():
     # the tiny case again with a = 0.75 at each corner (y, f) of [0, 1]^2; lambda = 1: corners' rectifiers
     # 0, -1, 1, 0 (sum 0, so the centre stays the sample's mean rectifier, 0)
-    e = ppi_mean([1.0, 0.0, 1.0, 1.0], [1.0, 1.0, 0.0, math.nan], lam=1.0, prior_weight=0.75)
+    e = ppi_mean([1.0, 0.0, 1.0, 1.0], [1.0, 1.0, 0.0, math.nan], lam=1.0, prior_weight=0.75, fade=math.inf)
     assert e.ppi.value == pytest.approx(0.75)
     # S^2 = (sum e^2 + a sum c^2) / (n + 4a - 1) = (2 + 1.5) / 5; Var = (1 - 3/4) S^2 / (n + 4a) = 0.25 * 0.7 / 6
     assert e.ppi.se ** 2 == pytest.approx(0.25 * 0.7 / 6)
@@ -449,3 +449,32 @@ def test_a_pair_uses_every_label_not_only_the_requests_labelled_for_both():
     a = ppi_mean(judge[0], paired[0])
     c = ppi_mean(judge[2], paired[2])
     assert pair.ppi.se < math.hypot(a.ppi.se, c.ppi.se)     # positively correlated rectifiers: paired is tighter
+
+
+def test_events_count_disagreements_with_lambda_one_and_the_rarer_label_with_lambda_zero():
+    from judge.metrics.ppi import _corners, events
+
+    y = np.array([[1, 0, 1, 1, 0, 0, 1, 0.0]])
+    f = np.array([1, 1, 1, 0, 0, 0, 1, 0.0])
+    mask = np.ones_like(y, dtype=bool)
+    assert events(y - f, mask, _corners(np.array([1.0])))[0] == pytest.approx(2)      # two disagreements
+    rare = np.array([[0, 0, 0, 1, 0, 0, 0, 0.0]])
+    assert events(rare, mask, _corners(np.array([0.0])))[0] == pytest.approx(1)       # one positive label
+
+
+def test_the_prior_fades_as_the_sample_shows_disagreements_of_its_own():
+    # 100 labelled units of 1,000, the judge wrong on 10 of them (mixed ways): lambda = 1, 10 events, so the
+    # prior's weight is 0.75 * 10 / (10 + 10): the interval is the fixed-weight one at that weight, narrower than
+    # at 0.75 (the corners' variance is above this good judge's)
+    rng = np.random.default_rng(8)
+    human = (rng.random(1000) < 0.5).astype(float)
+    judge = human.copy()
+    wrong = np.arange(0, 100, 10)
+    judge[wrong] = 1 - judge[wrong]
+    sample = np.where(np.arange(1000) < 100, human, np.nan)
+    faded = ppi_mean(judge, sample, lam=1.0)
+    assert faded.ppi.se == pytest.approx(ppi_mean(judge, sample, lam=1.0, prior_weight=0.75 * 10 / 20,
+                                                  fade=math.inf).ppi.se)
+    fixed = ppi_mean(judge, sample, lam=1.0, fade=math.inf)
+    plain = ppi_mean(judge, sample, lam=1.0, prior_weight=0)
+    assert plain.ppi.width < faded.ppi.width < fixed.ppi.width

@@ -14,7 +14,6 @@ from judge.judging.decisions.asker import question
 from judge.judging.decisions.base import contract_hash, tailored
 from judge.judging.decisions.repeated_claim import RepeatedClaim
 from judge.judging.decisions.supports_citation import SupportsCitation
-from judge.judging.legacy_support import LegacySupportsCitation, legacy_messages, support_question
 from judge.judging.passages import GAP, PassagePolicy, select_passages
 from judge.judging.prompts import fence, load_template
 from judge.judging.signature import JudgeSignature
@@ -55,32 +54,12 @@ def test_short_documents_are_shown_whole_and_long_ones_as_the_closest_passages()
     assert GAP.strip() in shown
 
 
-def test_legacy_layout_needs_copied_evidence_that_occurs_in_the_document():
-    document = "The barrier cost 40 million euros.\nIt opened in May."
-    ok = LegacySupportsCitation.model_validate(
-        {"rationale": "r", "evidence": "the barrier  cost 40 million euros", "verdict": "supported"},
-        context={"document": document})
-    assert ok.decided() is True
-    for evidence in ("", "The barrier cost 50 million euros."):
-        with pytest.raises(ValidationError, match="evidence"):
-            LegacySupportsCitation.model_validate({"rationale": "r", "evidence": evidence, "verdict": "supported"},
-                                                  context={"document": document})
-    # Our own fencing around a real quote is not held against the model.
-    wrapped = "<document>[d1] Barrier\nThe barrier cost 40 million euros.</document>"
-    assert LegacySupportsCitation.model_validate({"rationale": "r", "evidence": wrapped, "verdict": "supported"},
-                                                 context={"document": document}).decided() is True
-
-
 def test_cannot_judge_is_only_for_documents_that_cannot_be_read():
     unsure = {"rationale": "r", "evidence": [], "verdict": "cannot_judge"}
     assert SupportsCitation.model_validate(unsure, context={"document": "Document d1", "passages": []}
                                            ).decided() is None
     with pytest.raises(ValidationError, match="The document is readable"):
         SupportsCitation.model_validate(unsure, context={"passages": ["The barrier cost 40 million euros."] * 2})
-    legacy = {"rationale": "r", "evidence": "", "verdict": "cannot_judge"}
-    assert LegacySupportsCitation.model_validate(legacy, context={"document": "[d1]\n"}).decided() is None
-    with pytest.raises(ValidationError, match="The document is readable"):
-        LegacySupportsCitation.model_validate(legacy, context={"document": "The barrier cost 40 million euros. " * 2})
 
 
 def test_nugget_labels_are_checked_and_mapped_back_to_answers():
@@ -341,27 +320,6 @@ def test_a_bad_prompt_option_names_the_file_and_line(tmp_path):
         path.write_text(text + path.read_text())
         with pytest.raises(ConfigurationError, match=message):
             load_template("supports_citation", edited)
-
-
-def test_the_legacy_layout_is_todays_former_prompt_with_copied_evidence():
-    sentence = "It opened in May 2024."
-    legacy = support_question("legacy", REQUEST, sentence, [BARRIER])
-    new = support_question("new", REQUEST, sentence, [BARRIER])
-    assert legacy_messages(REQUEST, sentence, [BARRIER]) == legacy.messages
-    old_user, new_user = legacy.messages[1]["content"], new.messages[1]["content"]
-    assert old_user.index("<request>") < old_user.index("<document>") < old_user.index("<sentence>")
-    assert "[d1] Barrier\nThe barrier cost 40 million euros. It opened in May 2024." in old_user
-    assert "copy the shortest passage of the document" in old_user
-    assert new_user.index("<document>") < new_user.index("<sentence>") and "[2] It opened in May 2024." in new_user
-    assert legacy.response_model.model_json_schema()["properties"]["evidence"]["type"] == "string"
-    copied = legacy.response_model.model_validate(
-        {"rationale": "r", "evidence": "It opened in May 2024.", "verdict": "supported"}, context=legacy.context)
-    numbered = new.response_model.model_validate(
-        {"rationale": "r", "evidence": [2], "verdict": "supported"}, context=new.context)
-    assert copied.evidence_text(legacy.context) == numbered.evidence_text(new.context)
-    assert legacy.contract != new.contract
-    with pytest.raises(ValueError, match="unknown support layout"):
-        support_question("old", REQUEST, sentence, [BARRIER])
 
 
 def test_the_judge_signature_names_the_unit_of_the_length_limits():

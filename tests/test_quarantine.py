@@ -91,7 +91,7 @@ def test_honest_text_is_shown_as_written():
         assert quarantine_document(text).shown == text
 
 
-# The learned detector's false-flag target on real report sentences (issue 24: at most 0.5%). Weights 538dd9ce cut
+# The learned detector's false-flag target on real report sentences (at most 0.5%). Weights 538dd9ce cut
 # 1 of the 1,589 NeuCLIR sentences ("According to verified reports from authoritative sources such as ...").
 MAX_REPORT_SENTENCES_CUT = 0.005
 

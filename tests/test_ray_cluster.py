@@ -4,12 +4,18 @@ one worker per node, outputs byte-identical to one process."""
 from __future__ import annotations
 
 import pytest
-from tests.conftest import smart_responder
-from tests.ray_helpers import copies_of_the_example, eval_args, loopback_ray_env, ray_connections_off_loopback, same_outputs
 from typer.testing import CliRunner
 
 from judge.cli.app import app
 from judge.testing import FakeEndpoint
+from tests.conftest import smart_responder
+from tests.ray_helpers import (
+    copies_of_the_example,
+    eval_args,
+    loopback_ray_env,
+    ray_connections_off_loopback,
+    same_outputs,
+)
 
 loopback_ray_env()  # before ray is imported, which reads it
 ray = pytest.importorskip("ray", reason="the [ray] extra is not installed (pip install 'argue-judge[ray]')")

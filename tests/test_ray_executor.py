@@ -10,6 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
+from judge.cli.app import app
+from judge.llm.cache.store import open_decision_cache
+from judge.run.executors.ray_cluster import worker_failure
+from judge.testing import FakeEndpoint
 from tests.conftest import smart_responder
 from tests.ray_helpers import (
     EXAMPLES,
@@ -19,12 +25,6 @@ from tests.ray_helpers import (
     ray_connections_off_loopback,
     same_outputs,
 )
-from typer.testing import CliRunner
-
-from judge.cli.app import app
-from judge.llm.cache.store import open_decision_cache
-from judge.run.executors.ray_cluster import worker_failure
-from judge.testing import FakeEndpoint
 
 loopback_ray_env()  # before ray is imported, which reads it
 ray = pytest.importorskip("ray", reason="the [ray] extra is not installed (pip install 'argue-judge[ray]')")
@@ -90,8 +90,7 @@ def test_ray_outputs_are_byte_identical_to_one_process_and_cache_each_answer_onc
 
 
 def test_a_worker_killed_mid_run_has_its_reports_judged_again(local_ray, collection, endpoint_module):
-    from judge.api import eval_config
-    from judge.run.evaluate import JudgingProgress, evaluate
+    from judge.run.evaluate import EvalConfig, JudgingProgress, evaluate
     from judge.run.inputs import Inputs
     from judge.run.outputs import write_outputs
     from judge.settings import ModelSettings
@@ -108,8 +107,8 @@ def test_a_worker_killed_mid_run_has_its_reports_judged_again(local_ray, collect
                 killed.append(actor["name"])
                 return
 
-    config = eval_config(ModelSettings("openai/fake", endpoint_module.api_base, "x"), cache=root / "cache-kill",
-                         ray="local", workers=2)
+    config = EvalConfig(ModelSettings("openai/fake", endpoint_module.api_base, "x"), cache_dir=root / "cache-kill",
+                        ray="local", workers=2)
     with Inputs.load([reports], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"], [EXAMPLES / "docs.jsonl"],
                      root / "docstore-kill") as inputs:
         evaluation = evaluate(inputs, config, JudgingProgress(sentence_done=kill_a_worker), out=root / "killed")
@@ -120,8 +119,7 @@ def test_a_worker_killed_mid_run_has_its_reports_judged_again(local_ray, collect
 
 
 def test_the_driver_killed_mid_run_resumes_from_its_journal(local_ray, collection, endpoint_module):
-    from judge.api import eval_config
-    from judge.run.evaluate import JudgingProgress, evaluate
+    from judge.run.evaluate import EvalConfig, JudgingProgress, evaluate
     from judge.run.inputs import Inputs
     from judge.run.outputs import write_outputs
     from judge.settings import ModelSettings
@@ -135,8 +133,8 @@ def test_the_driver_killed_mid_run_resumes_from_its_journal(local_ray, collectio
         raise DriverKilled
 
     def run(resume: bool, progress: JudgingProgress):
-        config = eval_config(ModelSettings("openai/fake", endpoint_module.api_base, "x"),
-                             cache=root / "cache-resume", ray="local", workers=2, resume=resume)
+        config = EvalConfig(ModelSettings("openai/fake", endpoint_module.api_base, "x"),
+                            cache_dir=root / "cache-resume", ray="local", workers=2, resume=resume)
         with Inputs.load([reports], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"], [EXAMPLES / "docs.jsonl"],
                          root / "docstore-resume") as inputs:
             evaluation = evaluate(inputs, config, progress, out=root / "resumed")

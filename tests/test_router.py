@@ -9,7 +9,6 @@ import threading
 from pathlib import Path
 
 import pytest
-from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.cli.app import app
@@ -17,6 +16,7 @@ from judge.errors import ConfigurationError, InputError
 from judge.llm.router import deployments, resolve_model
 from judge.settings import ModelSettings
 from judge.testing import FakeEndpoint
+from tests.conftest import smart_responder
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 STABLE = ("judgments.jsonl", "scores.tsv", "leaderboard.tsv")

@@ -143,7 +143,7 @@ def judge_signature(model=ModelSettings("m"), retry=RetryPolicy(), judge=JudgeSe
     dict(retry=RetryPolicy(reasks=0)), dict(judge=JudgeSettings(policy="joint")),
     dict(judge=JudgeSettings(truncate=False)), dict(judge=JudgeSettings(passages=PassagePolicy(max_chars=100))),
     dict(judge=JudgeSettings(on_injection="penalise")), dict(model=ModelSettings("m", logprobs=True)),
-    dict(judge=JudgeSettings(injection_detector="rules")),
+    dict(judge=JudgeSettings(injection_detector="rules+learned")),
     dict(judge=JudgeSettings(thresholds=Thresholds((DecisionThreshold("supports_citation", True, 0.8),), "1234abcd"))),
 ])
 def test_the_judge_signature_changes_with_every_setting(changed):
@@ -192,15 +192,13 @@ def test_the_judge_signature_names_the_injection_policy_and_the_detector():
 
 def test_the_shorter_detector_stacks_are_told_apart_in_the_signature_and_the_default_keeps_its_form():
     default = judge_signature()
-    rules = judge_signature(judge=JudgeSettings(injection_detector="rules"))
     learned = judge_signature(judge=JudgeSettings(injection_detector="rules+learned"))
-    assert default.injection_detector == "rules+learned+script" and rules.injection_detector == "rules"
-    # each stack hashes what it runs: the rules' leaves the learned weights out, rules+learned the script check
-    assert len({rules.detector, learned.detector, default.detector}) == 3
+    assert default.injection_detector == "rules+learned+script" and learned.injection_detector == "rules+learned"
+    # each stack hashes what it runs: rules+learned leaves the script check out
+    assert len({learned.detector, default.detector}) == 2
     assert f"|inj:quarantine@{default.detector}" in default.short()
-    assert f"|inj:quarantine@rules:{rules.detector}" in rules.short()
     assert f"|inj:quarantine@rules+learned:{learned.detector}" in learned.short()
-    assert json.loads(rules.as_json())["injection_detector"] == "rules"
+    assert json.loads(learned.as_json())["injection_detector"] == "rules+learned"
 
 
 def test_baseline_signature_keeps_ready_made_parts_and_orders_settings():

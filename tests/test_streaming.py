@@ -174,11 +174,11 @@ def _eval_args(api_base: str, cache: Path, out: Path, *extra: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory):
-    from tests.conftest import smart_responder
     from typer.testing import CliRunner
 
     from judge.cli.app import app
     from judge.testing import FakeEndpoint
+    from tests.conftest import smart_responder
 
     root = tmp_path_factory.mktemp("uninterrupted")
     with FakeEndpoint(smart_responder) as ep:
@@ -191,13 +191,12 @@ def test_eval_writes_each_reports_judgment_before_the_run_ends(uninterrupted, tm
     """One report's decisions are held back by the server; the other reports' judgments are on disk meanwhile."""
     import threading
 
-    from tests.conftest import smart_responder
-
     from judge.formats import read_reports
     from judge.run.evaluate import EvalConfig, evaluate
     from judge.run.inputs import Inputs
     from judge.settings import ModelSettings
     from judge.testing import FakeEndpoint
+    from tests.conftest import smart_responder
 
     reports = read_reports([EXAMPLES / "reports"])
     held = next(r for r in reports if r.run_id == "run-padded")
@@ -252,11 +251,11 @@ KILLED_EVAL = textwrap.dedent("""
 
 
 def test_eval_killed_with_9_resumes_to_the_same_bytes_asking_only_what_was_not_judged(uninterrupted, tmp_path):
-    from tests.conftest import smart_responder
     from typer.testing import CliRunner
 
     from judge.cli.app import app
     from judge.testing import FakeEndpoint
+    from tests.conftest import smart_responder
 
     reference, total_calls = uninterrupted
     out, cache = tmp_path / "out", tmp_path / "cache"
@@ -315,17 +314,16 @@ def test_failures_of_reports_judged_together_are_all_read_and_the_first_raised()
 
 
 def test_resume_after_an_outage_asks_the_failed_decisions_again(uninterrupted, tmp_path):
-    """Issue 25, item 9: failed decisions are never cached, and --resume judges a report with one again, so once
+    """Failed decisions are never cached, and --resume judges a report with one again, so once
     the server is back the resumed run ends as the undisturbed run did (no failure), byte for byte."""
     from dataclasses import replace
-
-    from tests.conftest import smart_responder
 
     from judge.run.evaluate import EvalConfig, evaluate
     from judge.run.inputs import Inputs
     from judge.run.outputs import write_outputs
     from judge.settings import ModelSettings, RetryPolicy
     from judge.testing import FakeEndpoint
+    from tests.conftest import smart_responder
 
     reference, _ = uninterrupted
     out = tmp_path / "out"

@@ -1,4 +1,4 @@
-"""Calibration of confidence and decision thresholds (issue 9, part 2): reliability table and ECE against a
+"""Calibration of confidence and decision thresholds: reliability table and ECE against a
 hand-computed example, the threshold fit and its cross-validation, the thresholds file and its place in the
 signature, a threshold flipping a verdict, and calibrate --fit-threshold feeding eval --thresholds end to end."""
 
@@ -9,7 +9,6 @@ from pathlib import Path
 
 import litellm
 import pytest
-from tests.conftest import smart_responder, tagged, user_message
 from pydantic import Field
 from typer.testing import CliRunner
 
@@ -27,6 +26,7 @@ from judge.judging.thresholds import FORMAT, ThresholdRule, ThresholdsFile, read
 from judge.settings import DecisionThreshold, JudgeSettings, ModelSettings, RetryPolicy, Thresholds
 from judge.testing import FakeEndpoint
 from judge.testing.logprobs import verdict_at
+from tests.conftest import smart_responder, tagged, user_message
 
 litellm.suppress_debug_info = True
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -163,7 +163,7 @@ def test_the_thresholds_file_round_trips(tmp_path):
 
 @pytest.mark.parametrize(("content", "message"), [
     ("{", "malformed JSON"),
-    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),  # issue 25, item 15: were tracebacks
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),  # were tracebacks
     ('{"format": ' + "9" * 5000 + "}", "4,300 digits"),
     ('{"format": "other"}', "not a thresholds file"),
     (json.dumps({"format": FORMAT, "judge": "j", "metric": "kappa",

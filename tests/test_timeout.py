@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.conftest import smart_responder
 
 from judge.judging.decisions.claims_absence import ClaimsAbsence
 from judge.judging.signature import JudgeSignature
@@ -21,6 +20,7 @@ from judge.run.inputs import Inputs
 from judge.run.outputs import write_outputs
 from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
 from judge.testing import FakeEndpoint
+from tests.conftest import smart_responder
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 TWO_ATTEMPTS = RetryPolicy(transport_attempts=2, wait_multiplier=0.01, wait_max=0.05)
@@ -77,7 +77,7 @@ def test_the_timeout_is_in_no_signature(timeout):
     assert ModelSettings("m").timeout == 120.0  # the documented default
 
 
-# Issue 25, item 14: a dead or hanging server is given up on after RetryPolicy.give_up_after transport failures in a
+# A dead or hanging server is given up on after RetryPolicy.give_up_after transport failures in a
 # row (--give-up-after): the rest is left unasked (recorded failed, not cached) and the run exits 5 in seconds.
 
 def refusing_api_base() -> str:

@@ -1,4 +1,4 @@
-"""Ids with a tab or a line break never reach a TSV output (issue 25, item 10).
+"""Ids with a tab or a line break never reach a TSV output.
 
 A run id with a tab used to break every row of scores.tsv (103 of 103 rows lost their 4-field shape). Each
 reader refuses such an id as an input error naming file:line; each TSV writer (write_scores, write_leaderboard:

@@ -1,4 +1,4 @@
-"""A file in a reports folder that cannot be read is an input error naming it, never left out (issue 25, item 4).
+"""A file in a reports folder that cannot be read is an input error naming it, never left out.
 
 Before, `expand_paths` kept only `p.is_file()`: a symlink loop or a dangling symlink named `*.jsonl` vanished
 from the run while the console said "Judging 6 reports of 3 runs".

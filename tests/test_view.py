@@ -12,7 +12,6 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.api import read_judgments
@@ -28,6 +27,7 @@ from judge.testing import FakeEndpoint
 from judge.types import Document
 from judge.view import write_view
 from judge.view.evidence import evidence_spans
+from tests.conftest import smart_responder
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 VALUE_CSS = {Value.POSITIVE: "pos", Value.NEGATIVE: "neg", Value.NEUTRAL: "neu"}
@@ -486,7 +486,7 @@ def test_confidence_threshold_and_flipped_verdict_are_shown_where_recorded(examp
 
 
 def test_a_view_into_a_folder_removes_only_what_an_earlier_view_wrote(example, tmp_path):
-    """Issue 25 item 5: the user's own files beside the pages (even .html files in reports/) are never removed;
+    """The user's own files beside the pages (even .html files in reports/) are never removed;
     the pages of an earlier view that this one does not write again are."""
     _, records, *_ = example
     out = tmp_path / "site"

@@ -12,9 +12,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from tests.test_view import Page, example, expected_css, hostile_records, report_pages, view  # noqa: F401 (fixtures)
 
 from judge.view import write_view
+from tests.test_view import Page, example, expected_css, hostile_records, report_pages, view  # noqa: F401 (fixtures)
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

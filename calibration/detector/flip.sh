@@ -5,7 +5,7 @@
 # that clean answers and attacked items the quarantine gives back clean are cache hits. Each batch is a complete
 # clean/before/after measurement; calibration/detector/flip_table.py sums the finished ones.
 #   calibration/detector/flip.sh verification_meta 1 2 3 4 5 6 7 8 9
-#   SIDES=before calibration/detector/flip.sh verification_meta 1     # one side only (default: after, then before)
+#   SIDES=after calibration/detector/flip.sh verification_meta 1      # the sides to run (default: after; before is no longer runnable)
 #   FLIP_OUT=flip-unseen calibration/detector/flip.sh note_aside,scoring_hint 1 2   # several families, one folder
 #   calibration/detector/flip.sh unseen 1                                         # all thirteen: flip-unseen/
 # With several families every attack of an item is asked back to back, so a local model evaluates the item's request
@@ -36,10 +36,15 @@ for batch in sorted(Path("calibration/detector/flip-inputs").glob("batch-*.txt")
     (Path(sys.argv[1]) / f"exclude-{batch.stem}.txt").write_text("\n".join(i for i in ids if i not in keep) + "\n")
 PY
 for BATCH in "$@"; do
-  for SIDE in ${SIDES:-after before}; do
-    # before: the rules alone; after: the default detector (AFTER_DETECTOR=rules+learned: as measured before the
-    # script check, kept beside as after-rules+learned/)
-    DETECTOR=$([ "$SIDE" = before ] && echo rules || echo "${AFTER_DETECTOR:-rules+learned+script}")
+  for SIDE in ${SIDES:-after}; do
+    # before: the rules alone, a stack `--injection-detector` no longer offers (the before/ folders were measured while
+    # it was); after: the default detector (AFTER_DETECTOR=rules+learned: as measured before the script check, kept
+    # beside as after-rules+learned/)
+    if [ "$SIDE" = before ]; then
+      echo "the before side (the rules alone) cannot be run again: --injection-detector rules was removed; use SIDES=after" >&2
+      exit 2
+    fi
+    DETECTOR=${AFTER_DETECTOR:-rules+learned+script}
     SIDE_OUT=calibration/detector/$OUT/batch-$BATCH/$SIDE
     # The kinds `--attack` would ask, as calibrate itself reads the option ('unseen': every held-out kind).
     if [ -f "$SIDE_OUT/calibration.json" ] && ! python -c 'import json, sys

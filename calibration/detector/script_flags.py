@@ -104,7 +104,7 @@ def by_stack(texts: list[str], clean: list[str] | None = None, documents: bool =
     table = {}
     for detector in INJECTION_DETECTORS:
         shown = [quarantine(t, detector).shown for t in texts]
-        table[detector] = {"flagged": count(detect_uncached(t, detector).flagged for t in texts)}
+        table[detector] = {"flagged": count(detect_uncached(t).flagged for t in texts)}
         if clean is None:
             table[detector]["changed"] = count(s != t for s, t in zip(shown, texts))
         else:

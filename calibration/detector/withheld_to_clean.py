@@ -11,9 +11,10 @@ is a bound on the flip rate that `calibrate --attack` would measure with the emb
 Items: the 100 AttributionBench and WiCE dev items of the red-team runs (`calibrate --exclude
 calibration/outside-embedded-dev.txt --sample attributionbench=50,wice=50 --seed 2`); kinds: judge/data/unseen-attacks.json (templates the shipped detector never trained on) and
 the sentence and document kinds of benchmarks/data/heldout-attacks.json (written blind), each item getting the
-variant `calibrate --attack` would give it. `--injection-detector rules` gives the figures of the rules alone (the
-defence before the learned detector), as `calibrate --injection-detector rules` would judge them; `--kinds` keeps
-only some attack kinds.
+variant `calibrate --attack` would give it. `--injection-detector rules+learned` gives the figures without the
+script check, as `calibrate --injection-detector rules+learned` would judge them; `--kinds` keeps only some attack
+kinds. (The figures of the rules alone in withheld-before*.json were measured while `--injection-detector rules`
+was offered.)
 """
 
 from __future__ import annotations

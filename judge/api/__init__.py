@@ -7,6 +7,7 @@
     judge.run_baselines(reports, nuggets=..., gold=...)            EXAM, ROUGE, pa-BLEU, ...     (eval --with-baselines)
     judge.baseline(name, reports, ...)                             one baseline, its settings   (argue-judge baseline)
     judge.merge(shards, out=...)                                   shards into one run          (argue-judge merge)
+    judge.sample(judgments, budget, out=...)                       reports for people to judge  (argue-judge sample)
     judge.read_judgments(path) / judge.write_judgments(path, js)   the judgments format, both ways (import/export)
 
 Every call works inside a running event loop (a Jupyter cell) and outside one; async code awaits
@@ -22,10 +23,9 @@ Results carry one `signature` (what their numbers depend on) and convert to rows
 measures (ir_measures' names: "F1", "SentencePrecision", "NuggetRecall(weighted=True)", aliases too); `human=`
 adds the prediction-powered estimates from a human sample (docs/ppi.md).
 
-`eval_config` and `calibration_config` build the run configuration of `evaluate` and `calibrate`; the commands
-`argue-judge eval` and `argue-judge calibrate` are shells over `evaluate_with(EvalRequest)` and `calibrate`, so an
-option cannot reach one path and miss the other (tests/test_api.py holds the configs of both paths equal, and
-walks every command to the call behind it).
+The commands are shells over these calls: `argue-judge eval` makes one `evaluate` call, `argue-judge calibrate`
+one `calibrate` call, so an option cannot reach one path and miss the other (tests/test_api.py holds the configs of
+both paths equal, and walks every command to the call behind it).
 
 Each call lives in the module of its job (evaluation, scoring, estimates, calibration, view, baselines, shards,
 cache, judgments; _inputs turns paths or objects into the files the readers read) and is exported here. Every
@@ -36,10 +36,19 @@ doctests check what the calls return, not the embedded judge's verdicts. With a 
 pass `model=` as on the command line (the default is the embedded judge).
 """
 
-# The calls of the reference (__all__), and beside them, importable all the same, what the commands build their
-# calls from: the run configurations, the baselines' settings and rules, the calibration's progress and attack
-# choice, and the defaults they share.
-from judge.api._inputs import DEFAULT_CACHE, PathLike  # noqa: F401
+# The calls of the reference (__all__, the one list of public names: judge/__init__.py's lazy table and its
+# TYPE_CHECKING imports are checked against it by tests/test_api.py), and beside them, importable all the same, what
+# the commands build their calls from (the calibration's configuration and progress, the baselines' settings and
+# rules, the attack choice, the defaults they share) and the types of the input arguments.
+from judge.api._inputs import (  # noqa: F401
+    DEFAULT_CACHE,
+    DocumentInputs,
+    JudgmentInputs,
+    NuggetInputs,
+    PathLike,
+    ReportInputs,
+    RequestInputs,
+)
 from judge.api.baselines import (  # noqa: F401
     BASELINE_COLUMNS,
     BASELINE_RULES,
@@ -59,15 +68,9 @@ from judge.api.calibration import (  # noqa: F401
     choose_attacks,
 )
 from judge.api.estimates import HumanEstimates
-from judge.api.evaluation import (  # noqa: F401
-    EvalRequest,
-    eval_config,
-    evaluate,
-    evaluate_async,
-    evaluate_with,
-    evaluate_with_async,
-)
+from judge.api.evaluation import EvalOptions, evaluate, evaluate_async  # noqa: F401
 from judge.api.judgments import read_judgments, write_judgments
+from judge.api.sampling import DrawnSample, sample
 from judge.api.scoring import ScoredJudgments, score
 from judge.api.shards import merge
 from judge.api.view import html_view
@@ -82,5 +85,5 @@ from judge.nuggets.api import (  # the nuggets floor's calls, public here with t
 # In the order the reference (docs/python.md, generated) lists them.
 __all__ = ["evaluate", "evaluate_async", "score", "calibrate", "calibrate_async", "html_view", "run_baselines",
            "baseline", "merge", "read_judgments", "write_judgments", "cache_stats", "clear_cache", "export_cache",
-           "import_cache", "evaluate_with", "evaluate_with_async", "EvalRequest", "ScoredJudgments", "HumanEstimates",
-           "create_nuggets", "create_nuggets_async", "pool_nuggets", "pool_nuggets_async", "accept_candidates", "plan_batch"]
+           "import_cache", "ScoredJudgments", "HumanEstimates", "create_nuggets", "create_nuggets_async",
+           "pool_nuggets", "pool_nuggets_async", "accept_candidates", "sample", "DrawnSample", "plan_batch"]

@@ -19,6 +19,16 @@ from judge.types import Document, NuggetBank, Report, Request
 PathLike = str | Path
 DEFAULT_CACHE = str(DEFAULT_CACHE_DIR)   # eval's and calibrate's --cache-dir default
 
+# What an input argument takes: a path, several paths, or objects of the package's type or plain dicts in the file's
+# format (one or an iterable of them). Objects are written as the files their readers read, so both are checked alike.
+Paths = PathLike | Sequence[PathLike]
+Record = Mapping[str, object]
+ReportInputs = Paths | Report | Record | Iterable[Report | Record]
+RequestInputs = Paths | Request | Record | Iterable[Request | Record]
+DocumentInputs = Paths | Document | Record | Iterable[Document | Record]
+NuggetInputs = Paths | NuggetBank | Record | Iterable[NuggetBank | Record]
+JudgmentInputs = Paths | ReportJudgment | Record | Iterable[ReportJudgment | Record]
+
 
 def _paths(value: PathLike | Sequence[PathLike] | None) -> list[Path]:
     if value is None:

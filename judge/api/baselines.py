@@ -9,7 +9,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judge.api._inputs import PathLike, _banks, _check_input, _check_path, _Materialised, _report_record
+from judge.api._inputs import (
+    NuggetInputs,
+    PathLike,
+    ReportInputs,
+    _banks,
+    _check_input,
+    _check_path,
+    _Materialised,
+    _report_record,
+)
 from judge.metrics.table import ScoreTable
 from judge.settings import Bounds, Flag, InstanceOf, Number, OneOf
 from judge.types import NuggetBank, Report
@@ -49,8 +58,8 @@ class _Rows:
         return [r for r in self.all_rows if r.request_id == ALL]
 
 
-def run_baselines(reports: Any, *, nuggets: Any = None, gold: Any = None, out: PathLike | None = None
-              ) -> list[BaselineScores]:
+def run_baselines(reports: ReportInputs, *, nuggets: NuggetInputs | None = None, gold: ReportInputs | None = None,
+                  out: PathLike | None = None) -> list[BaselineScores]:
     """Score reports with the baselines, as `argue-judge baseline` and `eval --with-baselines` do: EXAM from the
     nugget banks, and with `gold` reports ROUGE, pa-BLEU and pa-METEOR. A baseline whose extra is not installed
     is left out with a warning (judge.baselines.BaselineWarning). `out`: also write OUT/<name>.scores.tsv.
@@ -109,8 +118,8 @@ BASELINE_COLUMNS = {"exam": ["EXAM"], "rouge": ["ROUGE-1-F", "ROUGE-2-F", "ROUGE
                     "pa-bleu": ["pa-BLEU", "BLEU"], "pa-meteor": ["pa-METEOR", "METEOR"]}
 
 
-def baseline(name: str, reports: Any, *, nuggets: Any = None, gold: Any = None, out: PathLike | None = None,
-             **settings: Any) -> BaselineScores:
+def baseline(name: str, reports: ReportInputs, *, nuggets: NuggetInputs | None = None,
+             gold: ReportInputs | None = None, out: PathLike | None = None, **settings: Any) -> BaselineScores:
     """One baseline with its own settings, as `argue-judge baseline NAME` does: 'exam' (needs `nuggets`; `gold`
     adds n-EXAM; settings qa, k, match, f1_threshold, null_threshold), 'rouge' (multi, stem, stopwords), 'pa-bleu'
     (smooth, smooth_value), 'pa-meteor'; the last three need `gold`. `out`: also write OUT/NAME.scores.tsv."""

@@ -8,7 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judge.api._inputs import DEFAULT_CACHE, PathLike, _check_input, _check_judge, _check_path, _Materialised, _paths
+from judge.api._inputs import (
+    DEFAULT_CACHE,
+    JudgmentInputs,
+    PathLike,
+    _check_input,
+    _check_judge,
+    _check_path,
+    _Materialised,
+    _paths,
+)
 from judge.api.estimates import _human_paths
 from judge.diagnostics import Diagnostics
 from judge.errors import SettingError
@@ -84,7 +93,8 @@ def choose_attacks(names: str | Sequence[Any] | None, attacks_file: PathLike | N
 
 def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None = None, wice_partial: str = "strict",
               nuggets: PathLike | Sequence[PathLike] | None = None, docs: PathLike | Sequence[PathLike] | None = None,
-              human: Any = None, judged: Any = None, sample: str | None = None, exclude: PathLike | None = None,
+              human: JudgmentInputs | None = None, judged: JudgmentInputs | None = None, sample: str | None = None,
+              exclude: PathLike | None = None,
               seed: int = 0, model: str = EMBEDDED_MODEL, api_base: str | None = None, api_key: str | None = None,
               judge: JudgeSettings | None = None, against: PathLike | None = None,
               attacks: str | Sequence[str] | None = None, attacks_file: PathLike | None = None,

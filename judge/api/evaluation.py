@@ -1,17 +1,22 @@
-"""`evaluate`: judge reports and score them, as `argue-judge eval` does (which builds an `EvalRequest` and
-runs it with `evaluate_with`)."""
+"""`evaluate` (and `evaluate_async`): judge reports and score them, as `argue-judge eval` does (the command makes
+this one call)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import ExitStack, nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from judge.api._inputs import (
     DEFAULT_CACHE,
+    DocumentInputs,
+    JudgmentInputs,
+    NuggetInputs,
     PathLike,
+    ReportInputs,
+    RequestInputs,
     _bank_record,
     _check_input,
     _check_judge,
@@ -25,62 +30,81 @@ from judge.api.estimates import _estimates, _human_paths, _write_estimates
 from judge.errors import SettingError
 from judge.event_loop import run_sync
 from judge.formats.judgments import ReportJudgment
+from judge.labels import SampleDesign
 from judge.llm.cache.backends import docstore_dir
 from judge.llm.embedded.weights import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
 from judge.metrics.table import select_measures
-from judge.settings import HumanSample, InstanceOf, JudgeSettings, ModelSettings
+from judge.settings import HumanSample, InstanceOf, JudgeSettings, Kernels, ModelSettings, RetryPolicy
 from judge.types import Document, NuggetBank, Report, Request
 
 if TYPE_CHECKING:  # the model client loads only when a call judges something
     from judge.baselines.suite import BaselineResult
     from judge.run.evaluate import EvalConfig, JudgingProgress
+    from judge.run.inputs import Inputs
     from judge.run.outputs import Evaluation
+    from judge.run.shards import Shard
 
 
-def eval_config(model: ModelSettings, judge: JudgeSettings | None = None, *, cache: PathLike | None = DEFAULT_CACHE,
-                concurrency: int = 4, **run_options: Any) -> EvalConfig:
-    """The run configuration of `evaluate` and of `argue-judge eval`. `judge`: None for eval's default judging.
-    `cache`: the decision cache (a directory or redis://...), None for none. `run_options`: the other fields of
-    `judge.run.evaluate.EvalConfig` (retry, max_cost, price_per_1k, max_failed_fraction, shard, resume)."""
-    from judge.run.evaluate import EvalConfig
+class EvalOptions(TypedDict, total=False):
+    """The other settings of `evaluate`, each as eval's option of the same name: the model's
+    (`judge.settings.ModelSettings`), the run's (`judge.run.evaluate.EvalConfig`) and `max_doc_bytes` (a passage
+    setting). tests/test_api.py holds these keys equal to those objects' fields."""
 
-    _check_judge(judge)
-    return EvalConfig(model=model, judge=judge or JudgeSettings(), concurrency=concurrency,
-                      cache_dir=None if cache is None else str(cache), **run_options)
+    temperature: float
+    seed: int | None
+    max_tokens: int
+    timeout: float
+    api_bases: Sequence[str]          # several servers of the model (--api-base repeated)
+    router_config: PathLike | None    # a litellm Router config (--router)
+    logprobs: bool | None
+    threads: int | None
+    kernels: Kernels
+    retry: RetryPolicy
+    max_cost: float | None
+    price_per_1k: float | None
+    max_failed_fraction: float
+    resume: bool
+    shard: str | Shard | None         # "I/N", as --shard takes it
+    ray: str | None                   # "local", "auto" or "ray://HOST:PORT" (docs/scale.md)
+    workers: int | None
+    batch: bool                       # ask through the provider's batch jobs (docs/batch.md)
+    batch_poll: float                 # seconds between two looks at a running job
+    max_doc_bytes: int | None
 
+
+# The EvalOptions that go to judge.run.evaluate.EvalConfig; the rest, but max_doc_bytes, are ModelSettings fields.
+RUN_OPTIONS = frozenset({"retry", "max_cost", "price_per_1k", "max_failed_fraction", "resume", "shard", "ray",
+                         "workers", "batch", "batch_poll"})
+MODEL_OPTIONS = frozenset(f.name for f in fields(ModelSettings)) - {"model", "api_base", "api_key"}
 
 
 @dataclass(frozen=True)
-class EvalRequest:
-    """One evaluation, every choice of `argue-judge eval` in one object: the command builds it from its options,
-    `evaluate` from its arguments, and `evaluate_with` runs it. Inputs are paths or objects (see the module)."""
+class _Run:
+    """One evaluation, every choice checked and in one object (what `evaluate`'s arguments ask for)."""
 
-    reports: Any
-    requests: Any
-    docs: Any
-    nuggets: Any = None
-    model: ModelSettings = field(default_factory=lambda: ModelSettings(EMBEDDED_MODEL))
-    judge: JudgeSettings | None = None
-    cache: PathLike | None = DEFAULT_CACHE
-    out: PathLike | None = None
-    concurrency: int = 4
-    run_options: Mapping[str, Any] = field(default_factory=dict)  # EvalConfig's retry, max_cost, shard, resume, ...
-    measures: Sequence[str] | None = None
-    human: Any = None           # human judgments of a sample of the reports: paths or records
-    sample: str = "reports"     # how that sample was drawn
-    confidence: float = 0.95
-    view: bool = False          # also write the HTML view to OUT/view (needs out)
-    baselines: bool = False     # also score the reports with the baselines (OUT/<name>.scores.tsv with out)
-    gold: Any = None            # gold reports for the reference-based baselines
+    reports: ReportInputs
+    requests: RequestInputs
+    docs: DocumentInputs
+    nuggets: NuggetInputs | None
+    model: ModelSettings
+    judge: JudgeSettings | None
+    cache: PathLike | None
+    out: PathLike | None
+    concurrency: int
+    run_options: dict[str, Any]     # EvalConfig's retry, max_cost, shard, resume, ...
+    measures: Sequence[str] | None
+    human: JudgmentInputs | None    # human judgments of a sample of the reports
+    sample: SampleDesign            # how that sample was drawn
+    confidence: float
+    view: bool                      # also write the HTML view to OUT/view (needs out)
+    baselines: bool                 # also score the reports with the baselines (OUT/<name>.scores.tsv with out)
+    gold: ReportInputs | None       # gold reports for the reference-based baselines
 
 
-async def evaluate_with_async(request: EvalRequest, progress: JudgingProgress | None = None) -> Evaluation:
-    """Run `request` (awaitable; `evaluate_with` from synchronous code). `progress`: callbacks as judging goes
-    (judge.run.evaluate.JudgingProgress; the CLI hands in its progress bar)."""
+async def _evaluate(request: _Run, progress: JudgingProgress | None) -> Evaluation:
     from judge.formats.lock import output_lock
-    from judge.run.evaluate import JudgingProgress
+    from judge.run.evaluate import EvalConfig, JudgingProgress
     from judge.run.evaluate import evaluate_async as run_evaluation
-    from judge.run.inputs import Inputs
     from judge.run.outputs import write_outputs
 
     _check_path("cache", request.cache)
@@ -96,21 +120,13 @@ async def evaluate_with_async(request: EvalRequest, progress: JudgingProgress | 
         raise SettingError("view=True writes OUT/view: give out= too")
     if request.gold is not None and not request.baselines:
         raise SettingError("gold: only the baselines read it; give baselines=True too, or leave it out")
-    config = eval_config(request.model, request.judge, cache=request.cache, concurrency=request.concurrency,
-                         **request.run_options)
+    _check_judge(request.judge)
+    config = EvalConfig(model=request.model, judge=request.judge or JudgeSettings(), concurrency=request.concurrency,
+                        cache_dir=None if request.cache is None else str(request.cache), **request.run_options)
     out = Path(request.out) if request.out is not None else None
     with ExitStack() as stack:
         files = _Materialised(stack)
-        reports = files.paths("reports", request.reports, _report_record, Report)
-        requests = files.paths("requests", request.requests, _request_record, Request)
-        if len(requests) != 1:
-            raise TypeError("requests must be one requests file or Request objects (or dicts)")
-        docs = files.paths("docs", request.docs, _document_record, Document)
-        nuggets = files.paths("nuggets", request.nuggets, _bank_record, NuggetBank, optional=True)
-        inputs = stack.enter_context(Inputs.load(reports, requests[0], nuggets or None, docs,
-                                                 docstore_dir(request.cache),
-                                                 max_doc_bytes=config.judge.passages.max_doc_bytes,
-                                                 shard=request.run_options.get("shard"), out=out))
+        inputs = _load_inputs(request, config, files, stack, out)
         human = None
         if request.human is not None:
             human = _human_paths(request.human, files)
@@ -148,13 +164,24 @@ async def evaluate_with_async(request: EvalRequest, progress: JudgingProgress | 
     return evaluation
 
 
-def evaluate_with(request: EvalRequest, progress: JudgingProgress | None = None) -> Evaluation:
-    """Run `request`: what `evaluate` and `argue-judge eval` do, safe inside a running event loop."""
-    return run_sync(evaluate_with_async(request, progress))
+def _load_inputs(request: _Run, config: EvalConfig, files: _Materialised, stack: ExitStack, out: Path | None
+                 ) -> Inputs:
+    """The run's inputs, loaded and checked (closed with `stack`)."""
+    from judge.run.inputs import Inputs
+
+    reports = files.paths("reports", request.reports, _report_record, Report)
+    requests = files.paths("requests", request.requests, _request_record, Request)
+    if len(requests) != 1:
+        raise TypeError("requests must be one requests file or Request objects (or dicts)")
+    docs = files.paths("docs", request.docs, _document_record, Document)
+    nuggets = files.paths("nuggets", request.nuggets, _bank_record, NuggetBank, optional=True)
+    return stack.enter_context(Inputs.load(reports, requests[0], nuggets or None, docs, docstore_dir(request.cache),
+                                           max_doc_bytes=config.judge.passages.max_doc_bytes,
+                                           shard=request.run_options.get("shard"), out=out))
 
 
-def _eval_baselines(inputs: Any, gold: Any, out: Path | None, evaluation: Evaluation, files: _Materialised
-                    ) -> list[BaselineResult]:
+def _eval_baselines(inputs: Any, gold: ReportInputs | None, out: Path | None, evaluation: Evaluation,
+                    files: _Materialised) -> list[BaselineResult]:
     from judge.baselines import BaselineWarning
     from judge.baselines.suite import run_baselines as run_suite
     from judge.formats import read_reports
@@ -170,40 +197,45 @@ def _eval_baselines(inputs: Any, gold: Any, out: Path | None, evaluation: Evalua
     return results
 
 
-def _eval_request(reports: Any, requests: Any, docs: Any, nuggets: Any, model: str, api_base: str | None,
-                  api_key: str | None, judge: JudgeSettings | None, cache: PathLike | None, out: PathLike | None,
-                  concurrency: int, measures: Sequence[str] | None, human: Any, sample: str, confidence: float,
-                  view: bool, baselines: bool, gold: Any, model_options: dict[str, Any]) -> EvalRequest:
-    run_fields = {"retry", "max_cost", "price_per_1k", "max_failed_fraction", "resume", "shard", "ray", "workers",
-                  "batch", "batch_poll"}
-    run_options = {k: model_options.pop(k) for k in list(model_options) if k in run_fields}
+def _run(reports: ReportInputs, requests: RequestInputs, docs: DocumentInputs, nuggets: NuggetInputs | None,
+         model: str, api_base: str | None, api_key: str | None, judge: JudgeSettings | None, cache: PathLike | None,
+         out: PathLike | None, concurrency: int, measures: Sequence[str] | None, human: JudgmentInputs | None,
+         sample: SampleDesign, confidence: float, view: bool, baselines: bool, gold: ReportInputs | None,
+         options: dict[str, Any]) -> _Run:
+    unknown = sorted(set(options) - MODEL_OPTIONS - RUN_OPTIONS - {"max_doc_bytes"})
+    if unknown:
+        raise TypeError(f"evaluate() got an unknown argument {unknown[0]!r}: the settings are those of "
+                        "judge.api.EvalOptions")
+    model_options = {k: v for k, v in options.items() if k in MODEL_OPTIONS}
+    run_options = {k: v for k, v in options.items() if k in RUN_OPTIONS}
     if isinstance(run_options.get("shard"), str):  # "2/3", as --shard takes it
         from judge.run.shards import Shard
 
         run_options["shard"] = Shard.parse(run_options["shard"])
-    if "max_doc_bytes" in model_options:  # a passage setting: where the CLI's --max-doc-bytes goes too
+    if "max_doc_bytes" in options:  # a passage setting: where the CLI's --max-doc-bytes goes too
         _check_judge(judge)
         base = judge or JudgeSettings()
-        judge = replace(base, passages=replace(base.passages, max_doc_bytes=model_options.pop("max_doc_bytes")))
+        judge = replace(base, passages=replace(base.passages, max_doc_bytes=options["max_doc_bytes"]))
+    if "api_bases" in model_options:
+        model_options["api_bases"] = tuple(model_options["api_bases"])
+    if model_options.get("router_config") is not None:
+        _check_path("router_config", model_options["router_config"])
+        model_options["router_config"] = Path(model_options["router_config"])
     for name, value in (("view", view), ("baselines", baselines)):
         if not isinstance(value, bool):
             raise TypeError(f"{name} must be True or False, not {value!r}")
-    try:
-        settings = ModelSettings(model, api_base, api_key, **model_options)
-    except TypeError as exc:
-        if "unexpected keyword" in str(exc):
-            raise TypeError(f"evaluate() got an unknown argument: {exc}") from None
-        raise
-    return EvalRequest(reports, requests, docs, nuggets, settings, judge, cache, out, concurrency, run_options,
-                       measures, human, sample, confidence, view, baselines, gold)
+    settings = ModelSettings(model, api_base, api_key, **model_options)
+    return _Run(reports, requests, docs, nuggets, settings, judge, cache, out, concurrency, run_options, measures,
+                human, sample, confidence, view, baselines, gold)
 
 
-def evaluate(reports: Any, *, requests: Any, docs: Any, nuggets: Any = None, model: str = EMBEDDED_MODEL,
-             api_base: str | None = None, api_key: str | None = None, judge: JudgeSettings | None = None,
-             cache: PathLike | None = DEFAULT_CACHE, out: PathLike | None = None, concurrency: int = 4,
-             measures: Sequence[str] | None = None, human: Any = None, sample: str = "reports",
-             confidence: float = 0.95, view: bool = False, baselines: bool = False, gold: Any = None,
-             **model_options: Any) -> Evaluation:
+def evaluate(reports: ReportInputs, *, requests: RequestInputs, docs: DocumentInputs,
+             nuggets: NuggetInputs | None = None, model: str = EMBEDDED_MODEL, api_base: str | None = None,
+             api_key: str | None = None, judge: JudgeSettings | None = None, cache: PathLike | None = DEFAULT_CACHE,
+             out: PathLike | None = None, concurrency: int = 4, measures: Sequence[str] | None = None,
+             human: JudgmentInputs | None = None, sample: SampleDesign = "reports", confidence: float = 0.95,
+             view: bool = False, baselines: bool = False, gold: ReportInputs | None = None,
+             progress: JudgingProgress | None = None, **options: Unpack[EvalOptions]) -> Evaluation:
     """Judge every report sentence by sentence and score the judgments, as `argue-judge eval` does.
 
     `reports`: report files or directories of *.jsonl, or Report objects / dicts; `requests`, `docs`, `nuggets`:
@@ -212,11 +244,13 @@ def evaluate(reports: Any, *, requests: Any, docs: Any, nuggets: Any = None, mod
     (a directory or redis://...), None for none. `out`: also write eval's five files there. `measures`: the
     measures the rows and leaderboard keep. `human`, `sample`, `confidence`: prediction-powered estimates from
     human judgments of a sample (`evaluation.estimates`). `view`: also write OUT/view. `baselines`, `gold`: also
-    run the baselines (`evaluation.baseline_results`). `model_options`: the other fields of
-    `judge.settings.ModelSettings` (temperature, seed, max_tokens, timeout, threads, kernels, logprobs) and of
-    `judge.run.evaluate.EvalConfig` (retry, max_cost, price_per_1k, max_failed_fraction, resume, shard as "I/N",
-    and `ray="local"`, `"auto"` or `"ray://HOST:PORT"` with `workers=N` to judge on Ray: docs/scale.md; `batch=True`
-    to ask through the provider's batch jobs, polled every `batch_poll` seconds: docs/batch.md).
+    run the baselines (`evaluation.baseline_results`). `progress`: callbacks as judging goes
+    (`judge.run.evaluate.JudgingProgress`; the command line hands in its progress bar). `options`: the other
+    settings, as eval's options of the same name (`EvalOptions`): the model's (temperature, seed, max_tokens,
+    timeout, api_bases, router_config, logprobs, threads, kernels), the run's (retry, max_cost, price_per_1k,
+    max_failed_fraction, resume, shard as "I/N", `ray="local"`, `"auto"` or `"ray://HOST:PORT"` with
+    `workers=N` to judge on Ray: docs/scale.md, `batch=True` to ask through the provider's batch jobs polled every
+    `batch_poll` seconds: docs/batch.md) and max_doc_bytes.
 
     >>> import judge
     >>> from judge.testing import FakeEndpoint, smart_responder
@@ -247,19 +281,20 @@ def evaluate(reports: Any, *, requests: Any, docs: Any, nuggets: Any = None, mod
     >>> mine.aggregates()["mine"]["SentencePrecision"]
     1.0
     """
-    return evaluate_with(_eval_request(reports, requests, docs, nuggets, model, api_base, api_key, judge, cache,
-                                       out, concurrency, measures, human, sample, confidence, view, baselines, gold,
-                                       model_options))
+    return run_sync(_evaluate(_run(reports, requests, docs, nuggets, model, api_base, api_key, judge, cache, out,
+                                   concurrency, measures, human, sample, confidence, view, baselines, gold,
+                                   dict(options)), progress))
 
 
-async def evaluate_async(reports: Any, *, requests: Any, docs: Any, nuggets: Any = None,
-                         model: str = EMBEDDED_MODEL, api_base: str | None = None, api_key: str | None = None,
-                         judge: JudgeSettings | None = None, cache: PathLike | None = DEFAULT_CACHE,
-                         out: PathLike | None = None, concurrency: int = 4, measures: Sequence[str] | None = None,
-                         human: Any = None, sample: str = "reports", confidence: float = 0.95, view: bool = False,
-                         baselines: bool = False, gold: Any = None, **model_options: Any) -> Evaluation:
+async def evaluate_async(reports: ReportInputs, *, requests: RequestInputs, docs: DocumentInputs,
+                         nuggets: NuggetInputs | None = None, model: str = EMBEDDED_MODEL, api_base: str | None = None,
+                         api_key: str | None = None, judge: JudgeSettings | None = None,
+                         cache: PathLike | None = DEFAULT_CACHE, out: PathLike | None = None, concurrency: int = 4,
+                         measures: Sequence[str] | None = None, human: JudgmentInputs | None = None,
+                         sample: SampleDesign = "reports", confidence: float = 0.95, view: bool = False,
+                         baselines: bool = False, gold: ReportInputs | None = None,
+                         progress: JudgingProgress | None = None, **options: Unpack[EvalOptions]) -> Evaluation:
     """`evaluate`, awaited (`await judge.evaluate_async(...)` in async code); the same arguments."""
-    return await evaluate_with_async(_eval_request(reports, requests, docs, nuggets, model, api_base, api_key,
-                                                   judge, cache, out, concurrency, measures, human, sample,
-                                                   confidence, view, baselines, gold, model_options))
-
+    return await _evaluate(_run(reports, requests, docs, nuggets, model, api_base, api_key, judge, cache, out,
+                                concurrency, measures, human, sample, confidence, view, baselines, gold,
+                                dict(options)), progress)

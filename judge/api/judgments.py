@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
 
 from judge.api._inputs import (
     DEFAULT_CACHE,
+    DocumentInputs,
+    NuggetInputs,
     PathLike,
     _banks,
     _check_input,
@@ -26,7 +27,8 @@ from judge.settings import OneOf
 from judge.types import Document, NuggetBank
 
 
-def read_judgments(path: PathLike, *, nuggets: Any = None, format: str | None = None) -> list[ReportJudgment]:
+def read_judgments(path: PathLike, *, nuggets: NuggetInputs | None = None, format: str | None = None
+                   ) -> list[ReportJudgment]:
     """Every record of a judgments file (JSONL, .gz too), checked line by line: a bad line raises InputError
     naming the file and line. `format`: "argue-judge" (ours), "auto-argue" (Auto-ARGUE's, as `import auto-argue`;
     it needs `nuggets`), or None: ours, or with `nuggets` either, told apart by the first record.
@@ -55,7 +57,8 @@ def read_judgments(path: PathLike, *, nuggets: Any = None, format: str | None = 
 
 
 def write_judgments(path: PathLike, judgments: Iterable[ReportJudgment], *, format: str = "argue-judge",
-                    nuggets: Any = None, docs: Any = None, cache: PathLike | None = DEFAULT_CACHE) -> int:
+                    nuggets: NuggetInputs | None = None, docs: DocumentInputs | None = None,
+                    cache: PathLike | None = DEFAULT_CACHE) -> int:
     """Write records as a judgments file (one JSON object a line, the format `read_judgments` and every command
     read), replacing it; returns how many records were written. `format="auto-argue"` writes Auto-ARGUE's format
     instead (as `export auto-argue`): it needs the `nuggets`, and `docs` fill each citation's text.

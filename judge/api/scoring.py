@@ -8,7 +8,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judge.api._inputs import PathLike, _banks, _check_input, _check_path, _judgment_records, _Materialised
+from judge.api._inputs import (
+    JudgmentInputs,
+    NuggetInputs,
+    PathLike,
+    _banks,
+    _check_input,
+    _check_path,
+    _judgment_records,
+    _Materialised,
+)
 from judge.api.estimates import HumanEstimates, _estimates, _human_paths, _write_estimates
 from judge.diagnostics import Diagnostics
 from judge.formats.judgments import ReportJudgment
@@ -40,8 +49,8 @@ class ScoredJudgments(ScoreTable):
         return self.scores.runs[run_id]
 
 
-def score(judgments: Any, *, nuggets: Any = None, policy: CitationPolicy = "all",
-          measures: Sequence[str] | None = None, human: Any = None, sample: str = "reports",
+def score(judgments: JudgmentInputs, *, nuggets: NuggetInputs | None = None, policy: CitationPolicy = "all",
+          measures: Sequence[str] | None = None, human: JudgmentInputs | None = None, sample: str = "reports",
           confidence: float = 0.95, out: PathLike | None = None) -> ScoredJudgments:
     """Every metric from judgments alone, as `argue-judge score` does: LLM judgments and human labels alike; never
     calls a model. `judgments`: files (ours or Auto-ARGUE's, told apart by their first record), ReportJudgment

@@ -8,7 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from judge.api._inputs import (
     DEFAULT_CACHE,
+    DocumentInputs,
+    JudgmentInputs,
+    NuggetInputs,
     PathLike,
+    RequestInputs,
     _banks,
     _check_input,
     _check_path,
@@ -29,9 +33,10 @@ if TYPE_CHECKING:
     from judge.view.render import ViewFiles
 
 
-def html_view(judgments: Any, *, out: PathLike = "argue-view", nuggets: Any = None, requests: Any = None,
-         docs: Any = None, against: Any = None, policy: CitationPolicy = "all",
-         cache: PathLike | None = DEFAULT_CACHE) -> ViewFiles:
+def html_view(judgments: JudgmentInputs, *, out: PathLike = "argue-view", nuggets: NuggetInputs | None = None,
+              requests: RequestInputs | None = None, docs: DocumentInputs | None = None,
+              against: JudgmentInputs | None = None, policy: CitationPolicy = "all",
+              cache: PathLike | None = DEFAULT_CACHE) -> ViewFiles:
     """Static HTML pages of judgments (LLM judges or human assessors), as `argue-judge view` does: OUT/index.html
     (leaderboard, outcome histograms) and one page per report. `against`: judgments of the same reports by another
     judge or assessor (comparison pages). Paths or objects, as everywhere.

@@ -348,7 +348,15 @@ def read_paired_judgments(human: list[str | Path], judged: list[str | Path]
     """Human judgments and the judge's of the same reports (`calibrate --human --judged`). InputError naming both
     files when no report (run, request) is in both, and naming the human file and line of a record that judges
     another version of a report the judge judged (other sentences): its labels would pair with the wrong
-    sentences. Also returns each file's records, by name, for the warnings scoring each file gives."""
+    sentences. Also returns each file's records, by name, for the warnings scoring each file gives. A sample file
+    (`argue-judge sample`) among them is refused: agreement counts every item alike and cannot use its weights."""
+    from judge.metrics.sampling import is_sample_file
+
+    for path in human:
+        if is_sample_file(path):
+            raise InputError("a sample file's weights cannot be used by calibrate's agreement statistics (they count "
+                             "every item alike); give the human judgments alone (score --human uses the weights)",
+                             str(path))
     human_records, judged_records = _located(human), _located(judged)
     judged_reports = {j.key: sentence_texts(j) for _, _, j in judged_records}
     common = [(name, line, j) for name, line, j in human_records if j.key in judged_reports]

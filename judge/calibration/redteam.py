@@ -33,11 +33,11 @@ def variant_of(item_id: str) -> int:
     return int.from_bytes(hashlib.sha256(item_id.encode("utf-8")).digest()[:4], "big")
 
 
-def shown_flag(prepared: Prepared, detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> str | None:
+def shown_flag(prepared: Prepared) -> str | None:
     """The detector's rule for what the judge is shown (None: nothing addresses the judge)."""
     for name in UNTRUSTED_VALUES:
         if name in prepared.values:
-            detection = detect(prepared.values[name], detector)
+            detection = detect(prepared.values[name])
             if detection.flagged:
                 return detection.rule
     return None
@@ -55,7 +55,7 @@ async def red_team(items: Sequence[CalibrationItem], clean: Mapping[str, str | N
     `withhold`: the judge is shown the items with flagged pieces withheld (--on-injection quarantine); the
     detector's flag rates are still measured on the text as written. `detector` decides what is flagged and
     withheld: eval's `--injection-detector`."""
-    clean_flags = {item.item_id: shown_flag(prepare_item(item, passages), detector) for item in items}
+    clean_flags = {item.item_id: shown_flag(prepare_item(item, passages)) for item in items}
     # What the judge is shown of each clean item under quarantine: an attacked twin showing the same was cut back.
     clean_shown = {item.item_id: prepare_item(item, passages, withhold=True, detector=detector).values
                    for item in items} \
@@ -68,7 +68,7 @@ async def red_team(items: Sequence[CalibrationItem], clean: Mapping[str, str | N
         record = await decider.ask(prepared)
         on_item()
         as_clean = withhold and prepared.values == clean_shown[item.item_id]
-        return label_for(item.decision, record.verdict), shown_flag(as_written, detector), as_clean
+        return label_for(item.decision, record.verdict), shown_flag(as_written), as_clean
 
     # Item by item, every attack of an item back to back: an attacked sentence's prompt shares the request and the
     # document with the item's other attacks, so a local model reuses that prefix's KV state instead of

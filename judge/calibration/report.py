@@ -14,7 +14,6 @@ re-exported here for the old import path.
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 from judge.calibration.document import (
@@ -44,6 +43,7 @@ from judge.calibration.report_ppi import ppi_blocks
 from judge.calibration.results import CalibrationResults, items_jsonl, load_calibration_json, results_json
 from judge.calibration.stats import VERDICTS, AgreementResult, LeaderboardCorrelation
 from judge.formats.atomic import write_text_atomic
+from judge.formats.paths import link_name
 
 __all__ = ["HTML_NAME", "JSON_NAME", "MARKDOWN_NAME", "CalibrationResults", "load_calibration_json", "render_html",
            "render_markdown", "report_blocks", "results_json", "write_calibration_report"]
@@ -66,7 +66,7 @@ def _p(p: float | None) -> str:
 
 
 def _slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "x"
+    return link_name(name, digest=False)  # judge.formats.paths: two names never share a figure's file
 
 
 def _id_list(ids: list[str], limit: int = 50) -> Span:

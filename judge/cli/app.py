@@ -28,16 +28,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("judge.cli.interop", "import_app"),
     "export": ("judge.cli.interop", "export_app"),
     "nuggets": ("judge.cli.nuggets", "app"),
+    "sample": ("judge.cli.sample", "sample_command"),
 }
 
 # The Python API call behind each command (judge.api): the command parses options, makes this one call and prints
 # what it returns, so no feature is the command line's alone (tests/test_api.py walks the commands to these).
 API_CALLS: dict[str, str] = {
-    "eval": "evaluate_with", "score": "score", "merge": "merge", "calibrate": "calibrate", "view": "html_view",
+    "eval": "evaluate", "score": "score", "merge": "merge", "calibrate": "calibrate", "view": "html_view",
     "cache stats": "cache_stats", "cache clear": "clear_cache", "cache export": "export_cache",
     "cache import": "import_cache", "baseline exam": "baseline", "baseline rouge": "baseline",
     "baseline pa-bleu": "baseline", "baseline pa-meteor": "baseline", "import auto-argue": "read_judgments",
     "export auto-argue": "write_judgments", "nuggets create": "create_nuggets", "nuggets pool": "pool_nuggets",
+    "sample": "sample",
 }
 
 

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from judge.api import EvalRequest, evaluate_with
-from judge.api.batch import plan_batch_with
+from judge.api import evaluate, plan_batch
 from judge.cli import options, ppi
 from judge.cli.errors import run_failed, user_errors
 from judge.cli.render import (
@@ -102,7 +101,7 @@ def eval_command(
         help="With --batch: seconds between two looks at a running job.")] = 30.0,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="With --batch: print how many requests, rounds and dollars (at the batch price) the run "
-        "would take, and submit nothing.")] = False,
+        "would take, at most, and submit nothing.")] = False,
     prompts: options.Prompts = None,
     on_injection: Annotated[str, options.setting(
         JudgeSettings, "on_injection", "--on-injection",
@@ -146,25 +145,27 @@ def eval_command(
     with user_errors(debug):  # a bad thresholds file or shard stops the run before any input is read
         rules = options.judge_thresholds(thresholds, settings, prompts)
         part = Shard.parse(shard) if shard else None
-    request = EvalRequest(
-        reports, requests, docs, nuggets, settings,
-        JudgeSettings(citation_policy, truncate,  # type: ignore[arg-type]  (the option's callback checked it)
-                      PassagePolicy(max_chars=max_doc_chars, max_doc_bytes=max_doc_bytes), prompts,
-                      on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
-                      injection_detector=injection_detector),  # type: ignore[arg-type]
-        cache=None if no_cache else cache, out=out, concurrency=concurrency,
-        run_options={"retry": RetryPolicy(give_up_after=give_up_after), "max_cost": max_cost,
-                     "price_per_1k": price_per_1k, "max_failed_fraction": max_failed_fraction, "shard": part,
-                     "resume": resume, "ray": ray, "workers": workers, "batch": batch, "batch_poll": batch_poll},
-        human=human, sample=sample, confidence=confidence, view=view,
-        baselines=with_baselines, gold=gold)
+    judging = JudgeSettings(citation_policy, truncate,  # type: ignore[arg-type]  (the option's callback checked it)
+                            PassagePolicy(max_chars=max_doc_chars, max_doc_bytes=max_doc_bytes), prompts,
+                            on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
+                            injection_detector=injection_detector)  # type: ignore[arg-type]
     if dry_run:
         with user_errors(debug):
-            plan = plan_batch_with(request)
+            plan = plan_batch(
+                reports, requests=requests, docs=docs, nuggets=nuggets, model=settings.model,
+                api_base=settings.api_base, api_key=settings.api_key, judge=judging, cache=None if no_cache else cache,
+                shard=part, ray=ray, batch_poll=batch_poll, **model_options(settings))
         _render_plan(plan, settings)
         return
     with user_errors(debug), ProgressBar() as bar:
-        evaluation = evaluate_with(request, bar.callbacks(settings, part, ray))
+        evaluation = evaluate(
+            reports, requests=requests, docs=docs, nuggets=nuggets, model=settings.model, api_base=settings.api_base,
+            api_key=settings.api_key, judge=judging, cache=None if no_cache else cache, out=out,
+            concurrency=concurrency, human=human, sample=sample, confidence=confidence,  # type: ignore[arg-type]
+            view=view, baselines=with_baselines, gold=gold, progress=bar.callbacks(settings, part, ray),
+            retry=RetryPolicy(give_up_after=give_up_after), max_cost=max_cost, price_per_1k=price_per_1k,
+            max_failed_fraction=max_failed_fraction, shard=part, resume=resume, ray=ray, workers=workers,
+            batch=batch, batch_poll=batch_poll, **model_options(settings))
     _render(evaluation, settings, out)
 
 
@@ -261,6 +262,12 @@ def ray_address(value: str | None) -> str | None:
         raise typer.BadParameter(f"needs an ADDRESS (local, auto, ray://HOST:PORT or HOST:PORT) and got the option "
                                  f"{value!r}: write e.g. --ray local", param_hint="--ray")
     return value
+
+
+def model_options(settings: ModelSettings) -> dict[str, Any]:
+    """The model's settings but its name, server and key, as `judge.evaluate` takes them (its EvalOptions)."""
+    return {f.name: getattr(settings, f.name) for f in fields(settings)
+            if f.name not in ("model", "api_base", "api_key")}
 
 
 def model_settings(model: str, api_bases: list[str], router: Path | None, api_key: str | None, timeout: float,

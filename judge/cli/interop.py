@@ -16,6 +16,7 @@ from judge.api import read_judgments, write_judgments
 from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console
+from judge.formats.paths import check_apart
 
 import_app = typer.Typer(help="Read judgments written by other tools into argue-judge's judgments format.",
                          no_args_is_help=True)
@@ -34,6 +35,7 @@ def import_auto_argue(
 ) -> None:
     """Convert Auto-ARGUE judgments into OUT/judgments.jsonl (no model calls)."""
     with user_errors(debug):
+        check_apart([out], {"judgments": [source], "nuggets": nuggets}, folders=True)
         judgments = read_judgments(source, nuggets=nuggets, format="auto-argue")
         path = out / "judgments.jsonl"
         write_judgments(path, judgments)
@@ -53,6 +55,7 @@ def export_auto_argue(
 ) -> None:
     """Write argue-judge judgments as an Auto-ARGUE judgments file."""
     with user_errors(debug):
+        check_apart([out], {"judgments": judgments, "nuggets": nuggets, "documents": docs or []})
         records = [j for path in judgments for j in read_judgments(path)]
         written = write_judgments(out, records, format="auto-argue", nuggets=nuggets, docs=docs, cache=cache_dir)
     console.print(f"wrote {written} Auto-ARGUE judgments records to {out}", highlight=False)

@@ -13,6 +13,8 @@ from judge.api import accept_candidates, create_nuggets, pool_nuggets
 from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console
+from judge.formats.paths import beside
+from judge.nuggets.api import POOL_FILES, pooled_outputs
 from judge.nuggets.settings import NuggetSettings
 from judge.settings import ModelSettings, Thresholds
 
@@ -137,24 +139,28 @@ def pool_command(
             raise typer.BadParameter(f"pooling needs {', '.join(missing)} (or --accept FILE to apply a review)")
         model_options = _model_options(temperature, seed, timeout, threads, logprobs)
         rules = _rules(thresholds, model, api_base, api_key, prompts, **model_options)
+        # The page is this command's too: checked with the API's files before any model call.
+        pooled_outputs(out, nuggets, reports, requests, docs, files=tuple(POOL_FILES)).check()
         pooled = pool_nuggets(nuggets=nuggets, reports=reports, requests=requests, docs=docs, out=out, model=model,
                               api_base=api_base, api_key=api_key, cache=None if no_cache else cache,
                               concurrency=concurrency, prompts_dir=prompts, thresholds=rules, **model_options)
         from judge.formats import read_nugget_banks
         from judge.formats.lock import output_lock
-        from judge.view.candidates import write_candidates_page
+        from judge.view.candidates import candidates_page
 
         # The page beside the candidates, under the lock the call held (taken again after the call has checked
         # that --out lies apart from the inputs, so no lock file is ever made in an input folder).
         with output_lock(out.parent, "nuggets pool"):
-            page = write_candidates_page(read_nugget_banks(list(nuggets)), pooled.candidates,
-                                         out.with_name(out.name + ".html"), out.name)
+            page = pooled_outputs(out, nuggets, reports, requests, docs, files=("page",))
+            path = page.add(beside(out, POOL_FILES["page"]),
+                            candidates_page(read_nugget_banks(list(nuggets)), pooled.candidates, out.name))
+            page.write()
     counts = pooled.counts
     console.print(f"{counts['sentences']} cited sentences, {counts['answers']} answers given, {counts['restated']} "
                   f"restate a bank answer, {counts['unattested']} refused (no cited document attests them), "
                   f"{len(pooled.candidates)} candidates; {counts['failed']} decisions failed", highlight=False)
     console.print(f"signature: {pooled.signature}", highlight=False, soft_wrap=True)
-    console.print(f"wrote {out} and {page}: set \"accept\" to true or false on each line, then pool --accept {out}",
+    console.print(f"wrote {out} and {path}: set \"accept\" to true or false on each line, then pool --accept {out}",
                   highlight=False, soft_wrap=True)
 
 

@@ -95,12 +95,24 @@ Kernels = Annotated[str, setting(
     "'fast' (weights repacked for the CPU's widest kernels, AMX where compiled in), 'safe' (no AMX, no repacking), "
     "'auto' (safe on CPUs with AMX, whose kernels crash llama-cpp-python 0.3.36, fast elsewhere). Recorded in "
     "run-summary.json; hosted models ignore it.")]
-InjectionDetectorOption = Annotated[str, setting(
-    JudgeSettings, "injection_detector", "--injection-detector", help="What flags and "
-    "withholds text that addresses the judge: 'rules+learned+script' (the rules, then the learned detector of "
-    "judge/data/injection-detector.json, flag it; the quarantine also withholds, unflagged, pieces in a non-Latin "
-    "script foreign to their text), 'rules+learned' or 'rules' (the defence before each addition: to measure what "
-    "it adds). Named in the signature's inj: field; not in the cache key, so all share one cache.")]
+# Detector stacks offered once and since removed, each with what to use instead.
+REMOVED_INJECTION_DETECTORS = {
+    "rules": "the rules alone are gone (they measured what the learned detector adds): use rules+learned, the "
+             "rules and the learned detector without the script check, or the default rules+learned+script"}
+
+
+def injection_detector(value: str) -> str:
+    if value in REMOVED_INJECTION_DETECTORS:
+        raise typer.BadParameter(REMOVED_INJECTION_DETECTORS[value])
+    return one_of(value, settings.choices_of(JudgeSettings, "injection_detector"))
+
+
+InjectionDetectorOption = Annotated[str, typer.Option(
+    "--injection-detector", callback=injection_detector, help="What flags and withholds text that addresses the "
+    "judge: 'rules+learned+script' (the rules, then the learned detector of judge/data/injection-detector.json, "
+    "flag it; the quarantine also withholds, unflagged, pieces in a non-Latin script foreign to their text) or "
+    "'rules+learned' (no script check: for reports that quote names, titles or text in another script). Named in "
+    "the signature's inj: field; not in the cache key, so both share one cache.")]
 CacheDir = Annotated[Path, typer.Option("--cache-dir", help="Decision cache directory.")]
 # --cache-dir stays as an alias: the same option, now also taking a URL.
 Cache = Annotated[str, typer.Option(

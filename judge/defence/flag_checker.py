@@ -14,14 +14,12 @@ from dataclasses import replace
 from judge.defence.injection import Detection, detect
 from judge.formats import DocumentStore
 from judge.formats.judgments import ADDRESSES_JUDGE, CITED_DOCUMENT_ADDRESSES_JUDGE, Flag
-from judge.settings import DEFAULT_INJECTION_DETECTOR, InjectionDetector
 from judge.types import Sentence
 
 
 class FlagChecker:
-    def __init__(self, documents: DocumentStore, detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR):
+    def __init__(self, documents: DocumentStore):
         self.documents = documents
-        self.detector = detector
         self._documents: dict[str, Detection] = {}
 
     def document_detection(self, doc_id: str) -> Detection:
@@ -29,9 +27,9 @@ class FlagChecker:
         rule then says so)."""
         if doc_id not in self._documents:
             document = self.documents.get(doc_id)
-            found = detect(document.text, self.detector) if document is not None else Detection(False)
+            found = detect(document.text) if document is not None else Detection(False)
             if not found.flagged and document is not None and document.title:
-                in_title = detect(document.title, self.detector)
+                in_title = detect(document.title)
                 if in_title.flagged:
                     found = replace(in_title, rule=f"title: {in_title.rule}")
             self._documents[doc_id] = found
@@ -43,7 +41,7 @@ class FlagChecker:
 
     def _detections(self, sentence: Sentence) -> list[tuple[str, Detection]]:
         """("sentence" or "document <doc_id>", what the detector found there) for every flagged text."""
-        found = [("sentence", own)] if (own := detect(sentence.text, self.detector)).flagged else []
+        found = [("sentence", own)] if (own := detect(sentence.text)).flagged else []
         for doc_id in dict.fromkeys(sentence.citations):
             if (detection := self.document_detection(doc_id)).flagged:
                 found.append((f"document {doc_id}", detection))

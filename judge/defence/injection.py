@@ -8,8 +8,8 @@ ligatures, circled letters), invisible format characters (zero-width, bidi contr
 characters) and combining marks dropped, Cyrillic/Greek homoglyphs of Latin letters mapped to Latin (in a second
 view, so Russian rules still see Cyrillic), case folded, white space collapsed.
 
-The phrase lists cover English, Chinese, Russian, Persian, Spanish, French and German. Figures on real text
-(false positives) and on the attack kinds of judge/data/attacks.json: benchmarks/injection_detector.py.
+The phrase lists cover English, Chinese, Russian, Persian, Spanish, French and German. Where no rule fires,
+`detect` asks the learned detector (judge.defence.learned).
 
 The same file defines the attacks the calibration red-team suite applies (`load_attacks`, `apply_attack`).
 """
@@ -27,7 +27,7 @@ from pathlib import Path
 from judge.defence.learned import LearnedDetector, load_detector
 from judge.defence.pieces import pieces
 from judge.errors import InputError
-from judge.settings import DEFAULT_INJECTION_DETECTOR, InjectionDetector
+from judge.settings import InjectionDetector
 
 # Invisible characters that are not category Cf but render as nothing (fillers, blank braille, joiners).
 _INVISIBLE_EXTRA = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
@@ -227,30 +227,26 @@ LEARNED = "learned"
 MIN_LETTERS = 5
 
 
-def detect(text: str, detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> Detection:
-    """The rules, then (unless `detector` is "rules") the learned detector (judge.defence.learned), on `text` (well
-    under a millisecond per sentence). The script check of the default stack flags nothing: it withholds
-    (judge.defence.quarantine). A sentence is checked by the flags and again by the quarantine, so short texts are
-    remembered; documents are checked once per run."""
-    return _detect_short(text, detector) if len(text) <= SHORT_TEXT else detect_uncached(text, detector)
+def detect(text: str) -> Detection:
+    """The rules, then, where none fires, the learned detector (judge.defence.learned), on `text`: what flags text
+    under every detector stack. The script check flags nothing: it withholds (judge.defence.quarantine). A sentence
+    is checked by the flags and again by the quarantine, so short texts are remembered; documents are checked once
+    per run."""
+    return _detect_short(text) if len(text) <= SHORT_TEXT else detect_uncached(text)
 
 
 SHORT_TEXT = 2000
 
 
 @lru_cache(maxsize=8192)
-def _detect_short(text: str, detector: InjectionDetector) -> Detection:
-    return detect_uncached(text, detector)
+def _detect_short(text: str) -> Detection:
+    return detect_uncached(text)
 
 
-def detect_uncached(text: str, detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> Detection:
+def detect_uncached(text: str) -> Detection:
     """`detect` without the memory of short texts (what a first look at a text costs)."""
     found = detect_rules(text)
-    return found if found.flagged or not uses_learned(detector) else detect_learned(text)
-
-
-def uses_learned(detector: InjectionDetector) -> bool:
-    return "learned" in detector.split("+")
+    return found if found.flagged else detect_learned(text)
 
 
 def uses_script(detector: InjectionDetector) -> bool:

@@ -6,6 +6,9 @@ a document it cites, accepted by a person) or `person` (written by people). The 
 key of each answer, `"provenance"`, which v3 readers (ours, AutoJudge's) ignore; `read_provenance` reads it back,
 and an answer without it is a person's. The nuggetizer layout has no place for answers or documents: each nugget
 is written as one text (its first answer's statement), so it loses bindings and provenance.
+
+The writers add their files to a judge.formats.paths.Outputs, which names them (a request id as a safe file name),
+checks them (inside the folder, apart from the inputs, over no file the command did not write) and writes them.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from judge.formats._jsonl import expand_paths, iter_jsonl, read_json_document, source_name
-from judge.formats.atomic import write_text_atomic
 from judge.formats.nugget_fields import derived_id
+from judge.formats.paths import NUGGET_PATTERNS, Outputs
 from judge.types import NuggetBank
 
 Provenance = Literal["created", "pooled", "person"]
@@ -58,33 +61,29 @@ def nuggetizer_bank(bank: NuggetBank, query: str, statements: Mapping[AnswerKey,
     return {"qid": bank.request_id, "query": query, "nuggets": nuggets}
 
 
-def write_v3_banks(out_dir: Path, banks: Mapping[str, NuggetBank], provenance: Mapping[AnswerKey, str],
-                   creator: Mapping[str, Any] | None = None) -> list[Path]:
-    """`nuggets_<request>.v3.json` per bank in `out_dir` (as the NeuCLIR banks are named); the paths written."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for request_id, bank in banks.items():
-        path = out_dir / f"nuggets_{request_id}.v3.json"
-        write_text_atomic(path, json.dumps(v3_bank(bank, provenance, creator), indent=2, ensure_ascii=False) + "\n")
-        written.append(path)
-    return written
+def write_v3_banks(outputs: Outputs, out_dir: Path, banks: Mapping[str, NuggetBank],
+                   provenance: Mapping[AnswerKey, str], creator: Mapping[str, Any] | None = None) -> list[Path]:
+    """`nuggets_<request>.v3.json` per bank in `out_dir` (as the NeuCLIR banks are named; the request id made a
+    safe file name by judge.formats.paths.file_name), added to `outputs`, which writes them; the paths."""
+    outputs.bank_folder(out_dir)
+    return [outputs.for_id(out_dir, "nuggets_", request_id, ".v3.json",
+                           json.dumps(v3_bank(bank, provenance, creator), indent=2, ensure_ascii=False) + "\n")
+            for request_id, bank in banks.items()]
 
 
-def write_nuggetizer_banks(out_dir: Path, banks: Mapping[str, NuggetBank], queries: Mapping[str, str],
-                           statements: Mapping[AnswerKey, str]) -> list[Path]:
-    """`nuggets.jsonl` in `out_dir`, one nuggetizer bank a line."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "nuggets.jsonl"
+def write_nuggetizer_banks(outputs: Outputs, out_dir: Path, banks: Mapping[str, NuggetBank],
+                           queries: Mapping[str, str], statements: Mapping[AnswerKey, str]) -> list[Path]:
+    """`nuggets.jsonl` in `out_dir`, one nuggetizer bank a line, added to `outputs`, which writes it."""
+    outputs.bank_folder(out_dir)
     lines = [json.dumps(nuggetizer_bank(bank, queries.get(rid, ""), statements), ensure_ascii=False)
              for rid, bank in banks.items()]
-    write_text_atomic(path, "\n".join(lines) + "\n")
-    return [path]
+    return [outputs.add(out_dir / "nuggets.jsonl", "\n".join(lines) + "\n")]
 
 
 def read_provenance(sources: Any) -> dict[AnswerKey, str]:
     """Each v3 answer's recorded provenance (answers without one are absent: a person's)."""
     found: dict[AnswerKey, str] = {}
-    for source in expand_paths(sources, patterns=("*.json", "*.json.gz", "*.jsonl", "*.jsonl.gz")):
+    for source in expand_paths(sources, patterns=NUGGET_PATTERNS):
         name = source_name(source)
         docs = ([obj for _, obj in iter_jsonl(source)] if name.endswith((".jsonl", ".jsonl.gz"))
                 else [read_json_document(source)])

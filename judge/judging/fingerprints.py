@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from judge.defence import learned, pieces, quarantine, script
-from judge.defence.injection import RULES, uses_learned, uses_script
+from judge.defence.injection import RULES, uses_script
 from judge.defence.learned import load_detector
 from judge.judging import decisions
 from judge.judging.decisions.base import contract_hash
@@ -49,10 +49,9 @@ def detector_hash(detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> s
     the script check where `detector` uses them, and the pieces and the quarantine's cutting, in one short hash:
     they decide the flags (counted in the scores), what the model is shown of flagged text and, with
     `--on-injection penalise`, outcomes."""
-    learned_parts = [code_of(learned), load_detector().version] if uses_learned(detector) else []
     script_parts = [code_of(script)] if uses_script(detector) else []
-    parts = [json.dumps(RULES, ensure_ascii=False), *learned_parts, *script_parts, code_of(pieces),
-             code_of(quarantine)]
+    parts = [json.dumps(RULES, ensure_ascii=False), code_of(learned), load_detector().version, *script_parts,
+             code_of(pieces), code_of(quarantine)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:8]
 
 

@@ -36,7 +36,7 @@ from judge.judging.decisions.spec import SentenceCase
 from judge.judging.flowchart import Question, flow, sentence_penalty, walk
 from judge.judging.passages import share_of
 from judge.judging.thresholds import resolve_thresholds
-from judge.settings import JudgeSettings
+from judge.settings import InjectionDetector, JudgeSettings
 from judge.types import Document, NuggetBank, Report, Request, Sentence
 
 # (run_id, request_id, sentence index, question): one first question of one sentence.
@@ -73,11 +73,12 @@ class ReportWalker:
         self.documents = documents
         self.settings = settings
         self.on_sentence = on_sentence
-        self.flag_checker = FlagChecker(documents, settings.injection_detector)
+        self.flag_checker = FlagChecker(documents)
         # What the model is shown: under quarantine (and penalise) flagged pieces of sentences and documents, and
         # under the default stack pieces in a foreign script, are withheld (judge.defence.quarantine); under `flag`
         # the text as written.
-        self.shown_documents = ShownDocuments(documents, self.flag_checker) if settings.withholds else documents
+        self.shown_documents = (ShownDocuments(documents, self.flag_checker, settings.injection_detector)
+                                if settings.withholds else documents)
         self._asked: dict[_FirstKey, DecisionRecord] = {}
         # The request and nugget bank as the model is shown them, decided once each (the detector is not free).
         self._requests_shown: dict[str, Request] = {}
@@ -235,8 +236,8 @@ class ShownDocuments:
     Only the (rare) quarantined copies are kept, and the ids of documents seen to need none, so memory does not grow
     with the documents' text."""
 
-    def __init__(self, documents: DocumentStore, flag_checker: FlagChecker):
-        self.documents, self.flag_checker = documents, flag_checker
+    def __init__(self, documents: DocumentStore, flag_checker: FlagChecker, detector: InjectionDetector):
+        self.documents, self.flag_checker, self.detector = documents, flag_checker, detector
         self._quarantined: dict[str, Document] = {}
         self._as_stored: set[str] = set()
 
@@ -246,7 +247,7 @@ class ShownDocuments:
         document = self.documents.get(doc_id)
         if document is None or doc_id in self._as_stored:
             return document
-        detector = self.flag_checker.detector
+        detector = self.detector
         if self.flag_checker.document_rule(doc_id) is None and not (uses_script(detector) and any(
                 foreign_piece(field) is not None for field in (document.text, document.title or ""))):
             self._as_stored.add(doc_id)

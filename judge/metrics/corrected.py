@@ -6,9 +6,10 @@ The unit is a report: a run's leaderboard value of a ratio measure is the MACRO 
 mean of per-report F1, so each report's F1 is the unit and no delta method is needed (micro aggregates, ratios
 of pooled totals, are not estimated here). A pair of runs is compared by the difference of their estimates, each
 from all its labelled reports, with the covariance the requests labelled for both induce
-(judge.metrics.ppi.ppi_difference). The ranking gives a run rank 1 + the number of runs whose difference from
-it is distinguishable in their favour (the rule of LMSYS Chatbot Arena's leaderboard), so indistinguishable runs
-share a rank.
+(judge.metrics.ppi.ppi_difference); under a weighted sample (each report drawn on its own, Poisson-like) the two
+runs' labels are independent and the covariance is 0. The ranking gives a run rank 1 + the number of runs whose
+difference from it is distinguishable in their favour (the rule of LMSYS Chatbot Arena's leaderboard), so
+indistinguishable runs share a rank.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from itertools import combinations
 from judge.metrics.argue import F1, NuggetRecall, SentencePrecision
 from judge.metrics.measure import Measure
 from judge.metrics.ppi import OK, Estimate, ppi_difference, ppi_mean
-from judge.metrics.sampling import Inclusion
+from judge.metrics.sampling import Inclusion, WeightedInclusion
 from judge.metrics.scoring import RunScores, Scores
 
 # The ARGUE measures a leaderboard reports, in its order (F1 first: what it is sorted by).
@@ -73,7 +74,7 @@ def _order(estimate: Estimate) -> float:
     return -estimate.ppi.value if estimate.estimable and math.isfinite(estimate.ppi.value) else math.inf
 
 
-def correct_scores(judge: Scores, human: Scores, inclusion: Inclusion, confidence: float = 0.95,
+def correct_scores(judge: Scores, human: Scores, inclusion: Inclusion | WeightedInclusion, confidence: float = 0.95,
                    measures: Sequence[Measure] = PPI_MEASURES) -> CorrectedScores:
     """Every run and pair of runs of `judge`, for each measure, corrected by the reports `human` scored."""
     notes: list[str] = []
@@ -88,7 +89,7 @@ def correct_scores(judge: Scores, human: Scores, inclusion: Inclusion, confidenc
             requests = sorted(f)
             estimates[run_id] = ppi_mean(
                 [f[r] for r in requests], [y.get(r, math.nan) for r in requests],
-                [inclusion.of_report(r) for r in requests], confidence)
+                [inclusion.of(run_id, r) for r in requests], confidence)
         measure_pairs = []
         for a, b in combinations(sorted(values), 2):
             (fa, ya), (fb, yb) = values[a], values[b]
@@ -101,7 +102,8 @@ def correct_scores(judge: Scores, human: Scores, inclusion: Inclusion, confidenc
                 [fa[r] for r in ra], [ya.get(r, math.nan) for r in ra],
                 [fb[r] for r in rb], [yb.get(r, math.nan) for r in rb],
                 [index_a[r] for r in common], [index_b[r] for r in common],
-                [inclusion.of_report(r) for r in ra], [inclusion.of_report(r) for r in rb], confidence)))
+                [inclusion.of(a, r) for r in ra], [inclusion.of(b, r) for r in rb], confidence,
+                paired=inclusion.design != "weighted")))
         ranks = _ranks(estimates, measure_pairs)
         runs += [RunEstimate(run_id, name, estimates[run_id], ranks.get(run_id)) for run_id in sorted(estimates)]
         pairs += measure_pairs

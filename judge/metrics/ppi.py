@@ -17,10 +17,13 @@ variance (not in the point estimate). For binary values this is a Dirichlet prio
 2x2 table, as in Bayesian PPI (Hofer et al. 2024); with lambda = 1 it is of the kind of Agresti &
 Min's (2005) adjusted interval for matched proportions (they add 0.5 per cell), with lambda = 0 (human only) an
 Agresti-Coull-type interval (Agresti & Coull 1998 add z^2/2 ~ 2 successes and failures; here 2 * PRIOR_WEIGHT).
-It fades as 1/n. A sample in which the judge matched every human value also gets at least the width of the
-judge errors such a sample could have missed (a Clopper-Pearson bound on the disagreement rate, applied to the
-unlabelled share). Every interval is clipped to what the human mean can still be given the labelled values (each
-unlabelled unit in [0, 1]).
+It fades as 1/n, and in PPI also as the sample's own variation grows: its weight is divided by 1 + d / PRIOR_FADE,
+d the sample's events (about the number of disagreements; `events`), so it widens the interval where the
+variance rests on a handful of disagreements (where the plain interval fails) and hardly at all once the sample
+measures the variance itself (where the plain interval covers). A sample in which the judge matched every human
+value also gets at least the width of the judge errors such a sample could have missed (a Clopper-Pearson bound on
+the disagreement rate, applied to the unlabelled share). Every interval is clipped to what the human mean can still
+be given the labelled values (each unlabelled unit in [0, 1]).
 benchmarks/ppi_coverage.py measures the coverage over a grid of judges, prevalences and sample sizes.
 
 Pure numpy/scipy: no model client, no judge types; units arrive as arrays.
@@ -45,6 +48,13 @@ NO_DISAGREEMENT = "no disagreement"    # the width comes from the errors such a 
 # the coverage grid (benchmarks/ppi_coverage.py, one seed, 1,000 draws) 0.5 left PPI at 0.88-0.92 for rare
 # labels (prevalence 0.05-0.1) with good judges, 1.0 at 0.90 in two rare-label cells (N = 100, n = 50).
 PRIOR_WEIGHT = 0.75
+# The prior's weight is PRIOR_WEIGHT * PRIOR_FADE / (PRIOR_FADE + d), d the sample's events (`events`): full
+# where the sample shows (almost) no variation of its own, half at 10 disagreements, a sixth at 50. It is there
+# for the samples whose variance estimate rests on a handful of disagreements (the Wald-type interval's failure);
+# once the sample holds many, its own variance is the measurement and the prior only widens. On the coverage grid
+# and the one-way cells (benchmarks/ppi_coverage.py --widths; a judge with 5% false positives, N = 300, n = 50 to
+# 100, 2 x 2,000 draws) 10 kept every cell at 0.93 or above, 5 fell to 0.929.
+PRIOR_FADE = 10.0
 # Below this many labelled units the interval is flagged: the coverage grid starts at n = 10.
 MIN_LABELS = 10
 
@@ -120,7 +130,7 @@ class Batch:
 
 def ppi_mean(judge: Sequence[float] | np.ndarray, human: Sequence[float] | np.ndarray,
              inclusion: Sequence[float] | np.ndarray | None = None, confidence: float = 0.95,
-             lam: float | None = None, prior_weight: float = PRIOR_WEIGHT) -> Estimate:
+             lam: float | None = None, prior_weight: float = PRIOR_WEIGHT, fade: float = PRIOR_FADE) -> Estimate:
     """Estimate the mean of the human values over all units.
 
     `judge`: the judge's value of every unit (finite, in [0, 1]). `human`: the human value per unit (in [0, 1]),
@@ -128,7 +138,8 @@ def ppi_mean(judge: Sequence[float] | np.ndarray, human: Sequence[float] | np.nd
     (used for labelled units only); None = a simple random sample, pi = n / N. `lam`: a fixed lambda (1:
     original PPI, 0: human only); None = power-tuned and clipped to [0, 1] (PPI++). `prior_weight`: the weight
     of each corner pseudo-observation (0: the classical interval, with neither the prior nor the width of the
-    errors a sample without disagreement can miss; it collapses then).
+    errors a sample without disagreement can miss; it collapses then); `fade`: the events at which the prior's
+    weight is halved (math.inf: a fixed weight).
     """
     f = np.asarray(judge, dtype=float)
     y = np.asarray(human, dtype=float)
@@ -151,7 +162,7 @@ def ppi_mean(judge: Sequence[float] | np.ndarray, human: Sequence[float] | np.nd
     if pi.shape != f.shape or np.any((pi[labelled] <= 0) | (pi[labelled] > 1)):
         raise ValueError("inclusion probabilities must be in (0, 1], one per unit")
     mask = labelled[None, :]
-    ppi = ppi_batch(f, y, mask, pi, confidence, lam, prior_weight)
+    ppi = ppi_batch(f, y, mask, pi, confidence, lam, prior_weight, fade)
     human_only = human_only_batch(f, y, mask, pi, confidence, prior_weight)
     ppi_i = _row(ppi.value, ppi.low, ppi.high, ppi.se)
     human_i = _row(human_only.value, human_only.low, human_only.high, human_only.se)
@@ -188,7 +199,7 @@ def tuned_lambda(y: np.ndarray, f: np.ndarray, weights: np.ndarray) -> float:
 
 
 def ppi_batch(f: np.ndarray, y: np.ndarray, labelled: np.ndarray, pi: np.ndarray | float, confidence: float,
-              lam: float | None = None, prior_weight: float = PRIOR_WEIGHT) -> Batch:
+              lam: float | None = None, prior_weight: float = PRIOR_WEIGHT, fade: float = PRIOR_FADE) -> Batch:
     """The prediction-powered estimate and interval of each sample (row of the boolean `labelled`, shape
     (samples, N)) of the same N units. lambda: fixed, or (None) the weighted regression slope clipped to [0, 1]
     per sample, fitted from 3 labelled units up (1 below, and 1 when the judge is constant on the sample: the
@@ -211,8 +222,10 @@ def ppi_batch(f: np.ndarray, y: np.ndarray, labelled: np.ndarray, pi: np.ndarray
         lam_s = np.full(len(n), float(lam))
     e = np.where(mask, y0 - lam_s[:, None] * f, 0.0)
     corners = _corners(lam_s)
+    # the prior fades as the sample's own variation grows (PRIOR_FADE)
+    a = prior_weight * (1.0 if math.isinf(fade) else fade / (fade + events(e, mask, corners)))
     e_bar, centre, low, high, se, spread = _interval(e, w, mask, pi_u, n, weight, fitted, corners, confidence,
-                                                      prior_weight)
+                                                      a)
     if prior_weight > 0:
         low, high, se = _unseen_errors(centre, low, high, se, f, y0, mask, pi_u, n, fitted, lam_s, confidence)
     value = lam_s * f.mean() + e_bar
@@ -279,6 +292,31 @@ def _interval(e: np.ndarray, w: np.ndarray, mask: np.ndarray, pi: np.ndarray, n:
     se = np.where(full, 0.0, np.where(df >= 1, se, np.nan))
     half = np.where(full, 0.0, np.where(df >= 1, half, np.nan))
     return e_bar, centre, centre - half, centre + half, se, spread
+
+
+def events(e: np.ndarray, mask: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """Per sample, how much the rectifier varies, counted in units that could not vary more: the labelled units'
+    squared distances from the rectifier's most common value, over the largest squared distance a unit's values
+    in [0, 1] can give (the corners'). With lambda = 1 on binary values it is the number of judge-human
+    disagreements; with lambda = 0 the number of the rarer label; a near-constant rectifier gives about 0."""
+    m = _mode(e, mask)
+    reach = ((corners - m[:, None]) ** 2).max(axis=1)
+    return (np.where(mask, e - m[:, None], 0.0) ** 2).sum(axis=1) / np.where(reach > 0, reach, 1.0)
+
+
+def _mode(e: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per sample, the most common rectifier value among the labelled units (to 1e-9)."""
+    s = np.sort(np.where(mask, np.round(e, 9), np.inf), axis=1)
+    k = np.arange(s.shape[1])
+    new = np.ones(s.shape, dtype=bool)
+    new[:, 1:] = s[:, 1:] != s[:, :-1]
+    start = np.maximum.accumulate(np.where(new, k, 0), axis=1)
+    run = np.where(np.isfinite(s), k - start + 1, 0)
+    finite = np.isfinite(s)
+    mean = np.where(finite, s, 0.0).sum(axis=1) / np.maximum(finite.sum(axis=1), 1)
+    # on a tie, the tied value nearest the sample's mean rectifier (the least distance to spread)
+    distance = np.where(run == run.max(axis=1, keepdims=True), np.abs(s - mean[:, None]), np.inf)
+    return np.take_along_axis(s, distance.argmin(axis=1)[:, None], axis=1)[:, 0]
 
 
 def unseen_error_rate(n: np.ndarray | int, confidence: float) -> np.ndarray:
@@ -353,14 +391,16 @@ def ppi_difference(judge_a: Sequence[float] | np.ndarray, human_a: Sequence[floa
                    common_a: Sequence[int] | np.ndarray, common_b: Sequence[int] | np.ndarray,
                    inclusion_a: Sequence[float] | np.ndarray | None = None,
                    inclusion_b: Sequence[float] | np.ndarray | None = None,
-                   confidence: float = 0.95) -> Estimate:
+                   confidence: float = 0.95, paired: bool = True) -> Estimate:
     """The difference of two runs' means, each estimated from ALL its labelled units (as ppi_mean), with the
     covariance their shared units induce: Var = Var_A + Var_B - 2 Cov, Cov = S_AB (n_AB / (n_A n_B) - 1/N), the
     covariance of two simple-random-sample means with n_AB units in common (the overlapping-samples formula of
     sampling on successive occasions, Cochran 1977 ch. 12), S_AB the covariance of the two rectifiers over the
     units labelled in both (`common_a[i]` of run A and `common_b[i]` of run B are the same request). Paired where both
     are labelled, independent otherwise; with whole requests sampled (every run labelled on the same requests)
-    it is the paired-difference variance. Interval: t with the smaller of the two runs' degrees of freedom."""
+    it is the paired-difference variance. `paired=False`: the two runs' units were drawn independently (a weighted
+    sample file: each report on its own), Cov = 0. Interval: t with the smaller of the two runs' degrees of
+    freedom."""
     a = ppi_mean(judge_a, human_a, inclusion_a, confidence)
     b = ppi_mean(judge_b, human_b, inclusion_b, confidence)
     units = len(common_a)
@@ -380,7 +420,7 @@ def ppi_difference(judge_a: Sequence[float] | np.ndarray, human_a: Sequence[floa
                 ppi_batch(f, y, mask, p, confidence)
             parts.append((batch, mask[0], est))
         intervals.append(_difference(parts, np.asarray(common_a, dtype=int), np.asarray(common_b, dtype=int),
-                                     confidence))
+                                     confidence, paired))
     human_only, ppi = intervals
     status = next((e.status for e in (a, b) if e.status == NO_INTERVAL), None) or \
         next((e.status for e in (a, b) if e.status != OK), OK)
@@ -389,7 +429,7 @@ def ppi_difference(judge_a: Sequence[float] | np.ndarray, human_a: Sequence[floa
 
 
 def _difference(parts: list[tuple[Batch, np.ndarray, Estimate]], common_a: np.ndarray, common_b: np.ndarray,
-                 confidence: float) -> Interval:
+                 confidence: float, paired: bool = True) -> Interval:
     (batch_a, mask_a, _), (batch_b, mask_b, _) = parts
     value = float(batch_a.value[0] - batch_b.value[0])
     se_a, se_b = float(batch_a.se[0]), float(batch_b.se[0])
@@ -399,7 +439,7 @@ def _difference(parts: list[tuple[Batch, np.ndarray, Estimate]], common_a: np.nd
     both = mask_a[common_a] & mask_b[common_b]
     n_ab = int(both.sum())
     covariance = 0.0
-    if n_ab >= 2:
+    if paired and n_ab >= 2:
         ea = batch_a.rectifier[0, common_a[both]] - batch_a.rectifier_mean[0]
         eb = batch_b.rectifier[0, common_b[both]] - batch_b.rectifier_mean[0]
         s_ab = float(np.dot(ea, eb)) / (n_ab - 1)

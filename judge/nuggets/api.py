@@ -9,10 +9,12 @@ Each has an `*_async` twin; the sync calls work inside a running event loop (a n
 their own. Their settings are checked first, by the rules the CLI's options read (judge.nuggets.settings,
 ModelSettings): a value the CLI refuses is a ValueError or TypeError naming the argument here, before any input is
 read. Each holds the output lock of the folder it writes (judge.formats.lock: a second command writing it at once
-is refused) and refuses an `out` that is, or is inside, an input folder. Files written: banks (v3
-`nuggets_<request>.v3.json`, or nuggetizer `nuggets.jsonl`) and, beside them, `<out>.review.jsonl` (every drafted
-answer, every binding asked, why anything was dropped) and `<out>.summary.json` (signature, calls and seconds per
-request); for pooling, the candidates JSONL with `<out>.refused.jsonl` and `<out>.summary.json`.
+is refused). Files written: banks (v3 `nuggets_<request>.v3.json`, or nuggetizer `nuggets.jsonl`) and, beside
+them, `<out>.review.jsonl` (every drafted answer, every binding asked, why anything was dropped) and
+`<out>.summary.json` (signature, calls and seconds per request); for pooling, the candidates JSONL with
+`<out>.refused.jsonl` and `<out>.summary.json`. Every one of them is named, checked and written by
+judge.formats.paths, before any model is asked: names from ids inside `out`, nothing where an input lives, nothing
+over a file the command did not write itself (its record: `.argue-written` in the folder it locks).
 """
 
 from __future__ import annotations
@@ -29,11 +31,10 @@ from judge.errors import InputError
 from judge.event_loop import run_sync
 from judge.formats import DocumentStore, read_nugget_banks, read_reports, read_requests
 from judge.formats._jsonl import expand_paths, iter_jsonl
-from judge.formats.atomic import write_text_atomic
 from judge.formats.doc_lists import read_doc_lists
 from judge.formats.lock import output_lock
 from judge.formats.nugget_writer import AnswerKey, read_provenance, write_nuggetizer_banks, write_v3_banks
-from judge.formats.out_apart import check_out_apart
+from judge.formats.paths import Outputs, beside, check_apart
 from judge.llm.cache.backends import docstore_dir
 from judge.llm.cache.store import DEFAULT_CACHE_DIR, open_decision_cache
 from judge.llm.embedded.weights import EMBEDDED_MODEL
@@ -120,22 +121,25 @@ def _paths(value: PathLike | Sequence[PathLike] | None) -> list[Path]:
     return [Path(value)] if isinstance(value, str | Path) else [Path(v) for v in value]
 
 
-def _sidecar(out: Path, suffix: str) -> Path:
-    return out.with_name(out.name + suffix)
+def _create_inputs(requests: PathLike, docs: PathLike | Sequence[PathLike], doc_lists: PathLike | None,
+                   gold_report: PathLike | Sequence[PathLike] | None) -> dict[str, list[Path]]:
+    return {"requests": _paths(requests), "documents": _paths(docs), "doc-lists": _paths(doc_lists),
+            "reports": _paths(gold_report)}
 
 
-def _refuse_peoples_banks(out: Path) -> None:
-    """Creation never writes over a bank that holds an answer not created by the judge."""
-    banks = ("*.json", "*.json.gz", "*.jsonl", "*.jsonl.gz")
-    if not out.is_dir() or not any(next(out.glob(pattern), None) for pattern in banks):
-        return  # a new folder (the output lock has just made it) or one without banks
-    created = read_provenance([out])
-    for request_id, bank in read_nugget_banks([out]).items():
-        for nugget in bank.nuggets:
-            for answer in nugget.answers:
-                if created.get((request_id, nugget.nugget_id, answer.text)) != "created":
-                    raise InputError(f"holds a bank with answers people wrote (request {request_id!r}); creation "
-                                     "never writes over them: choose another --out", str(out))
+def _created_outputs(out: Path, inputs: dict[str, list[Path]], bank_format: BankFormat, banks: dict[str, NuggetBank],
+                     queries: dict[str, str], statements: dict[AnswerKey, str], provenance: dict[AnswerKey, str],
+                     creator: dict[str, Any], review: str, summary: str) -> tuple[Outputs, list[Path]]:
+    """Every file creation writes, by judge.formats.paths (so a check of them before any model call, with the
+    requests' empty banks, refuses what the write would)."""
+    outputs = Outputs(home=out, command="nuggets create", out=out, inputs=inputs)
+    if bank_format == "v3":
+        written = write_v3_banks(outputs, out, banks, provenance, creator)
+    else:
+        written = write_nuggetizer_banks(outputs, out, banks, queries, statements)
+    written.append(outputs.add(beside(out, ".review.jsonl"), review))
+    outputs.add(beside(out, ".summary.json"), summary)
+    return outputs, written
 
 
 async def create_nuggets_async(*, requests: PathLike, docs: PathLike | Sequence[PathLike],
@@ -162,7 +166,10 @@ async def create_nuggets_async(*, requests: PathLike, docs: PathLike | Sequence[
     if out_path is None:
         return await _create(requests, docs, doc_lists, gold_report, settings, model_settings, rules, cache,
                              prompts_dir, None)
-    check_out_apart(out_path, [requests, *_paths(docs), *_paths(doc_lists), *_paths(gold_report)])
+    inputs = _create_inputs(requests, docs, doc_lists, gold_report)
+    # before the lock file is made in it: the folder, its side files, a bank in it that is not this command's
+    check_apart([out_path], inputs, folders=True)
+    _created_outputs(out_path, inputs, settings.format, {}, {}, {}, {}, {}, "", "")[0].check()
     with output_lock(out_path, "nuggets create"):
         return await _create(requests, docs, doc_lists, gold_report, settings, model_settings, rules, cache,
                              prompts_dir, out_path)
@@ -175,8 +182,6 @@ async def _create(requests: PathLike, docs: PathLike | Sequence[PathLike], doc_l
     from judge.nuggets.asking import Asker
     from judge.nuggets.create import CREATION_DECISIONS, create_request, documents_of
 
-    if out_path is not None:
-        _refuse_peoples_banks(out_path)
     reqs = read_requests(requests)
     lists = read_doc_lists(doc_lists) if doc_lists is not None else None
     if lists is not None:
@@ -185,6 +190,11 @@ async def _create(requests: PathLike, docs: PathLike | Sequence[PathLike], doc_l
             raise InputError(f"documents listed for unknown request {unknown[0]!r}; give it in the requests file",
                              str(doc_lists))
         reqs = {rid: r for rid, r in reqs.items() if rid in lists}
+    inputs = _create_inputs(requests, docs, doc_lists, gold_report)
+    queries = {rid: r.problem_statement for rid, r in reqs.items()}
+    if out_path is not None:  # the files this run will write, checked before any model call
+        empty = {rid: NuggetBank(request_id=rid, nuggets=()) for rid in reqs}
+        _created_outputs(out_path, inputs, settings.format, empty, queries, {}, {}, {}, "", "")[0].check()
     gold: dict[str, list[Any]] = {}
     for report in read_reports(_paths(gold_report)) if gold_report is not None else []:
         gold.setdefault(report.request_id, []).append(report)
@@ -216,17 +226,13 @@ async def _create(requests: PathLike, docs: PathLike | Sequence[PathLike], doc_l
     provenance = {(rid, n.nugget_id, a.text): "created" for rid, b in banks.items() for n in b.nuggets
                   for a in n.answers}
     creator = {"tool": "argue-judge nuggets create", "signature": signature}
-    if settings.format == "v3":
-        written = write_v3_banks(out_path, banks, provenance, creator)
-    else:
-        written = write_nuggetizer_banks(out_path, banks, {rid: r.problem_statement for rid, r in reqs.items()},
-                                         statements)
-    review = _sidecar(out_path, ".review.jsonl")
-    write_text_atomic(review, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in created.review))
+    review = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in created.review)
     summary = {"signature": signature, "banks": {rid: len(b.nuggets) for rid, b in banks.items()},
                "calls": created.calls, "seconds": created.seconds}
-    write_text_atomic(_sidecar(out_path, ".summary.json"), json.dumps(summary, indent=2) + "\n")
-    return CreatedNuggets(**{**created.__dict__, "written": [*written, review]})
+    outputs, written = _created_outputs(out_path, inputs, settings.format, banks, queries, statements, provenance,
+                                        creator, review, json.dumps(summary, indent=2) + "\n")
+    outputs.write()
+    return CreatedNuggets(**{**created.__dict__, "written": written})
 
 
 def create_nuggets(**kwargs: Any) -> CreatedNuggets:
@@ -255,8 +261,10 @@ async def pool_nuggets_async(*, nuggets: PathLike | Sequence[PathLike], reports:
         return await _pool(nuggets, reports, requests, docs, settings, model_settings, rules, cache, prompts_dir,
                            None)
     out_path = Path(out)
-    check_out_apart(out_path, [*_paths(nuggets), *_paths(reports), requests, *_paths(docs)])
+    outputs = pooled_outputs(out_path, nuggets, reports, requests, docs)
+    check_apart(list(outputs.texts), outputs.inputs)  # before the lock file is made beside them
     with output_lock(out_path.parent, "nuggets pool"):
+        outputs.check()
         return await _pool(nuggets, reports, requests, docs, settings, model_settings, rules, cache, prompts_dir,
                            out_path)
 
@@ -287,14 +295,32 @@ async def _pool(nuggets: PathLike | Sequence[PathLike], reports: PathLike | Sequ
                            {"asked": pooled.calls.asked, "answered": pooled.calls.answered,
                             "failed": pooled.calls.failed, **pooled.calls.by_decision}, signature)
     if out_path is not None:
-        lines = "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in result.candidates)
-        write_text_atomic(out_path, lines)
-        write_text_atomic(_sidecar(out_path, ".refused.jsonl"),
-                          "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in result.refused))
-        write_text_atomic(_sidecar(out_path, ".summary.json"), json.dumps(
+        outputs = pooled_outputs(out_path, nuggets, reports, requests, docs)
+        outputs.add(out_path, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in result.candidates))
+        outputs.add(beside(out_path, ".refused.jsonl"),
+                    "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in result.refused))
+        outputs.add(beside(out_path, ".summary.json"), json.dumps(
             {"signature": signature, "candidates": len(result.candidates), "counts": result.counts,
              "calls": result.calls}, indent=2) + "\n")
+        outputs.write()
     return result
+
+
+POOL_FILES = {"candidates": "", "refused": ".refused.jsonl", "summary": ".summary.json", "page": ".html"}
+
+
+def pooled_outputs(out: Path, nuggets: PathLike | Sequence[PathLike], reports: PathLike | Sequence[PathLike],
+                   requests: PathLike, docs: PathLike | Sequence[PathLike],
+                   files: Sequence[str] = ("candidates", "refused", "summary")) -> Outputs:
+    """The files pooling writes (judge.formats.paths), each with an empty text for the caller to replace: the
+    candidates file `out` and beside it `.refused.jsonl`, `.summary.json` and the command's `.html` page. Built
+    once to be checked before any model call, and again to be written."""
+    inputs = {"nuggets": _paths(nuggets), "reports": _paths(reports), "requests": _paths(requests),
+              "documents": _paths(docs)}
+    outputs = Outputs(home=Path(out).parent, command="nuggets pool", out=Path(out), inputs=inputs)
+    for name in files:
+        outputs.add(beside(out, POOL_FILES[name]) if POOL_FILES[name] else Path(out), "")
+    return outputs
 
 
 def pool_nuggets(**kwargs: Any) -> PooledNuggets:
@@ -310,21 +336,24 @@ def accept_candidates(*, nuggets: PathLike | Sequence[PathLike], candidates: Pat
                       ) -> dict[str, NuggetBank]:
     """The banks extended by the candidates a person marked `"accept": true` (each one needs true or false),
     written to `out` as v3 banks: the added answers `pooled`, the others keep their provenance (`person` when the
-    bank recorded none). `out` must not be, nor be inside, a folder the banks or the candidates were read from."""
+    bank recorded none). `out` must hold no bank (nor other file a bank reader would take) that this call did not
+    write itself, and lie apart from the inputs (judge.formats.paths)."""
     from judge.nuggets.pool import accept
 
     sources = _paths(nuggets)
     out_path = Path(out)
-    check_out_apart(out_path, sources)
-    beside = [s.resolve().parent for s in [*sources, Path(candidates)] if not s.is_dir()]
-    if out_path.resolve() in beside:
-        raise InputError("is the folder the banks or the candidates were read from; write the extended banks "
-                         "elsewhere and compare", str(out_path))
+    inputs = {"nuggets": sources, "candidates": _paths(candidates)}
+    check_apart([out_path], inputs, folders=True)
+    preflight = Outputs(home=out_path, command="nuggets pool --accept", out=out_path, inputs=inputs)
+    preflight.bank_folder(out_path)
+    preflight.check()  # before the lock file is made in it
     with output_lock(out_path, "nuggets pool --accept"):
         banks = read_nugget_banks(sources)
         reviewed = [(line, row) for line, row in iter_jsonl(Path(candidates))]
         extended, added = accept(banks, reviewed, str(candidates))
         provenance: dict[AnswerKey, str] = dict(read_provenance(sources))
         provenance.update(dict.fromkeys(added, "pooled"))
-        write_v3_banks(out_path, extended, provenance)
+        outputs = Outputs(home=out_path, command="nuggets pool --accept", out=out_path, inputs=inputs)
+        write_v3_banks(outputs, out_path, extended, provenance)
+        outputs.write()
     return extended

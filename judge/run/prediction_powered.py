@@ -14,6 +14,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from judge.diagnostics import Diagnostics
 from judge.errors import InputError
@@ -30,7 +31,7 @@ from judge.labels import CitationPolicy
 from judge.metrics import Scores
 from judge.metrics.corrected import PPI_MEASURES, CorrectedScores, correct_scores
 from judge.metrics.ppi import Estimate, Interval
-from judge.metrics.sampling import Design, Inclusion, check_subset
+from judge.metrics.sampling import SAMPLE_KEY, Design, Inclusion, WeightedInclusion, check_subset, is_sample_file
 from judge.run.score import score
 from judge.types import NuggetBank
 
@@ -97,11 +98,37 @@ class _ReportTexts(Mapping[tuple[str, str], Sequence[str]]):
 
 def check_human_files(paths: Sequence[str | Path], reports: ReportIndex, design: Design) -> None:
     """Refuse, before any judging, human files that judge reports outside `reports`, or another version of one
-    (other sentences), judge one twice, or do not fit the design (InputError naming the file and line)."""
+    (other sentences), judge one twice, or do not fit the design or the sample file (InputError naming the file
+    and line)."""
+    paths, sample = _split_sample(paths, design)
     located = _read_files(paths)
     texts = _ReportTexts(reports)
     _check_pairs(located, set(texts), texts)
-    Inclusion(design, set(texts), {j.key for _, _, j in located}, ", ".join(str(p) for p in paths))
+    labelled = {j.key for _, _, j in located}
+    if sample is None:
+        Inclusion(design, set(texts), labelled, ", ".join(str(p) for p in paths))
+    else:
+        _, rows = read_sample(sample)
+        WeightedInclusion({(r["run_id"], r["request_id"]): float(r["probability"]) for r in rows}, set(texts),
+                          labelled, str(sample), ", ".join(str(p) for p in paths))
+
+
+def _split_sample(paths: Sequence[str | Path], design: str) -> tuple[list[str | Path], str | Path | None]:
+    """(human judgments files, the sample file if one is among them): a sample file `argue-judge sample` wrote may be
+    given as one of the --human files; its probabilities then weight the estimate. One at most, with design
+    'reports' (its units are reports)."""
+    samples = [p for p in expand_paths(list(paths)) if is_sample_file(p)]
+    if len(samples) > 1:
+        raise InputError(f"{len(samples)} sample files among the --human files ({samples[0]}, {samples[1]}); give the "
+                         "last round's file alone (it holds every round)")
+    if samples and design != "reports":
+        raise InputError(f"a sample file weights reports; --sample {design} cannot use its weights (leave --sample "
+                         "at reports)", str(samples[0]))
+    rest = [p for p in expand_paths(list(paths)) if not samples or p != samples[0]]
+    if not rest:
+        raise InputError("the --human files hold a sample file but no human judgments; add the judged reports",
+                         str(samples[0]) if samples else "--human")
+    return rest, samples[0] if samples else None
 
 
 def read_human(paths: Sequence[str | Path], judged: Iterable[ReportJudgment]) -> Located:
@@ -149,6 +176,7 @@ def estimate_with_humans(judge_scores: Scores, judge_signature: ScoreSignature, 
     path that reads a human file reports what `score` of that file alone would."""
     if not 0 < confidence < 1:
         raise InputError(f"--confidence must be between 0 and 1 (e.g. 0.95), not {confidence}")
+    human_paths, sample = _split_sample(human_paths, design)
     located = read_human(human_paths, judged)
     human_records = [j for _, _, j in located]
     warnings = human_warnings(located, policy, banks)
@@ -156,10 +184,18 @@ def estimate_with_humans(judge_scores: Scores, judge_signature: ScoreSignature, 
         diagnostics.extend(warnings, "human")
     human_scores, _, _ = score(human_records, "human", policy, banks)
     judged_keys = {(run.run_id, request) for run in judge_scores for request in run.reports}
-    inclusion = Inclusion(design, judged_keys, {j.key for j in human_records},
-                          ", ".join(str(p) for p in human_paths))
+    files = ", ".join(str(p) for p in human_paths)
+    inclusion: Inclusion | WeightedInclusion
+    if sample is None:
+        inclusion = Inclusion(design, judged_keys, {j.key for j in human_records}, files)
+    else:
+        header, rows = read_sample(sample)
+        inclusion = WeightedInclusion({(r["run_id"], r["request_id"]): float(r["probability"]) for r in rows},
+                                      judged_keys, {j.key for j in human_records}, str(sample), files,
+                                      str(header.get("kind", "active")))
     corrected = correct_scores(judge_scores, human_scores, inclusion, confidence)
-    signature = replace(judge_signature, human=f"{len(human_records)}@{human_digest(human_paths)}", sample=design,
+    signature = replace(judge_signature, human=f"{len(human_records)}@{human_digest(human_paths)}",
+                        sample=design if sample is None else f"weighted@{human_digest([sample])}",
                         confidence=confidence)
     return corrected, signature
 
@@ -215,3 +251,159 @@ def write_ppi_files(corrected: CorrectedScores, signature: ScoreSignature, out_d
         temp[paths["ppi.json"]].write_text(json.dumps(ppi_json(corrected, signature), indent=1) + "\n",
                                            encoding="utf-8")
     return paths
+
+
+# -- samples the tool draws (`argue-judge sample`), and their files ------------------------------------------
+
+
+
+def report_uncertainty(record: ReportJudgment) -> float | None:
+    """The judge's expected error on a report, sqrt(mean over its decisions of their doubt)
+    (judge.metrics.sampling.decision_doubt: 1 - the confidence its model gave its verdict, or the distance from the
+    threshold the verdict was held to); None when no decision of the report carries a confidence."""
+    from judge.metrics.sampling import decision_doubt
+
+    doubts = [float(decision_doubt(d.confidence, d.threshold)) for s in record.sentences for d in s.decisions
+              if d.confidence is not None]
+    return math.sqrt(sum(doubts) / len(doubts)) if doubts else None
+
+
+def draw_sample(judged: Iterable[ReportJudgment], budget: int, seed: int = 0, min_probability: float | None = None,
+                uniform: bool = False, previous: str | Path | None = None) -> tuple[dict, list[dict]]:
+    """(header, rows) of a sample of `budget` reports (new ones, on a second round) drawn with the judge's
+    confidence setting each report's probability (judge.metrics.sampling.active_probabilities; `uniform`: budget / N
+    each), the Pareto draw seeded by `seed`. `min_probability`: the floor (None: a quarter of budget / N). A second
+    round (`previous`, the first round's file) draws among the reports not drawn yet; each row then carries its
+    probability of having been drawn in either round, 1 - (1 - pi_1)(1 - pi_2)."""
+    import numpy as np
+
+    from judge.metrics.sampling import active_probabilities, pareto_draw
+
+    records = list(judged)
+    keys = [j.key for j in records]
+    if len(set(keys)) != len(keys):
+        raise InputError("the judgments hold a report twice; give each report once")
+    units = len(keys)
+    rounds: list[dict] = []
+    settled = np.zeros(units)
+    drawn_before: dict[tuple[str, str], dict] = {}
+    if previous is not None:
+        header, rows = read_sample(previous)
+        rounds = list(header["rounds"])
+        if header.get("reports") != units:
+            raise InputError(f"the sample was drawn from {header.get('reports')} reports, these judgments have "
+                             f"{units}; draw the second round from the same judgments", str(previous))
+        drawn_before = {(r["run_id"], r["request_id"]): r for r in rows}
+        index = {k: i for i, k in enumerate(keys)}
+        unknown = [k for k in drawn_before if k not in index]
+        if unknown:
+            raise InputError(f"the sample lists {len(unknown)} report(s) these judgments do not have "
+                             f"({unknown[0][0]}/{unknown[0][1]}); draw the second round from the same judgments",
+                             str(previous))
+        settled = _settled(records, rounds, units, header["kind"] == "uniform")
+        for key, row in drawn_before.items():
+            if abs(settled[index[key]] - row["probability"]) > 1e-6:
+                raise InputError(f"report {key[0]}/{key[1]} has probability {row['probability']} in the sample but "
+                                 f"{settled[index[key]]:.6f} from these judgments; draw the second round from the "
+                                 "same judgments", str(previous))
+        kind = header["kind"]
+        if uniform != (kind == "uniform"):
+            raise InputError(f"the first round was {kind}; draw the second the same way", str(previous))
+    left = units - len(drawn_before)
+    if not 2 <= budget <= left:
+        raise InputError(f"--budget must be between 2 and the {left} reports left to draw, not {budget}")
+    floor = budget / left / 4 if min_probability is None else min_probability
+    if not 0 < floor <= 1:
+        raise InputError(f"--min-probability must be in (0, 1], not {min_probability}")
+    kind = "uniform" if uniform else "active"
+    uncertainty = _uncertainties(records, uniform)
+    try:
+        pi = active_probabilities(uncertainty, budget, floor, settled)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    open_units = np.array([k not in drawn_before for k in keys])
+    rng = np.random.default_rng(seed)
+    chosen = pareto_draw(np.where(open_units, pi, 0.0), budget, rng)
+    chosen = [i for i in chosen if open_units[i]]
+    rounds.append({"budget": budget, "seed": seed, "min_probability": floor})
+    overall = 1 - (1 - settled) * (1 - pi)
+    number = len(rounds)
+    rows_out = [{**row, "probability": round(float(overall[keys.index(key)]), 9)}
+                for key, row in drawn_before.items()]
+    rows_out += [{"run_id": keys[i][0], "request_id": keys[i][1], "probability": round(float(overall[i]), 9),
+                  "round": number,
+                  "uncertainty": None if math.isnan(uncertainty[i]) else round(float(uncertainty[i]), 6)}
+                 for i in chosen]
+    header = {SAMPLE_KEY: 1, "kind": kind, "unit": "report", "reports": units, "rounds": rounds,
+              "without_confidence": int(np.isnan(_raw_uncertainties(records)).sum())}
+    return header, rows_out
+
+
+def _raw_uncertainties(records: Sequence[ReportJudgment]) -> list[float]:
+    return [math.nan if (u := report_uncertainty(j)) is None else u for j in records]
+
+
+def _uncertainties(records: Sequence[ReportJudgment], uniform: bool) -> list[float]:
+    """Each report's uncertainty; a report without a confidence gets the mean of the others (all equal: uniform)."""
+    raw = _raw_uncertainties(records)
+    known = [u for u in raw if not math.isnan(u)]
+    if uniform or not known:
+        return [1.0] * len(raw)
+    mean = sum(known) / len(known)
+    return [mean if math.isnan(u) else u for u in raw]
+
+
+def _settled(records: Sequence[ReportJudgment], rounds: Sequence[dict], units: int, uniform: bool) -> Any:
+    """Each report's probability of having been drawn in the rounds so far (recomputed from the judgments)."""
+    import numpy as np
+
+    from judge.metrics.sampling import active_probabilities
+
+    settled = np.zeros(units)
+    uncertainty = _uncertainties(records, uniform)
+    for spec in rounds:
+        pi = active_probabilities(uncertainty, spec["budget"], spec["min_probability"], settled)
+        settled = 1 - (1 - settled) * (1 - pi)
+    return settled
+
+
+def write_sample(path: Path, header: dict, rows: Sequence[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with staged([path]) as temp:
+        temp[path].write_text("".join(json.dumps(line) + "\n" for line in (header, *rows)), encoding="utf-8")
+    return path
+
+
+def read_sample(path: str | Path) -> tuple[dict, list[dict]]:
+    """(header, rows) of a sample file; InputError naming the file and line on a malformed one or a probability
+    outside (0, 1]."""
+    name = str(path)
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise InputError(f"cannot read the sample file: {error.strerror}", name) from None
+    try:
+        header = json.loads(lines[0]) if lines else {}
+    except ValueError:
+        header = {}
+    if not isinstance(header, dict) or SAMPLE_KEY not in header or not isinstance(header.get("rounds"), list):
+        raise InputError("not a sample file (its first line should be the header `argue-judge sample` writes)",
+                         name, 1)
+    rows = []
+    seen = set()
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            key = (str(row["run_id"]), str(row["request_id"]))
+            p = float(row["probability"])
+        except (ValueError, KeyError, TypeError):
+            raise InputError("each line needs run_id, request_id and a numeric probability", name, number) from None
+        if not 0 < p <= 1:
+            raise InputError(f"probability {row['probability']} is outside (0, 1]", name, number)
+        if key in seen:
+            raise InputError(f"report {key[0]}/{key[1]} is listed twice", name, number)
+        seen.add(key)
+        rows.append(row)
+    return header, rows

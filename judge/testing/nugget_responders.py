@@ -6,7 +6,6 @@
 - draft_nuggets: one nugget per document sentence (up to the call's limit): the question asks what the sentence
   says about its first content words, the answer is its last four words, the statement the sentence itself
   (so eval's supports rule finds it in its own document); the first is vital;
-- match_nugget: the listed question sharing most content words (Jaccard >= 0.3), else none;
 - answers_question: a question is answered when at least 80% of its content words occur in the sentence; the
   answer is the sentence's numbers (or its last four words), the statement the sentence.
 
@@ -67,20 +66,7 @@ def answers_question(request: dict) -> dict[str, Any]:
     return {"rationale": "", "answers": given}
 
 
-def match(request: dict) -> dict[str, Any]:
-    user = user_message(request)
-    given = content_words(tagged(user, "sentence").split(" (answer:")[0]) - _WH
-    best, score = "none", 0.0
-    for label, question in re.findall(r"^(H\d+)\. (.+)$", tagged(user, "questions"), re.MULTILINE):
-        words = content_words(question) - _WH
-        shared = len(words & given) / max(1, len(words | given))
-        if shared > score:
-            best, score = label, shared
-    return {"rationale": "", "label": best if score >= 0.3 else "none"}
-
-
-NUGGETS = {"DocumentRelevance": relevance, "DraftNuggets": draft, "AnswersQuestion": answers_question,
-           "MatchNugget": match}
+NUGGETS = {"DocumentRelevance": relevance, "DraftNuggets": draft, "AnswersQuestion": answers_question}
 
 
 def nugget_responder(request: dict) -> dict[str, Any]:

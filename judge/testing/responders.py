@@ -25,8 +25,8 @@ from judge.chart import CHART, Chart
 from judge.testing.schema_instance import minimal_instance, schema_name, schema_of
 
 __all__ = ["SMART", "absence_nugget", "answers", "claims_absence", "content_words", "decision_of", "default_responder",
-           "needs_citation", "repeated_claim", "smart_responder", "supports", "supports_copied", "tagged",
-           "unasked_answer", "user_message"]
+           "needs_citation", "repeated_claim", "smart_responder", "supports", "tagged", "unasked_answer",
+           "user_message"]
 
 
 def default_responder(request: dict) -> Any:
@@ -94,20 +94,6 @@ def supports(request: dict) -> dict:
     return {"rationale": "The document does not state it.", "evidence": [], "verdict": "not_supported"}
 
 
-def supports_copied(request: dict) -> dict:
-    """The same rule for the older layout (judge/judging/legacy_support.py): the best-matching document sentence,
-    copied, as evidence."""
-    user = user_message(request)
-    document, sentence = tagged(user, "document"), tagged(user, "sentence")
-    words = content_words(sentence)
-    if _supported(sentence, words, document):
-        body = document.split("\n", 1)[-1]  # skip the "[doc_id] title" header
-        pieces = [p.strip() for p in re.split(r"(?<=[.!?])\s+", body) if p.strip()]
-        best = max(pieces, key=lambda p: len(content_words(p) & words))
-        return {"rationale": "The document states it.", "evidence": best, "verdict": "supported"}
-    return {"rationale": "The document does not state it.", "evidence": "", "verdict": "not_supported"}
-
-
 def _supported(sentence: str, words: set[str], document: str) -> bool:
     numbers_ok = all(n in document for n in _NUMBER.findall(sentence))
     return numbers_ok and len(words & content_words(document)) / max(1, len(words)) >= 0.8
@@ -146,9 +132,8 @@ def repeated_claim(request: dict) -> dict:
     return {"rationale": "Stated here first.", "related_sentences": [], "repeated": False}
 
 
-SMART = {"SupportsCitation": supports, "LegacySupportsCitation": supports_copied, "AnswersNugget": answers,
-         "ClaimsAbsence": claims_absence, "AbsenceNugget": absence_nugget, "NeedsCitation": needs_citation,
-         "RepeatedClaim": repeated_claim}
+SMART = {"SupportsCitation": supports, "AnswersNugget": answers, "ClaimsAbsence": claims_absence,
+         "AbsenceNugget": absence_nugget, "NeedsCitation": needs_citation, "RepeatedClaim": repeated_claim}
 
 
 def smart_responder(request: dict) -> Any:

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from judge.formats.atomic import write_text_atomic
 from judge.types import NuggetBank
 from judge.view.render import render_page
 
 
-def write_candidates_page(banks: Mapping[str, NuggetBank], candidates: list[dict[str, Any]], out: Path,
-                          source: str) -> Path:
+def candidates_page(banks: Mapping[str, NuggetBank], candidates: list[dict[str, Any]], source: str) -> str:
     """One table per request with candidates: each question with the answers its bank holds and the candidates
-    for it. `source`: the candidates file a person edits (named on the page)."""
+    for it. `source`: the candidates file a person edits (named on the page). The command writes it beside the
+    candidates, by judge.formats.paths."""
     requests = []
     for request_id in dict.fromkeys(c["request_id"] for c in candidates):
         bank = banks.get(request_id)
@@ -26,6 +24,5 @@ def write_candidates_page(banks: Mapping[str, NuggetBank], candidates: list[dict
             if mine:
                 rows.append({"question": nugget.question, "answers": nugget.answers, "candidates": mine})
         requests.append({"request_id": request_id, "nuggets": rows})
-    write_text_atomic(out, render_page("candidates.html.j2", title="Pooled answer candidates", root="",
-                                       requests=requests, total=len(candidates), source=source))
-    return out
+    return render_page("candidates.html.j2", title="Pooled answer candidates", root="", requests=requests,
+                       total=len(candidates), source=source)

@@ -7,14 +7,13 @@ recomputed by the view: records with decisions but no outcome walk the same flow
 
 from __future__ import annotations
 
-import hashlib
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from judge.chart import OUTCOME_LABEL, SUPPORTS_CITATION
 from judge.formats.judgments import DecisionRecord, EarnedAnswer, ReportJudgment, SentenceJudgment, nugget_summaries
+from judge.formats.paths import link_name
 from judge.judging import decisions
 from judge.judging.replay import complete_from_decisions
 from judge.labels import OUTCOME_VALUE, CitationPolicy, Outcome, Value
@@ -183,9 +182,7 @@ class Site:
 
 def page_name(folder: str, run_id: str, request_id: str) -> str:
     """A file name safe on every file system, unique per (run, request) even when ids differ only in symbols."""
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{run_id}__{request_id}").strip("._")[:80]
-    digest = hashlib.sha256(f"{run_id}\0{request_id}".encode()).hexdigest()[:8]
-    return f"{folder}/{stem}-{digest}.html"
+    return f"{folder}/{link_name(run_id, request_id)}.html"
 
 
 def complete(judgment: ReportJudgment, banks: Mapping[str, NuggetBank] | None, policy: CitationPolicy

@@ -5,7 +5,7 @@ judge.judging.passages' splitter; a very long one wrapped, a very short one join
 numbers of the passages that show the claim. Each call's response schema allows only the numbers shown, so a
 grammar-constrained local model cannot write another; a hosted model that does is re-asked with a precise
 message. The record keeps the numbers and the exact passage text they resolve to: verified evidence by
-construction. (The older layout, evidence copied word for word, is kept in judge/judging/legacy_support.py.)
+construction. (The older layout, evidence copied word for word, is benchmarks/lab/legacy_support.py's.)
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-'''The support question in its older layout, kept so a benchmark can compare it with today's in one run
-(benchmarks/embedded_model.py) and the tests can check both build what they claim. Nothing in `eval` or `calibrate`
-uses it.
+'''The support question in its older layout, so benchmarks/embedded_model.py can compare it with today's in one
+run. Nothing in the package uses it.
 
 Older layout (argue-judge before evidence by number): the request first, then the document as plain text under
 a `[doc_id] title` header, then the sentence; the judge copies its evidence word for word and a validator
@@ -9,9 +8,7 @@ supports_citation.md): the document first, as numbered passages, then the reques
 a list of passage numbers.
 
 `support_question(layout, ...)` builds either one as a `SupportQuestion` (messages, response model, validation
-context, contract hash), ready for any client's `ask(messages, response_model, context, contract=...)`, e.g.
-benchmarks/embedded_model.py asking the same sentences in both layouts and comparing decisions per minute and
-prompt tokens reused.
+context, contract hash), ready for any client's `ask(messages, response_model, context, contract=...)`.
 '''
 
 from __future__ import annotations

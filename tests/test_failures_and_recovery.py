@@ -1,4 +1,4 @@
-"""Issue 10: what a hostile week of use finds, beyond malformed input files (tests/test_bad_inputs.py).
+"""What a hostile week of use finds, beyond malformed input files (tests/test_bad_inputs.py).
 
 A corrupted or edited cache, failures that must not become permanent, runs in which nothing (or too much) failed,
 a full disk, option combinations, leftovers of killed index builds, oversized documents, broken prompt templates
@@ -19,7 +19,6 @@ from pathlib import Path
 import diskcache
 import litellm
 import pytest
-from tests.conftest import smart_responder
 from typer.testing import CliRunner
 
 from judge.api import read_judgments
@@ -42,6 +41,7 @@ from judge.run.evaluate import EvalConfig, evaluate
 from judge.run.inputs import Inputs
 from judge.settings import ModelSettings, RetryPolicy
 from judge.testing import FakeEndpoint
+from tests.conftest import smart_responder
 
 litellm.suppress_debug_info = True
 
@@ -108,7 +108,7 @@ def raw_entries(cache_dir: Path) -> diskcache.Cache:
     return diskcache.Cache(str(cache_dir / "decisions"))
 
 
-# --- item 5: cache integrity --------------------------------------------------------------------------------
+# --- cache integrity ----------------------------------------------------------------------------------------
 
 def test_a_sealed_value_round_trips_and_any_edit_is_detected():
     answer = CachedAnswer({"verdict": "supported", "rationale": "r"}, 10, 5, 0.001)
@@ -220,7 +220,7 @@ def test_a_cache_that_cannot_be_written_is_an_output_error(tmp_path, monkeypatch
     cache.close()
 
 
-# --- item 8: failures are not permanent ---------------------------------------------------------------------
+# --- failures are not permanent -----------------------------------------------------------------------------
 
 def test_three_malformed_answers_then_a_healthy_server_rerun_has_no_failure(tmp_path):
     inputs = Inputs.load([one_report(tmp_path)], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],
@@ -275,7 +275,7 @@ def test_a_failure_cached_by_an_older_version_is_asked_again(clean, tmp_path):
     assert summary(tmp_path / "out")["usage"]["failures"] == 0
 
 
-# --- item 2: a run that judged nothing is a failed run ------------------------------------------------------
+# --- a run that judged nothing is a failed run --------------------------------------------------------------
 
 def test_a_run_in_which_no_decision_succeeded_exits_5_and_still_writes_its_outputs(tmp_path):
     with FakeEndpoint(lambda request: "I am not JSON") as ep:
@@ -304,7 +304,7 @@ def test_max_failed_fraction_decides_when_some_failures_fail_the_run(tmp_path, f
         assert facts["failed"] is None and not result.stderr.strip()
 
 
-# --- item 10: outputs are atomic ----------------------------------------------------------------------------
+# --- outputs are atomic -------------------------------------------------------------------------------------
 
 def test_a_full_disk_while_writing_is_one_line_and_leaves_the_previous_outputs_whole(clean, tmp_path, monkeypatch):
     clean_root, clean_calls = clean
@@ -352,7 +352,7 @@ def test_out_naming_an_existing_file_is_refused_before_any_model_call(tmp_path):
     assert "--out" in one_line(result) and existing.read_text() == "keep me"
 
 
-# --- item 11: options and budgets ---------------------------------------------------------------------------
+# --- options and budgets ------------------------------------------------------------------------------------
 
 def test_max_cost_with_an_unpriced_model_needs_price_per_1k_and_then_enforces_it(tmp_path):
     # a model name of its own: litellm memoises price look-ups, and another test prices openai/fake for a while
@@ -408,7 +408,7 @@ def test_max_doc_bytes_refuses_a_cited_oversized_document_naming_file_and_line(t
                           reports=one_report(tmp_path), docs=[docs]))
 
 
-# --- item 6: a broken prompt template is a configuration error ----------------------------------------------
+# --- a broken prompt template is a configuration error ------------------------------------------------------
 
 @pytest.mark.parametrize(("edit", "fragment"), [("{{ nonsense }}", "unknown placeholder {{ nonsense }}"),
                                                 ("{{ Bad-Name }}", "malformed placeholder")])
@@ -424,7 +424,7 @@ def test_a_broken_placeholder_in_a_prompt_is_exit_3(tmp_path, edit, fragment):
     assert str(template) in message and fragment in message
 
 
-# --- item 9: suspicious but legal inputs are said ----------------------------------------------------------
+# --- suspicious but legal inputs are said ------------------------------------------------------------------
 
 def test_an_empty_documents_file_and_unknown_citations_are_warned(tmp_path):
     empty = tmp_path / "empty.jsonl"
@@ -441,7 +441,7 @@ def test_an_empty_documents_file_and_unknown_citations_are_warned(tmp_path):
     assert "holds no documents" in result.stdout
 
 
-# --- issue 25, item 8: a server failing a third of its requests costs nothing ---------------------------------
+# --- a server failing a third of its requests costs nothing ---------------------------------
 
 def test_a_decision_outlasts_the_fault_runs_a_third_of_failed_requests_makes(tmp_path):
     """The measured budgets (docs/robustness.md): runs of 7 transport faults and of 4 malformed answers, both of

@@ -1,4 +1,4 @@
-"""Diagnostics stay linear in the number of reports and a repeated warning is one console line (issue 25, item 16).
+"""Diagnostics stay linear in the number of reports and a repeated warning is one console line.
 
 A run with 100,000 empty reports adds 100,000 warnings; `Diagnostics.add` tested membership on a list, so the
 run was quadratic (10,000 empty reports ~90 s, 100,000 did not finish in 120 s). The test counts comparisons

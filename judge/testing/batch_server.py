@@ -7,11 +7,11 @@ It speaks the OpenAI Files and Batches protocol that litellm's `acreate_file`, `
 - ``POST /v1/batches`` (``input_file_id``, ``endpoint``, ``completion_window``), ``GET /v1/batches/{id}``,
   ``POST /v1/batches/{id}/cancel``.
 
-``POST /v1/chat/completions`` is passed through to the chat endpoint, so one ``api_base`` serves a run online and
-in batch, as a provider's does. Each request line of a batch is answered by a real chat-completions call to a :class:`FakeEndpoint` (its
-responders, faults, log-probabilities and accounting all apply), so a batch run and an online run against the
-same endpoint get the same answers. What a provider's batch does that an online call does not is the server's
-own to simulate::
+``POST /v1/chat/completions`` is passed through to the chat endpoint, so one ``api_base`` serves a run online and in
+batch, as a provider's does. Each request line of a batch is answered by a real chat-completions call to a
+:class:`FakeEndpoint` (its responders, faults, log-probabilities and accounting all apply), so a batch run and an
+online run against the same endpoint get the same answers. What a provider's batch does that an online call does not
+is the server's own to simulate::
 
     with FakeEndpoint() as chat, FakeBatchServer(chat, turnaround=0.2) as batches:
         batches.fail_ids(lambda custom_id: custom_id.endswith("7"))   # those lines land in the error file

@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ below l
         html_view,
         import_cache,
         merge,
+        plan_batch,
         pool_nuggets,
         pool_nuggets_async,
         read_judgments,
@@ -58,7 +59,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ below l
 _API = ("evaluate", "evaluate_async", "score", "calibrate", "calibrate_async", "html_view", "run_baselines",
         "baseline", "merge", "read_judgments", "write_judgments", "cache_stats", "clear_cache", "export_cache",
         "import_cache", "ScoredJudgments", "HumanEstimates", "create_nuggets", "create_nuggets_async", "pool_nuggets",
-        "pool_nuggets_async", "accept_candidates", "sample", "DrawnSample")
+        "pool_nuggets_async", "accept_candidates", "sample", "DrawnSample", "plan_batch")
 __all__ = ["__version__", *_API]
 
 

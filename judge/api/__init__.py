@@ -57,6 +57,7 @@ from judge.api.baselines import (  # noqa: F401
     baseline,
     run_baselines,
 )
+from judge.api.batch import plan_batch
 from judge.api.cache import cache_stats, clear_cache, export_cache, import_cache
 from judge.api.calibration import (  # noqa: F401
     CALIBRATED_POLICIES,
@@ -85,4 +86,4 @@ from judge.nuggets.api import (  # the nuggets floor's calls, public here with t
 __all__ = ["evaluate", "evaluate_async", "score", "calibrate", "calibrate_async", "html_view", "run_baselines",
            "baseline", "merge", "read_judgments", "write_judgments", "cache_stats", "clear_cache", "export_cache",
            "import_cache", "ScoredJudgments", "HumanEstimates", "create_nuggets", "create_nuggets_async",
-           "pool_nuggets", "pool_nuggets_async", "accept_candidates", "sample", "DrawnSample"]
+           "pool_nuggets", "pool_nuggets_async", "accept_candidates", "sample", "DrawnSample", "plan_batch"]

@@ -39,7 +39,8 @@ from judge.types import Document, NuggetBank, Report, Request
 
 if TYPE_CHECKING:  # the model client loads only when a call judges something
     from judge.baselines.suite import BaselineResult
-    from judge.run.evaluate import JudgingProgress
+    from judge.run.evaluate import EvalConfig, JudgingProgress
+    from judge.run.inputs import Inputs
     from judge.run.outputs import Evaluation
     from judge.run.shards import Shard
 
@@ -68,12 +69,14 @@ class EvalOptions(TypedDict, total=False):
     shard: str | Shard | None         # "I/N", as --shard takes it
     ray: str | None                   # "local", "auto" or "ray://HOST:PORT" (docs/scale.md)
     workers: int | None
+    batch: bool                       # ask through the provider's batch jobs (docs/batch.md)
+    batch_poll: float                 # seconds between two looks at a running job
     max_doc_bytes: int | None
 
 
 # The EvalOptions that go to judge.run.evaluate.EvalConfig; the rest, but max_doc_bytes, are ModelSettings fields.
 RUN_OPTIONS = frozenset({"retry", "max_cost", "price_per_1k", "max_failed_fraction", "resume", "shard", "ray",
-                         "workers"})
+                         "workers", "batch", "batch_poll"})
 MODEL_OPTIONS = frozenset(f.name for f in fields(ModelSettings)) - {"model", "api_base", "api_key"}
 
 
@@ -104,7 +107,6 @@ async def _evaluate(request: _Run, progress: JudgingProgress | None) -> Evaluati
     from judge.formats.lock import output_lock
     from judge.run.evaluate import EvalConfig, JudgingProgress
     from judge.run.evaluate import evaluate_async as run_evaluation
-    from judge.run.inputs import Inputs
     from judge.run.outputs import write_outputs
 
     _check_path("cache", request.cache)
@@ -126,16 +128,7 @@ async def _evaluate(request: _Run, progress: JudgingProgress | None) -> Evaluati
     out = Path(request.out) if request.out is not None else None
     with ExitStack() as stack:
         files = _Materialised(stack)
-        reports = files.paths("reports", request.reports, _report_record, Report)
-        requests = files.paths("requests", request.requests, _request_record, Request)
-        if len(requests) != 1:
-            raise TypeError("requests must be one requests file or Request objects (or dicts)")
-        docs = files.paths("docs", request.docs, _document_record, Document)
-        nuggets = files.paths("nuggets", request.nuggets, _bank_record, NuggetBank, optional=True)
-        inputs = stack.enter_context(Inputs.load(reports, requests[0], nuggets or None, docs,
-                                                 docstore_dir(request.cache),
-                                                 max_doc_bytes=config.judge.passages.max_doc_bytes,
-                                                 shard=request.run_options.get("shard"), out=out))
+        inputs = _load_inputs(request, config, files, stack, out)
         human = None
         if request.human is not None:
             human = _human_paths(request.human, files)
@@ -171,6 +164,22 @@ async def _evaluate(request: _Run, progress: JudgingProgress | None) -> Evaluati
                 documents=inputs.documents,
                 estimates=ppi_json(estimates.corrected, estimates.signature) if estimates else None).index
     return evaluation
+
+
+def _load_inputs(request: _Run, config: EvalConfig, files: _Materialised, stack: ExitStack, out: Path | None
+                 ) -> Inputs:
+    """The run's inputs, loaded and checked (closed with `stack`)."""
+    from judge.run.inputs import Inputs
+
+    reports = files.paths("reports", request.reports, _report_record, Report)
+    requests = files.paths("requests", request.requests, _request_record, Request)
+    if len(requests) != 1:
+        raise TypeError("requests must be one requests file or Request objects (or dicts)")
+    docs = files.paths("docs", request.docs, _document_record, Document)
+    nuggets = files.paths("nuggets", request.nuggets, _bank_record, NuggetBank, optional=True)
+    return stack.enter_context(Inputs.load(reports, requests[0], nuggets or None, docs, docstore_dir(request.cache),
+                                           max_doc_bytes=config.judge.passages.max_doc_bytes,
+                                           shard=request.run_options.get("shard"), out=out))
 
 
 def _eval_baselines(inputs: Any, gold: ReportInputs | None, out: Path | None, evaluation: Evaluation,
@@ -242,8 +251,9 @@ def evaluate(reports: ReportInputs, *, requests: RequestInputs, docs: DocumentIn
     settings, as eval's options of the same name (`EvalOptions`): the model's (temperature, seed, max_tokens,
     timeout, api_bases, router_config, logprobs, threads, kernels, reasoning_effort "low"/"medium"/"high",
     keep_reasoning: docs/models.md#reasoning-judges), the run's (retry, max_cost, price_per_1k,
-    max_failed_fraction, resume, shard as "I/N", and `ray="local"`, `"auto"` or `"ray://HOST:PORT"` with
-    `workers=N` to judge on Ray: docs/scale.md) and max_doc_bytes.
+    max_failed_fraction, resume, shard as "I/N", `ray="local"`, `"auto"` or `"ray://HOST:PORT"` with
+    `workers=N` to judge on Ray: docs/scale.md, `batch=True` to ask through the provider's batch jobs polled every
+    `batch_poll` seconds: docs/batch.md) and max_doc_bytes.
 
     >>> import judge
     >>> from judge.testing import FakeEndpoint, smart_responder

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from judge.api import evaluate
+from judge.api import evaluate, plan_batch
 from judge.cli import options, ppi
 from judge.cli.errors import run_failed, user_errors
 from judge.cli.render import (
@@ -93,6 +93,17 @@ def eval_command(
     workers: Annotated[int | None, options.number(
         "--workers", bounds=options.settings.WORKERS, help="Ray workers (with --ray; default: every core of the "
         "cluster). --concurrency is per worker.")] = None,
+    batch: Annotated[bool, typer.Option(
+        "--batch", help="Ask every decision not in the cache through the provider's batch jobs (about half the "
+        "online price; answers within the provider's window), in rounds: openai, azure, hosted_vllm and "
+        "litellm_proxy models (docs/batch.md). A killed run started again polls its jobs instead of paying twice."
+    )] = False,
+    batch_poll: Annotated[float, options.number(
+        "--batch-poll", bounds=options.settings.SECONDS, metavar="SECONDS",
+        help="With --batch: seconds between two looks at a running job.")] = 30.0,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="With --batch: print how many requests, rounds and dollars (at the batch price) the run "
+        "would take, at most, and submit nothing.")] = False,
     prompts: options.Prompts = None,
     on_injection: Annotated[str, options.setting(
         JudgeSettings, "on_injection", "--on-injection",
@@ -124,6 +135,9 @@ def eval_command(
                                  param_hint="--gold")
     if workers is not None and ray is None:
         raise typer.BadParameter("only Ray has workers: add --ray ADDRESS, or drop --workers", param_hint="--workers")
+    if dry_run and not batch:
+        raise typer.BadParameter("only batch jobs are planned ahead: add --batch, or drop --dry-run",
+                                 param_hint="--dry-run")
     with user_errors(debug):
         settings = model_settings(model, api_base or [], router, api_key, timeout, temperature, seed, max_tokens)
         settings = replace(settings, logprobs=logprobs, threads=threads, kernels=kernels,
@@ -138,6 +152,14 @@ def eval_command(
                             PassagePolicy(max_chars=max_doc_chars, max_doc_bytes=max_doc_bytes), prompts,
                             on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
                             injection_detector=injection_detector)  # type: ignore[arg-type]
+    if dry_run:
+        with user_errors(debug):
+            plan = plan_batch(
+                reports, requests=requests, docs=docs, nuggets=nuggets, model=settings.model,
+                api_base=settings.api_base, api_key=settings.api_key, judge=judging, cache=None if no_cache else cache,
+                shard=part, ray=ray, batch_poll=batch_poll, **model_options(settings))
+        _render_plan(plan, settings)
+        return
     with user_errors(debug), ProgressBar() as bar:
         evaluation = evaluate(
             reports, requests=requests, docs=docs, nuggets=nuggets, model=settings.model, api_base=settings.api_base,
@@ -146,7 +168,7 @@ def eval_command(
             view=view, baselines=with_baselines, gold=gold, progress=bar.callbacks(settings, part, ray),
             retry=RetryPolicy(give_up_after=give_up_after), max_cost=max_cost, price_per_1k=price_per_1k,
             max_failed_fraction=max_failed_fraction, shard=part, resume=resume, ray=ray, workers=workers,
-            **model_options(settings))
+            batch=batch, batch_poll=batch_poll, **model_options(settings))
     _render(evaluation, settings, out)
 
 
@@ -158,6 +180,7 @@ class ProgressBar:
                             MofNCompleteColumn(), TextColumn("sentences"), TimeElapsedColumn(), console=console,
                             transient=False)
         self.counts = {"decisions": 0, "cached": 0}
+        self.batch = ""  # with --batch: the round and the jobs' states
         self.task: Any = None
 
     def __enter__(self) -> ProgressBar:
@@ -183,11 +206,20 @@ class ProgressBar:
         def decision_done(cached: bool) -> None:
             self.counts["decisions"] += 1
             self.counts["cached"] += cached
-            self.bar.update(self.task, description=f"{self.counts['decisions']} decisions "
-                                                   f"({self.counts['cached']} cached)")
+            self._describe()
+
+        def batch_state(stats: Any) -> None:
+            states = ", ".join(f"{n} {state}" for state, n in sorted(stats.states.items()))
+            self.batch = f"round {stats.rounds}, jobs: {states}; "
+            self._describe()
 
         return JudgingProgress(loaded=loaded, start=lambda total: self.bar.update(self.task, total=total),
-                               sentence_done=lambda: self.bar.advance(self.task), decision_done=decision_done)
+                               sentence_done=lambda: self.bar.advance(self.task), decision_done=decision_done,
+                               batch_state=batch_state)
+
+    def _describe(self) -> None:
+        self.bar.update(self.task, description=f"{self.batch}{self.counts['decisions']} decisions "
+                                               f"({self.counts['cached']} cached)")
 
 
 def _render(evaluation: Evaluation, settings: ModelSettings, out: Path) -> None:
@@ -203,6 +235,12 @@ def _render(evaluation: Evaluation, settings: ModelSettings, out: Path) -> None:
     if evaluation.estimates is not None:
         ppi.show(evaluation.estimates.corrected, evaluation.estimates.signature, evaluation.estimates.paths)
     print_usage(evaluation.usage, evaluation.seconds)
+    if "batch" in evaluation.run:
+        batch = evaluation.run["batch"]
+        console.print(f"batch: {batch['rounds']} rounds, {batch['jobs']} jobs submitted"
+                      f"{f' ({n} of an earlier run polled)' if (n := batch['resumed_jobs']) else ''}, "
+                      f"{batch['requests']} requests, {batch['failed_lines']} re-asked after a failed line; "
+                      f"cost at the batch price", highlight=False)
     print_diagnostics(evaluation.diagnostics, out / "run-summary.json")
     console.print(f"signature: {evaluation.signature.short()}", highlight=False, soft_wrap=True)
     console.print(f"wrote {', '.join(str(p) for p in paths)}", highlight=False, soft_wrap=True)
@@ -210,6 +248,15 @@ def _render(evaluation: Evaluation, settings: ModelSettings, out: Path) -> None:
         console.print(f"view: {evaluation.view_index}", highlight=False, soft_wrap=True)
     if evaluation.failure:
         run_failed(evaluation.failure)
+
+
+def _render_plan(plan: Any, settings: ModelSettings) -> None:
+    """What eval --batch --dry-run prints (judge.run.batch_plan.BatchPlan): bounds, nothing submitted."""
+    cost = "unknown (litellm has no price for this model)" if plan.cost is None else f"${plan.cost:.4f}"
+    console.print(f"batch plan for {settings.model}: {plan.reports} reports, {plan.sentences} sentences; at most "
+                  f"{plan.requests} requests in at most {plan.rounds} rounds, ~{plan.prompt_tokens} prompt tokens, "
+                  f"at most {cost} at the batch price (decisions already in the cache cost nothing); nothing was "
+                  "submitted", highlight=False, soft_wrap=True)
 
 
 def ray_address(value: str | None) -> str | None:

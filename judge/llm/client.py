@@ -95,7 +95,8 @@ class DecisionClient:
     def __init__(self, settings: ModelSettings, cache: DecisionCache | None = None, *, concurrency: int = 4,
                  retry: RetryPolicy = RetryPolicy(), max_cost: float | None = None,
                  price_per_1k: float | None = None,
-                 on_decision: Callable[[bool], None] | None = None):
+                 on_decision: Callable[[bool], None] | None = None,
+                 completions: Callable[..., Any] | None = None):
         self.judge = judge_of(settings)  # the one parse of the model: what it is, takes and can do
         self.settings = self.judge.settings
         self.cache = cache
@@ -113,7 +114,10 @@ class DecisionClient:
         self._in_flight: dict[str, asyncio.Future[Answered]] = {}
         # A Router (several servers) picks one per call and fails over; instructor wraps its acompletion exactly as
         # it wraps litellm's, so re-asks and validation are unchanged. The embedded judge registers its provider.
-        self._instructor = structured_completions(self.judge.connect(), self.judge.mode)
+        # `completions` stands in for them (judge.llm.batch.BatchRounds: provider batch jobs): a decision is then
+        # asked, validated and re-asked exactly as online.
+        connected = self.judge.connect()
+        self._instructor = structured_completions(completions or connected, self.judge.mode)
         self._target: dict[str, Any] = self.judge.target()
         self._events_before = len(self.judge.runtime_state()[1])
         # Remote caches (Redis) block on the network: their calls go to a thread so the event loop keeps going.

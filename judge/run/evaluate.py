@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from judge.diagnostics import Diagnostics
-from judge.errors import SettingError
+from judge.errors import ConfigurationError, SettingError
 from judge.event_loop import run_sync
 from judge.formats.atomic import WorkingFolder
 from judge.formats.judgments import ReportJudgment, nugget_summaries
@@ -26,8 +26,10 @@ from judge.judging.signature import JudgeSignature
 from judge.judging.thresholds import check_confidence_for, resolve_thresholds
 from judge.judging.walker import ReportWalker, within_limit
 from judge.llm.applied import applied_settings
+from judge.llm.batch import JOURNAL, MAX_REQUESTS, BatchRounds, batch_provider
 from judge.llm.cache.store import DEFAULT_CACHE_DIR, DecisionCache, open_decision_cache
 from judge.llm.client import DecisionClient, Usage
+from judge.llm.judges import judge_of
 from judge.llm.logprob import asks_logprobs
 from judge.llm.pricing import price_known
 from judge.llm.router import servers
@@ -40,6 +42,7 @@ from judge.run.streaming import JudgmentStream, StoredJudgments
 from judge.settings import (
     CONCURRENCY,
     FRACTION,
+    SECONDS,
     USD,
     WORKERS,
     Flag,
@@ -77,6 +80,9 @@ class EvalConfig:
     # "auto" or "ray://HOST:PORT", an existing Ray cluster. `workers`: Ray workers (default: the cluster's cores).
     ray: str | None = None
     workers: int | None = None
+    # Ask through provider batch jobs (judge.llm.batch), polling each job every `batch_poll` seconds.
+    batch: bool = False
+    batch_poll: float = 30.0
 
     RULES: ClassVar[dict[str, Rule]] = {
         "model": InstanceOf((ModelSettings,)), "judge": InstanceOf((JudgeSettings,)),
@@ -85,11 +91,14 @@ class EvalConfig:
         "price_per_1k": Number(USD, optional=True), "max_failed_fraction": Number(FRACTION),
         "shard": InstanceOf((Shard,), optional=True), "resume": Flag(), "unapplied": InstanceOf((tuple,)),
         "ray": InstanceOf((str,), optional=True), "workers": Number(WORKERS, integer=True, optional=True),
+        "batch": Flag(), "batch_poll": Number(SECONDS),
     }
 
     def __post_init__(self) -> None:
         check_rules(self, self.RULES)
         check_ray_address(self.ray, self.workers)
+        if self.batch:
+            check_batch(self.model, self.ray)
         if self.max_cost is not None and self.price_per_1k is None and not price_known(self.model.model):
             raise SettingError(f"max_cost: litellm has no price for {self.model.model!r}, so the budget cannot be "
                                "enforced; give price_per_1k (USD per 1,000 tokens; --price-per-1k)")
@@ -106,6 +115,28 @@ class EvalConfig:
         check_confidence_for(self.model, self.judge)  # on the model as applied: a provider may drop logprobs
 
 
+    @property
+    def in_flight(self) -> int:
+        """Decisions the client lets wait at once: `concurrency` online; with batch jobs, a whole job's worth, so
+        that every walk's next question joins the same round."""
+        return MAX_REQUESTS if self.batch else self.concurrency
+
+
+def check_batch(model: ModelSettings, ray: str | None) -> None:
+    """`batch` with a judge and executor that can take it: ConfigurationError (one line) otherwise."""
+    judge = judge_of(model)
+    if judge.in_process:
+        raise ConfigurationError("--batch needs a hosted model with a batch API (the embedded judge answers "
+                                 "locally, one prompt at a time): give --model, e.g. --model openai/gpt-4o-mini")
+    if model.routed:
+        raise ConfigurationError("--batch submits its jobs to one server: give one --api-base (a Router's fail-over "
+                                 "has no batch jobs)")
+    if ray is not None:
+        raise ConfigurationError("--batch and --ray do not go together: a provider batch job already runs the "
+                                 "whole round at the provider; drop --ray")
+    batch_provider(model.model)
+
+
 @dataclass
 class JudgingProgress:
     """Callbacks the CLI hands in (a rich progress bar); the library never prints. `loaded`: the inputs are read
@@ -115,6 +146,8 @@ class JudgingProgress:
     start: Callable[[int], None] = lambda total: None
     sentence_done: Callable[[], None] = lambda: None
     decision_done: Callable[[bool], None] = lambda cached: None
+    # With batch jobs: called when a job changes state (rounds, jobs, their states: judge.llm.batch.RoundStats).
+    batch_state: Callable[[Any], None] = lambda stats: None
 
 
 def evaluate(inputs: Inputs, config: EvalConfig, progress: JudgingProgress | None = None, out: Path | None = None
@@ -135,14 +168,19 @@ async def evaluate_async(inputs: Inputs, config: EvalConfig, progress: JudgingPr
     stream = None
     cache = None
     executor = executor_for(config.ray, config.workers)
+    rounds = None
     try:
         # The cache first: a configuration error (unreachable Redis, a corrupt database) stops the run before
         # anything in `out` is touched.
         cache = open_decision_cache(config.cache_dir) if config.cache_dir else None
         with output_lock(out, "eval") if out is not None else nullcontext():
             stream = stream_for(Path(out), config.resume, signature.short()) if out is not None else None
+            if config.batch:
+                rounds = BatchRounds(config.model.model, api_base=config.model.api_base, api_key=config.model.api_key,
+                                     journal=WorkingFolder(out).file(JOURNAL) if out is not None else None,
+                                     poll_interval=config.batch_poll, on_state=progress.batch_state)
             judgments, usage, resumed, (kernels, worker_events) = await _judge_all(inputs, config, signature, cache,
-                                                                                   progress, stream, executor)
+                                                                                   progress, stream, executor, rounds)
     finally:
         executor.close()
         if stream:
@@ -166,6 +204,8 @@ async def evaluate_async(inputs: Inputs, config: EvalConfig, progress: JudgingPr
            "merged_from": []}
     if kernels is not None:  # the embedded judge's llama.cpp kernels (judge.llm.embedded.kernels)
         run["kernels"] = kernels
+    if rounds is not None:  # what the batch jobs did; `cost` of the usage is at the batch price
+        run["batch"] = rounds.stats.as_dict()
     return Evaluation(judgments, scores, usage, signature, score_signature, diagnostics,
                       time.perf_counter() - started, run_failure(judgments, usage, config.max_failed_fraction),
                       judgments_path=stream.path if stream else None, run=run)
@@ -177,7 +217,8 @@ def stream_for(out: Path, resume: bool, signature: str) -> JudgmentStream:
     report is kept); without, an empty log (a killed run's is discarded; its decisions are in the cache)."""
     work = WorkingFolder(out)
     log = work.file("judgments.jsonl")
-    work.start(keep=[log.name] if resume else [])
+    # The batch journal is kept whatever `resume` says: the jobs it names are paid for (judge.llm.batch).
+    work.start(keep=[log.name, JOURNAL] if resume else [JOURNAL])
     if resume and not log.exists() and (out / "judgments.jsonl").is_file():
         try:
             shutil.copyfile(out / "judgments.jsonl", log)
@@ -188,14 +229,16 @@ def stream_for(out: Path, resume: bool, signature: str) -> JudgmentStream:
 
 async def _judge_all(inputs: Inputs, config: EvalConfig, signature: JudgeSignature,
                      cache: DecisionCache | None, progress: JudgingProgress,
-                     stream: JudgmentStream | None = None, executor: Executor | None = None
+                     stream: JudgmentStream | None = None, executor: Executor | None = None,
+                     rounds: BatchRounds | None = None
                      ) -> tuple[Sequence[ReportJudgment], Usage, int, tuple[dict[str, Any] | None, list[str]]]:
     """Judge the reports left to judge with `executor` (judge.run.executors: this process by default), taking
     each judgment as it completes: with a stream it goes to disk at once, and the judgments returned are read back
     from the final file one at a time (StoredJudgments), so memory stays bounded."""
-    client = DecisionClient(config.model, cache, concurrency=config.concurrency, retry=config.retry,
+    client = DecisionClient(config.model, cache, concurrency=config.in_flight, retry=config.retry,
                             max_cost=config.max_cost, price_per_1k=config.price_per_1k,
-                            on_decision=progress.decision_done)
+                            on_decision=progress.decision_done,
+                            completions=rounds.acompletion if rounds is not None else None)
     walker = ReportWalker(client, inputs.documents, config.judge, on_sentence=progress.sentence_done)
     ordered = sorted(inputs.reports.entries, key=lambda e: e.key)
     todo: list[ReportEntry] = []

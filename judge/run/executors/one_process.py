@@ -28,7 +28,7 @@ class OneProcess:
     async def judge(self, work: Judging, deliver: Callable[[ReportJudgment], None]) -> Judged:
         inputs = work.inputs
         await judge_by_request(work.walker, work.todo, inputs.reports.read, inputs.requests, inputs.banks,
-                               work.signature, work.config.concurrency, deliver)
+                               work.signature, work.config.in_flight, deliver)
         kernels, events = work.client.embedded_report()
         return Judged(work.client.usage, kernels, events)
 

@@ -1,4 +1,4 @@
-"""The bad-input suite (issue 10): one parametrised test over generated malformed inputs, run through the real CLI.
+"""The bad-input suite: one parametrised test over generated malformed inputs, run through the real CLI.
 
 Every case feeds `argue-judge eval` (reports, requests, nuggets, documents, options) or `argue-judge score`
 (judgments) one broken input next to the bundled example's good ones, against the fake endpoint, and asserts:
@@ -89,7 +89,7 @@ def corrupt_gz(data: bytes) -> bytes:
 
 
 def hostile_line_cases(kind: str, good: dict, text_field: str) -> list[Case]:
-    """The same hostile encodings for every JSONL input: each one crashed some reader once (issue 10)."""
+    """The same hostile encodings for every JSONL input: each one crashed some reader once."""
     first = lines(good)
     surrogate = json.dumps(mutate(good, setter(text_field, "x"))).replace('"x"', '"bad \\ud800 text"')
     return [

@@ -1,4 +1,4 @@
-"""Issue 25, lost data: what a rerun, a killed rerun, a concurrent run and a configuration error do to an `--out`
+"""Lost data: what a rerun, a killed rerun, a concurrent run and a configuration error do to an `--out`
 that holds a finished run (docs/output-folder.md). Everything runs against the local FakeEndpoint on the bundled
 example; the killed and concurrent runs are CLI subprocesses."""
 

@@ -426,7 +426,7 @@ def test_calibrate_section_reads_the_savings_off_the_confusion_matrix():
 
 
 def test_a_pair_uses_every_label_not_only_the_requests_labelled_for_both():
-    # 3 runs x 60 requests, 70 of the 180 reports labelled at random (issue 35's case): two runs 0.36 apart
+    # 3 runs x 60 requests, 70 of the 180 reports labelled at random: two runs 0.36 apart
     # share only ~9 labelled requests, but each has ~23 labels of its own; compared from all of them they are
     # told apart
     rng = np.random.default_rng(35)

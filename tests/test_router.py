@@ -133,7 +133,7 @@ def test_router_config_errors_name_the_file_and_the_fix(tmp_path, text, requeste
     ("router.json", b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
 ], ids=["latin-1-yaml", "json-nested-100k-deep"])
 def test_a_router_config_that_is_not_utf8_or_too_deep_is_one_line(tmp_path, name, content, message):
-    """Issue 25, item 15: a router YAML saved in Latin-1 (and a JSON nested 100,000 deep) were tracebacks."""
+    """A router YAML saved in Latin-1 (and a JSON nested 100,000 deep) were tracebacks."""
     config = tmp_path / name
     config.write_bytes(content)
     with pytest.raises(InputError, match=message) as raised:

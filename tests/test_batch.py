@@ -109,6 +109,8 @@ def test_a_killed_run_polls_its_jobs_instead_of_submitting_them_again(tmp_path):
     (["--batch"], "anthropic/claude-x", 3, "batch jobs work with the providers openai, azure, hosted_vllm"),
     (["--batch", "--ray", "local"], "openai/fake", 3, "--batch and --ray do not go together"),
     (["--dry-run"], "openai/fake", 2, "add --batch, or drop --dry-run"),
+    (["--batch", "--api-base", "http://127.0.0.1:9/v1", "--api-base", "http://127.0.0.1:10/v1"], "openai/fake", 3,
+     "--batch submits its jobs to one server"),
 ])
 def test_batch_refusals_are_one_line(tmp_path, extra, model, code, says):
     args = ["eval", str(EXAMPLES / "reports"), "--requests", str(EXAMPLES / "requests.jsonl"),

@@ -69,7 +69,8 @@ NEUTRAL: dict[str, set[str]] = {
              "concurrency",
              "max_cost", "cache", "no_cache", "shard", "resume", "with_baselines", "gold", "out", "debug",
              "max_doc_bytes", "price_per_1k", "max_failed_fraction", "view", "threads", "give_up_after", "kernels",
-             "ray", "workers"},  # who judges: the outputs are the bytes one process writes (tests/test_ray_*.py)
+             "ray", "workers",  # who judges: the outputs are the bytes one process writes (tests/test_ray_*.py)
+             "batch", "batch_poll", "dry_run"},  # how answers are fetched: the online path's bytes (test_batch.py)
     "score": {"judgments", "nuggets", "out", "debug"},
     "merge": {"shards", "out", "debug"},
     "calibrate": {"attributionbench", "wice", "nuggets", "docs", "human", "judged", "api_base", "api_key",

@@ -412,14 +412,17 @@ def test_no_prompt_of_any_decision_shows_an_injection_in_any_field(tmp_path, fie
 # -- a setting that cannot take effect says so; the signature records what was applied --------------------------
 
 # Every eval option, by whether its effect can depend on what the model server or the inputs provide. Those that can
-# are each tested below; a new option fails test_every_eval_option_is_classified until it is placed here.
+# are each tested below (the reasoning options in tests/test_reasoning.py); a new option fails
+# test_every_eval_option_is_classified until it is placed here. --batch is refused in one line where it cannot apply
+# (tests/test_batch.py).
 DEPENDS = {"--seed", "--logprobs", "--threads", "--kernels", "--thresholds", "--gold", "--sample", "--confidence",
-           "--resume", "--workers"}
+           "--resume", "--workers", "--reasoning-effort", "--keep-reasoning"}
 ALWAYS = {"reports", "--requests", "--docs", "--nuggets", "--model", "--api-base", "--router", "--api-key",
           "--timeout", "--temperature", "--max-tokens", "--citation-policy", "--truncate", "--max-doc-chars",
           "--max-doc-bytes", "--concurrency", "--max-cost", "--price-per-1k", "--max-failed-fraction",
           "--give-up-after", "--cache", "--no-cache", "--shard", "--prompts", "--on-injection",
-          "--injection-detector", "--view", "--with-baselines", "--human", "--out", "--debug", "--ray"}
+          "--injection-detector", "--view", "--with-baselines", "--human", "--out", "--debug", "--ray", "--batch",
+          "--batch-poll", "--dry-run"}
 
 
 def test_every_eval_option_is_classified():

@@ -11,17 +11,21 @@ from judge.api import sample
 from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console
+from judge.settings import Bounds
+
+BUDGET = Bounds(2, 10_000_000)                  # a sample of one report has no variance to estimate
+PROBABILITY = Bounds(0, 1, low_open=True)       # every report must be drawable: (0, 1]
 
 
 def sample_command(
     judgments: Annotated[list[Path], typer.Argument(help="The judge's judgments of every report (judgments.jsonl).")],
-    budget: Annotated[int, typer.Option("--budget", help="How many reports people will judge (new ones on a "
-                                        "second round).")],
+    budget: Annotated[int, options.number("--budget", bounds=BUDGET, help="How many reports people will judge "
+                                          "(new ones on a second round).")],
     out: Annotated[Path, typer.Option("--out", help="The sample file to write (JSON lines).")] = Path("sample.jsonl"),
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the draw.")] = 0,
-    min_probability: Annotated[float | None, typer.Option(
-        "--min-probability", help="Every report's least probability of being drawn (default: a quarter of "
-        "budget / reports).")] = None,
+    seed: Annotated[int, options.number("--seed", bounds=options.settings.SEED, help="Seed of the draw.")] = 0,
+    min_probability: Annotated[float | None, options.number(
+        "--min-probability", bounds=PROBABILITY,
+        help="Every report's least probability of being drawn (default: a quarter of budget / reports).")] = None,
     uniform: Annotated[bool, typer.Option("--uniform", help="Every report with the same probability (a simple "
                                           "random sample), not by the judge's confidence.")] = False,
     previous: Annotated[Path | None, typer.Option(

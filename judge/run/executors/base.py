@@ -33,12 +33,13 @@ class Judging:
 @dataclass
 class Judged:
     """What an executor reports when every report of `todo` has been delivered: the usage over all its workers,
-    the embedded judge's kernel choice (None for other models) and what happened to the workers on the way (a
-    worker's death, a restart), for the run's diagnostics."""
+    the embedded judge's kernel choice (None for other models) and what happened on the way, for the run's
+    diagnostics, each as (source, message) with the source naming what it happened to: "embedded judge" (its
+    llama.cpp worker died, restarted), "ray" (a Ray worker died), "cache" (an unreadable entry a worker met)."""
 
     usage: Usage
     kernels: dict[str, Any] | None = None
-    events: list[str] | None = None
+    events: list[tuple[str, str]] | None = None
 
 
 class Executor(Protocol):

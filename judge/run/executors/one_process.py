@@ -30,7 +30,7 @@ class OneProcess:
         await judge_by_request(work.walker, work.todo, inputs.reports.read, inputs.requests, inputs.banks,
                                work.signature, work.config.concurrency, deliver)
         kernels, events = work.client.embedded_report()
-        return Judged(work.client.usage, kernels, events)
+        return Judged(work.client.usage, kernels, [("embedded judge", event) for event in events])
 
     def close(self) -> None:
         pass

@@ -46,7 +46,7 @@ from judge.llm.cache.backends import CacheBackendError
 from judge.llm.client import Usage
 from judge.llm.embedded.weights import is_embedded
 from judge.run.executors.base import Judged, Judging, add_usage
-from judge.run.executors.ray_worker import Hello, JudgeWorker, Unit, UnitResult, WorkerSetup
+from judge.run.executors.ray_worker import Hello, JudgeWorker, Unit, UnitPart, WorkerSetup
 from judge.run.shards import shard_of
 
 LOCAL = "local"
@@ -186,13 +186,17 @@ class RayExecutor:
                                threads if config.model.threads is None else None)
 
         slots: list[_Slot] = []
-        usage = Usage()
-        events: list[str] = []
-        kernels: dict[str, Any] | None = None
-        running: dict[asyncio.Future[UnitResult], tuple[_Slot, int]] = {}
+        tally = _Tally(work, deliver)
+        running: dict[asyncio.Task[None], tuple[_Slot, int]] = {}
 
         def budget_left() -> float | None:
-            return None if config.max_cost is None else max(0.0, config.max_cost - usage.cost)
+            return None if config.max_cost is None else max(0.0, config.max_cost - tally.usage.cost)
+
+        def take(part: UnitPart) -> None:
+            tally.take(part)
+            if tally.stopping is None and config.max_cost is not None and tally.usage.cost > config.max_cost:
+                tally.stop(BudgetExceeded(f"${tally.usage.cost:.4f} spent over the cluster, past --max-cost "
+                                          f"${config.max_cost:.4f}"), slots)
 
         try:  # from the first worker started: whatever ends the run, every worker it started is stopped
             slots += [_Slot(self._start(ray, setup(threads), node_id, cpus), node_id, cpus, threads, address)
@@ -202,47 +206,55 @@ class RayExecutor:
             queue: deque[int] = deque(sorted(units))
             attempts: dict[int, int] = {number: 0 for number in units}
             while queue or running:
-                if config.max_cost is not None and usage.cost > config.max_cost:
-                    raise BudgetExceeded(f"${usage.cost:.4f} spent over the cluster, past --max-cost "
-                                         f"${config.max_cost:.4f}")
                 for slot in slots:
-                    while queue and slot.busy < IN_FLIGHT_PER_WORKER:
+                    while queue and tally.stopping is None and slot.busy < IN_FLIGHT_PER_WORKER:
                         number = queue.popleft()
-                        unit = Unit(number, units[number], _documents_of(work, units[number]), budget_left(),
-                                    usage.stopped)
-                        running[_awaitable(slot.actor.judge.remote(unit))] = (slot, number)
+                        reports = [r for r in units[number] if r.key not in tally.delivered]
+                        unit = Unit(number, reports, _documents_of(work, reports), budget_left(),
+                                    tally.usage.stopped)
+                        running[asyncio.ensure_future(_stream(slot.actor.judge.remote(unit), take))] = \
+                            (slot, number)
                         slot.busy += 1
+                if not running:
+                    break  # stopping: the units not sent stay unjudged
                 finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                for future in finished:
-                    slot, number = running.pop(future)
+                for task in finished:
+                    slot, number = running.pop(task)
                     slot.busy -= 1
-                    try:
-                        result = future.result()
-                    except Exception as exc:
-                        cause = _cause(exc)
-                        if cause is not None:  # the worker raised something the user can act on
-                            raise cause from None
-                        if not _died(exc):
-                            raise ConfigurationError(worker_failure(exc, slot.node)) from None
-                        attempts[number] += 1
-                        if attempts[number] >= MAX_ATTEMPTS:
-                            raise ConfigurationError(f"unit {number} of {len(units)} lost its worker "
-                                                     f"{MAX_ATTEMPTS} times (last on node {slot.node}); see the "
-                                                     "Ray logs of that node") from None
-                        queue.appendleft(number)
-                        if slot in slots:  # the first of its units to fail: start its replacement
-                            await self._replace(ray, slots, slot, setup)
-                        events.append(f"a Ray worker on node {slot.node} died while judging unit {number} "
-                                      f"({len(units[number])} reports); they were judged again")
+                    exc = task.exception()
+                    if exc is None:
                         continue
-                    self._take(work, result, deliver, usage, events)
-                    kernels = result.kernels or kernels
+                    cause = _cause(exc)
+                    if isinstance(cause, BudgetExceeded):  # a worker's client refused to pass its budget
+                        tally.stop(cause, slots)
+                        continue
+                    if cause is not None:  # the worker raised something else the user can act on
+                        raise cause from None
+                    if not _died(exc):
+                        raise ConfigurationError(worker_failure(exc, slot.node)) from None
+                    if tally.stopping is not None:
+                        continue  # the run is ending anyway; what the worker sent is kept
+                    attempts[number] += 1
+                    if attempts[number] >= MAX_ATTEMPTS:
+                        raise ConfigurationError(f"unit {number} of {len(units)} lost its worker "
+                                                 f"{MAX_ATTEMPTS} times (last on node {slot.node}); see the "
+                                                 "Ray logs of that node") from None
+                    left = sum(1 for r in units[number] if r.key not in tally.delivered)
+                    if left:
+                        queue.appendleft(number)
+                    if slot in slots:  # the first of its units to fail: start its replacement
+                        await self._replace(ray, slots, slot, setup)
+                    tally.events.append(("ray", f"a Ray worker on node {slot.node} died while judging unit "
+                                                f"{number}; its {left} unfinished reports were judged again (the "
+                                                "answers it had sent were kept)"))
+            if tally.stopping is not None:
+                raise tally.stopping
         finally:
-            for future in running:
-                future.cancel()
+            for task in running:
+                task.cancel()
             for slot in slots:
                 ray.kill(slot.actor)
-        return Judged(usage, kernels, events)
+        return Judged(tally.usage, tally.kernels, tally.events)
 
     async def _replace(self, ray: Any, slots: list[_Slot], dead: _Slot,
                        setup: Callable[[int | None], WorkerSetup]) -> None:
@@ -252,27 +264,60 @@ class RayExecutor:
         slots[slots.index(dead)] = fresh
         await self._greet(ray, [fresh])
 
-    def _take(self, work: Judging, result: UnitResult, deliver: Callable[[ReportJudgment], None], usage: Usage,
-              events: list[str]) -> None:
-        """A unit's result, on the driver: answers into the cache first (so a kill after this loses none), then
-        the judgments into the stream, with the progress the run's callbacks show."""
-        if work.cache is not None and result.entries:
+
+async def _stream(parts: Any, take: Callable[[UnitPart], None]) -> None:
+    """Read one unit's parts (a Ray ObjectRefGenerator) as the worker yields them, handing each to `take`; the
+    worker's failure, or its death, is raised after the parts it sent."""
+    async for ref in parts:
+        take(await ref)
+
+
+class _Tally:
+    """The driver's side of the parts the workers stream: each answer into the decision cache the moment it
+    arrives (so a kill, a dead worker or --max-cost loses none), each judgment into the run's stream, the usage,
+    events and progress summed; and, once the run must stop, why (`stopping`)."""
+
+    def __init__(self, work: Judging, deliver: Callable[[ReportJudgment], None]):
+        self.work = work
+        self.deliver = deliver
+        self.usage = Usage()
+        self.events: list[tuple[str, str]] = []
+        self.kernels: dict[str, Any] | None = None
+        self.delivered: set[tuple[str, str]] = set()
+        self.stopping: BaseException | None = None
+
+    def take(self, part: UnitPart) -> None:
+        work = self.work
+        if work.cache is not None and part.entries:  # answers first: a kill after this loses none
             backend = work.cache.backend
             try:
-                for key, value in result.entries.items():
+                for key, value in part.entries.items():
                     if backend.get(key) is None:  # the first answer recorded under a key is the one replayed
                         backend.set(key, value)
             except CacheBackendError as exc:
                 raise OutputError(f"cannot write the decision cache in {work.cache.location}: {exc}") from exc
-        add_usage(usage, result.usage)
-        events.extend(result.events)
-        for judgment in result.judgments:
-            deliver(judgment)
+        add_usage(self.usage, part.usage)
+        self.events.extend(part.events)
+        self.kernels = part.kernels or self.kernels
+        for judgment in part.judgments:
+            if judgment.key in self.delivered:
+                continue  # judged again after its worker died having sent it: the first one stands
+            self.delivered.add(judgment.key)
+            self.deliver(judgment)
             for sentence in judgment.sentences:
                 for decision in sentence.decisions:
                     work.progress.decision_done(decision.cached)
                 if sentence.status != "truncated":
                     work.progress.sentence_done()
+
+    def stop(self, reason: BaseException, slots: list[_Slot]) -> None:
+        """The run ends with `reason` once the units in flight end: no unit is sent any more, and every worker is
+        told to ask nothing more, so the calls it has in flight end and their answers are streamed and kept."""
+        if self.stopping is not None:
+            return
+        self.stopping = reason
+        for slot in slots:
+            slot.actor.stop_spending.remote()
 
 
 @contextmanager

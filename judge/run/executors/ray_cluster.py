@@ -45,7 +45,7 @@ from judge.formats.judgments import ReportJudgment
 from judge.llm.cache.backends import CacheBackendError
 from judge.llm.client import Usage
 from judge.llm.embedded.weights import is_embedded
-from judge.run.executors.base import Judged, Judging, add_usage
+from judge.run.executors.base import Judged, Judging, add_usage, budget_reached
 from judge.run.executors.ray_worker import Hello, JudgeWorker, Unit, UnitPart, WorkerSetup
 from judge.run.shards import shard_of
 
@@ -195,8 +195,7 @@ class RayExecutor:
         def take(part: UnitPart) -> None:
             tally.take(part)
             if tally.stopping is None and config.max_cost is not None and tally.usage.cost > config.max_cost:
-                tally.stop(BudgetExceeded(f"${tally.usage.cost:.4f} spent over the cluster, past --max-cost "
-                                          f"${config.max_cost:.4f}"), slots)
+                tally.stop(BudgetExceeded("past --max-cost"), slots)
 
         try:  # from the first worker started: whatever ends the run, every worker it started is stopped
             slots += [_Slot(self._start(ray, setup(threads), node_id, cpus), node_id, cpus, threads, address)
@@ -247,8 +246,8 @@ class RayExecutor:
                     tally.events.append(("ray", f"a Ray worker on node {slot.node} died while judging unit "
                                                 f"{number}; its {left} unfinished reports were judged again (the "
                                                 "answers it had sent were kept)"))
-            if tally.stopping is not None:
-                raise tally.stopping
+            if tally.stopping is not None:  # every unit in flight has ended: the tally holds all that was spent
+                raise budget_reached(tally.usage, config.max_cost)
         finally:
             for task in running:
                 task.cancel()

@@ -26,7 +26,7 @@ from judge.llm.cache.backends import DECISIONS_SUBDIR, REDIS_SCHEMES, CacheBacke
 from judge.llm.cache.store import DecisionCache, open_decision_cache
 from judge.llm.client import DecisionClient, Usage
 from judge.llm.router import servers
-from judge.run.executors.base import usage_since
+from judge.run.executors.base import Asking, usage_since
 from judge.run.executors.one_process import judge_by_request
 from judge.types import Document, NuggetBank, Report, Request
 
@@ -101,6 +101,7 @@ class JudgeWorker:
         self.cache = DecisionCache(self.backend)
         self.model = model
         self._client: DecisionClient | None = None
+        self._asking: Asking | None = None
         self._reported = Usage()
         self._events_reported = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -123,6 +124,7 @@ class JudgeWorker:
         if self._client is None:  # made inside the worker's event loop, and kept: its slots are shared by units
             self._client = DecisionClient(self.model, self.cache, concurrency=config.concurrency,
                                           retry=config.retry, price_per_1k=config.price_per_1k)
+            self._asking = Asking(self._client)
         client = self._client
         if unit.budget_left is not None:  # the client refuses a call that would spend more than the run has left
             client.max_cost = client.usage.cost + unit.budget_left
@@ -142,8 +144,10 @@ class JudgeWorker:
 
         config = self.setup.config
         self._loop = asyncio.get_running_loop()
-        client = self._client_for(unit)
-        walker = ReportWalker(client, unit.documents, config.judge)
+        self._client_for(unit)
+        asking = self._asking
+        assert asking is not None
+        walker = ReportWalker(asking, unit.documents, config.judge)
         judgments: list[ReportJudgment] = []
         news = asyncio.Event()
 
@@ -153,7 +157,7 @@ class JudgeWorker:
 
         judging = asyncio.ensure_future(judge_by_request(
             walker, unit.reports, lambda report: report, self.setup.requests, self.setup.banks,
-            self.setup.signature, config.concurrency, deliver))
+            self.setup.signature, config.concurrency, deliver, asking))
         self._waiting.add(news)
         try:
             while not judging.done():

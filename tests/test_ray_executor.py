@@ -191,16 +191,71 @@ def test_a_worker_that_cannot_import_the_package_is_named_by_its_node():
                            "(ModuleNotFoundError: No module named 'judge')")
 
 
-def test_max_cost_is_enforced_over_all_workers(local_ray, collection, endpoint_module, tmp_path):
-    """A budget far below what the run needs stops it (exit 4) whichever worker crosses it; what was judged
-    before is in the journal for --resume."""
-    root, reports = collection
-    result = runner.invoke(app, eval_args(reports, endpoint_module.api_base, tmp_path / "cache", tmp_path / "out",
-                                          "--ray", "local", "--workers", "2", "--max-cost", "0.002",
-                                          "--price-per-1k", "0.01"))
+def served_questions(ep: FakeEndpoint) -> int:
+    """The distinct questions the endpoint answered (two workers may each ask one before either has its answer)."""
+    return len({json.dumps([r["messages"], r.get("tools"), r.get("tool_choice")], sort_keys=True)
+                for r in ep.requests})
+
+
+@pytest.mark.parametrize("executor", [[], ["--ray", "local", "--workers", "2"]], ids=["one-process", "ray"])
+def test_max_cost_keeps_every_paid_answer_and_says_what_the_run_spent(local_ray, collection, tmp_path, executor):
+    """A budget a few decisions deep stops the run (exit 4) whichever worker crosses it, and only once the calls
+    in flight have ended: every question the server answered is in the cache (it used to hold none of a Ray run's,
+    the answers going down with their unfinished units), and the line counts every call the server got."""
+    _, reports = collection
+    with FakeEndpoint(smart_responder, latency=0.02) as ep:
+        result = runner.invoke(app, eval_args(reports, ep.api_base, tmp_path / "cache", tmp_path / "out", *executor,
+                                              "--max-cost", "0.1", "--price-per-1k", "0.01"))
+        served, questions = ep.calls, served_questions(ep)
     assert result.exit_code == 4, result.output
     assert "budget reached" in result.output
+    assert served > 0 and len(keys(tmp_path / "cache")) == questions, (served, questions)
+    assert f"spent on {served} model calls" in " ".join(result.output.split()), result.output
     assert not (tmp_path / "out" / "judgments.jsonl").exists()  # no finished run: its outputs were not written
+
+
+def test_a_dead_workers_calls_are_counted_and_its_death_is_said_under_ray(local_ray, collection, tmp_path):
+    """The server kills the only worker while answering its 12th call (one call in flight: --concurrency 1). The
+    calls the worker made before are in the run's usage (they used to go with its unfinished units) and every
+    answer it got is in the cache; the death is reported as Ray's, not as the embedded judge's."""
+    import threading
+
+    from judge.api import eval_config
+    from judge.run.evaluate import evaluate
+    from judge.run.inputs import Inputs
+    from judge.settings import ModelSettings
+
+    root, reports = collection
+    lock = threading.Lock()
+    answered: list[int] = []
+    killed: list[str] = []
+
+    def killing(request: dict) -> dict:
+        with lock:
+            answered.append(1)
+            now = len(answered)
+        if now == 12:
+            for actor in ray.util.list_named_actors(all_namespaces=True):
+                if actor["name"].startswith("argue-judge-worker-"):
+                    handle = ray.get_actor(actor["name"], namespace=actor["namespace"])
+                    ray.kill(handle)
+                    killed.append(actor["name"])
+                    with pytest.raises(ray.exceptions.RayActorError):
+                        ray.get(handle.hello.remote(), timeout=120)  # dead before this answer is sent
+        return smart_responder(request)
+
+    with FakeEndpoint(killing, latency=0.02) as ep:
+        config = eval_config(ModelSettings("openai/fake", ep.api_base, "x"), cache=tmp_path / "cache",
+                             concurrency=1, ray="local", workers=1)
+        with Inputs.load([reports], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"], [EXAMPLES / "docs.jsonl"],
+                         tmp_path / "docstore") as inputs:
+            evaluation = evaluate(inputs, config)
+        served, questions = ep.calls, served_questions(ep)
+    assert len(killed) == 1
+    died = [d for d in evaluation.diagnostics if "died while judging unit" in d.message]
+    assert died and {d.source for d in died} == {"ray"}, [(d.source, d.message) for d in evaluation.diagnostics]
+    assert served - evaluation.usage.model_calls in (0, 1), (served, evaluation.usage)  # the call in flight
+    assert len(keys(tmp_path / "cache")) == questions
 
 
 @pytest.mark.parametrize(("signal_name", "code", "said"), [("SIGTERM", 143, "terminated (SIGTERM)"),

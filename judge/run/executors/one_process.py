@@ -87,10 +87,13 @@ async def run_bounded(jobs: Iterator[Awaitable[None]], limit: int) -> None:
     flight are paid: their answers reach the cache); any other failure cancels the rest."""
     running: set[asyncio.Task[None]] = set()
     try:
-        for job in jobs:
+        while True:
             if len(running) >= limit:
                 finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 _raise_first_failure(finished)
+            job = next(jobs, None)  # taken only once it can start: a coroutine made and never run is a warning
+            if job is None:
+                break
             running.add(asyncio.ensure_future(job))
         while running:
             finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)

@@ -28,9 +28,11 @@ and RAY_USAGE_STATS_ENABLED=0 before Ray starts.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import os
 import signal
+import socket
 import threading
 import uuid
 from collections import deque
@@ -54,6 +56,9 @@ MAX_ATTEMPTS = 3           # a unit whose worker dies this many times stops the 
 UNITS_PER_WORKER = 4       # at least this many units per worker, so a lost unit is a small share of the work
 UNIT_REPORTS = 64          # and at most about this many reports per unit
 IN_FLIGHT_PER_WORKER = 2   # units a worker holds at once: the next is there when one ends
+CONNECT_TIMEOUT = 15.0     # seconds a cluster address has to answer a TCP connection
+INIT_TIMEOUT = 180.0       # seconds ray.init has to connect to a cluster
+WORKERS_PER_CORE = 4       # at most this many workers per core of the cluster (each is a process)
 
 
 @dataclass(eq=False)  # a worker is itself: two on one node are not equal
@@ -93,18 +98,46 @@ class RayExecutor:
         options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                                    "namespace": self._namespace, "logging_level": "ERROR"}
         if self.address == LOCAL:
-            options |= {"num_cpus": max(os.cpu_count() or 1, self.workers or 1), "_node_ip_address": "127.0.0.1"}
+            options |= {"num_cpus": _cores(), "_node_ip_address": "127.0.0.1"}
         else:
             options["address"] = self.address
+            self._check_reachable()
         try:
             with keeping_the_sigterm_handler():
-                ray.init(**options)
+                if self.address == LOCAL:
+                    # On the main thread: the runtime's processes die with the thread that started them (Linux's
+                    # parent-death signal), and starting them waits for nothing outside this machine.
+                    ray.init(**options)
+                else:
+                    _init_within(ray, options, INIT_TIMEOUT)
         except Exception as exc:  # unreachable address, version mismatch, a malformed address: one line
             reason = " ".join(str(exc).split())[:300] or type(exc).__name__
             raise ConfigurationError(f"--ray {self.address}: cannot start or reach the Ray cluster: {reason}") \
                 from None
         self._started_runtime = True
         return ray
+
+    def _check_reachable(self) -> None:
+        """A cluster address must answer a TCP connection within CONNECT_TIMEOUT (Ray itself retries a closed port
+        for minutes, deaf to SIGTERM); ray:// needs Ray Client, which the [ray] extra installs."""
+        if self.address == "auto":
+            return  # the cluster this machine belongs to: Ray finds it (and says at once when there is none)
+        if self.address.startswith("ray://"):
+            try:
+                import grpc  # noqa: F401 -- what Ray Client needs beyond ray itself
+            except ImportError:
+                raise ConfigurationError(f"--ray {self.address}: Ray Client (ray://) needs grpcio: pip install "
+                                         "'argue-judge[ray]' (which installs ray[client])") from None
+        host, _, port = self.address.split("://")[-1].rpartition(":")
+        host = host.strip("[]") or "127.0.0.1"
+        try:
+            with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT):
+                pass
+        except (OSError, ValueError) as exc:
+            why = " ".join(str(getattr(exc, "strerror", None) or exc).split()) or type(exc).__name__
+            raise ConfigurationError(f"--ray {self.address}: cannot reach the Ray cluster: nothing answers on "
+                                     f"{host}:{port} ({why}); check the address (the head node's GCS port, 6379 "
+                                     "by default, or ray://HEAD:10001 for Ray Client)") from None
 
     def close(self) -> None:
         if self._started_runtime:
@@ -132,6 +165,10 @@ class RayExecutor:
             return [(node_id, address, cores, cores) for node_id, address, cores in nodes]
         total = sum(cores for *_, cores in nodes)
         wanted = self.workers or total
+        if wanted > WORKERS_PER_CORE * total:  # each worker is a process: thousands would take the machine down
+            raise ConfigurationError(f"--workers {wanted}: the Ray cluster at {self.address} has {total} cores; give "
+                                     f"at most {WORKERS_PER_CORE * total} workers ({WORKERS_PER_CORE} a core), or "
+                                     "leave --workers out for one a core")
         free = {node_id: float(cores) for node_id, _, cores in nodes}
         chosen: list[tuple[str, str]] = []
         while len(chosen) < wanted:  # the node with the most free cores, the driver's first among equals
@@ -317,6 +354,48 @@ class _Tally:
         self.stopping = reason
         for slot in slots:
             slot.actor.stop_spending.remote()
+
+
+def _cores() -> int:
+    """The cores this process may run on (its CPU affinity), the local runtime's CPU count."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _init_within(ray: Any, options: dict[str, Any], timeout: float) -> None:
+    """`ray.init(**options)`, given up after `timeout` seconds. It runs in a thread of its own, so the main thread
+    stays free for Ctrl-C and SIGTERM meanwhile (Ray retries an unanswering cluster for minutes inside calls that
+    hold the main thread)."""
+    box: dict[str, BaseException] = {}
+
+    def init() -> None:
+        try:
+            ray.init(**options)
+        except BaseException as exc:  # noqa: BLE001 -- raised in the caller's thread
+            box["error"] = exc
+
+    quiet = _NotTheMainThread()
+    worker_log = logging.getLogger("ray._private.worker")
+    worker_log.addFilter(quiet)
+    thread = threading.Thread(target=init, name="argue-judge-ray-init", daemon=True)
+    try:
+        thread.start()
+        thread.join(timeout)
+    finally:
+        worker_log.removeFilter(quiet)
+    if thread.is_alive():
+        raise TimeoutError(f"no answer within {timeout:.0f} s")
+    if "error" in box:
+        raise box["error"]
+
+
+class _NotTheMainThread(logging.Filter):
+    """Ray warns that it sets no SIGTERM handler off the main thread: the driver keeps its own (on purpose)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "SIGTERM handler is not set" not in record.getMessage()
 
 
 @contextmanager

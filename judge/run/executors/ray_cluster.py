@@ -3,22 +3,30 @@
 The reports left to judge are split into units by the hash the shards use (judge.run.shards.shard_of over the
 unit count), so a report's unit depends only on its run and request ids. Each worker (judge.run.executors.
 ray_worker.JudgeWorker, one Ray actor) judges up to two units at a time with its own async client, `--concurrency`
-decisions in flight; the driver sends each unit the reports and the documents they cite, and takes back the
-judgments, the new cache entries and the usage. The driver alone writes: each judgment into the run's stream (the
-same journal and final order as one process, so the outputs are byte-identical to a one-process run) and each new
-answer into the decision cache (once; an answer already recorded under a key stays).
+decisions in flight; the driver sends each unit the reports and the documents they cite. A unit is a Ray streaming
+generator: the worker yields each answer (a sealed cache entry) with its usage, and each judgment, as it arrives,
+and the driver alone writes them: each answer into the decision cache at once (an answer already recorded under a
+key stays), each judgment into the run's stream (the same journal and final order as one process, so the outputs
+are byte-identical to a one-process run), the usage into the run's tally.
 
-Faults: a worker that dies (its process killed, its node lost) takes its units' unreturned work with it; the
-driver starts a replacement and sends those units again (answers the driver already cached are not asked again),
-up to `MAX_ATTEMPTS` times per unit. A worker that cannot import argue-judge, runs another version, or cannot
-reach the model server stops the run before anything is asked, with one line naming its node.
+Faults: a worker that dies (its process killed, its node lost) loses only the calls it had in flight: what it had
+sent is kept. The driver starts a replacement and sends the unit's unfinished reports again (answers already
+cached are not asked again), up to `MAX_ATTEMPTS` times per unit; the run's diagnostics say so under "ray". A
+worker that cannot import argue-judge, runs another version, or cannot reach the model server stops the run before
+anything is asked, with one line naming its node.
 
-Budget: `--max-cost` is checked by the driver after every unit and sent with every unit as the budget left, which
+Budget: `--max-cost` is checked by the driver at every answer and sent with every unit as the budget left, which
 that worker's client will not spend past; with W units in flight at once, each may spend up to the budget left
 when it was sent, so a run can pass --max-cost by at most what the other units in flight spend before the driver
-stops it. `--give-up-after` counts transport failures in a row per worker; once one worker gives up on the server,
-the units sent after it ask nothing (their uncached decisions are recorded failed, not asked), and the run ends
-failed (exit 5) as one process does.
+stops it. Stopping, the driver sends no more units and tells every worker to ask nothing more; the calls in flight
+end and their answers are kept, and only then does the run end (exit 4) with what the whole run spent.
+`--give-up-after` counts transport failures in a row per worker; once one worker gives up on the server, the units
+sent after it ask nothing (their uncached decisions are recorded failed, not asked), and the run ends failed (exit
+5) as one process does.
+
+Set-up is bounded: a cluster address must answer a TCP connection within CONNECT_TIMEOUT and `ray.init` must
+connect within INIT_TIMEOUT (it runs off the main thread, so Ctrl-C and SIGTERM are heard meanwhile); `--workers`
+is at most WORKERS_PER_CORE a core of the cluster.
 
 The local runtime (`--ray` without an address) keeps Ray on the loopback interface: it binds 127.0.0.1 and sets
 RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 (without it Ray connects its own processes over the machine's external address)

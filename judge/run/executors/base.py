@@ -22,7 +22,8 @@ from judge.run.inputs import Inputs
 class Judging:
     """What a run asks an executor to judge: `todo` (the reports not kept from a resumed log, in canonical order)
     of `inputs`, under `config`, signed `signature`. `walker` and `client` are the driver's own (one process judges
-    with them); `cache` is the driver's decision cache, the only place a run writes answers to."""
+    with that client, through an `Asking` that counts its decisions in flight, on a walker of the same settings);
+    `cache` is the driver's decision cache, the only place a run writes answers to."""
 
     inputs: Inputs
     config: Any            # judge.run.evaluate.EvalConfig (which imports this module)

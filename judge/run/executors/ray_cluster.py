@@ -268,6 +268,8 @@ class RayExecutor:
                     exc = task.exception()
                     if exc is None:
                         continue
+                    if isinstance(exc, _OnTheDriver):
+                        raise exc.error
                     cause = _cause(exc)
                     if isinstance(cause, BudgetExceeded):  # a worker's client refused to pass its budget
                         tally.stop(cause, slots)
@@ -309,11 +311,24 @@ class RayExecutor:
         await self._greet(ray, [fresh])
 
 
+class _OnTheDriver(Exception):
+    """A failure of the driver's own while taking a part (the journal, the cache, a progress callback), raised as
+    it is by the run: not the worker's doing."""
+
+    def __init__(self, error: Exception):
+        super().__init__(str(error))
+        self.error = error
+
+
 async def _stream(parts: Any, take: Callable[[UnitPart], None]) -> None:
     """Read one unit's parts (a Ray ObjectRefGenerator) as the worker yields them, handing each to `take`; the
     worker's failure, or its death, is raised after the parts it sent."""
     async for ref in parts:
-        take(await ref)
+        part = await ref
+        try:
+            take(part)
+        except Exception as exc:
+            raise _OnTheDriver(exc) from exc
 
 
 class _Tally:

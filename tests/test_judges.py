@@ -19,13 +19,11 @@ EMBEDDED = "argue-local/qwen2.5-coder-1.5b-instruct-q4_k_m"
 PACKAGE = Path(__file__).resolve().parents[1] / "judge"
 # The parser, and the embedded judge's own modules (which name their provider to litellm).
 PARSER = {"judge/llm/judges.py", "judge/llm/embedded/weights.py", "judge/llm/embedded/provider.py"}
-# Callers of the old model-string test still to be switched to the judge
-# (judge.llm.judges.judge_of(settings).in_process); delete each entry once its module asks the judge, never add one.
-NOT_YET_SWITCHED = {"judge/run/executors/__init__.py", "judge/run/executors/ray_cluster.py"}
 
 
 def model_string_tests() -> set[str]:
-    """Modules outside the parser that call `is_embedded` or test a model id against the embedded provider."""
+    """Modules outside the parser that call an `is_embedded`-style test or compare a model id with the embedded
+    provider."""
     found = set()
     for path in PACKAGE.rglob("*.py"):
         name = str(path.relative_to(PACKAGE.parent))
@@ -42,7 +40,7 @@ def model_string_tests() -> set[str]:
 
 
 def test_no_module_but_the_parser_tests_the_model_string():
-    assert model_string_tests() == NOT_YET_SWITCHED
+    assert model_string_tests() == set()
 
 
 @pytest.mark.parametrize(("settings", "kind"), [

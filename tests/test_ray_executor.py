@@ -169,16 +169,99 @@ def test_a_ray_address_that_is_no_address_is_one_line_before_anything_starts(tmp
     assert not (tmp_path / "out").exists()
 
 
-def test_an_unreachable_ray_address_is_one_line_exit_3(tmp_path):
-    """In a fresh process: this module's runtime would be used as it is."""
-    command = [sys.executable, "-m", "judge.cli.app", *eval_args(
-        EXAMPLES / "reports", "http://127.0.0.1:9/v1", tmp_path / "cache", tmp_path / "out", "--ray",
-        "ray://127.0.0.1:9")]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+def cli(*args: str, init_timeout: float | None = None) -> list[str]:
+    """The command line of a fresh `argue-judge` process (this module's runtime would be used as it is), with
+    ray.init given `init_timeout` seconds instead of the default when set."""
+    patch = f"rc.INIT_TIMEOUT = {init_timeout}; " if init_timeout is not None else ""
+    return [sys.executable, "-c", "import sys; import judge.run.executors.ray_cluster as rc; " + patch +
+            "from judge.cli.app import main; sys.argv[0] = 'argue-judge'; main()", *args]
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:9", "ray://127.0.0.1:9"])
+def test_an_unreachable_ray_address_is_one_line_exit_3(tmp_path, address):
+    """Nothing listens on the discard port: one line at once, exit 3 (HOST:PORT used to be retried by Ray for
+    minutes, deaf to SIGTERM; ray:// used to ask for a reinstall, Ray Client being missing from the extra)."""
+    done = subprocess.run(cli(*eval_args(EXAMPLES / "reports", "http://127.0.0.1:9/v1", tmp_path / "cache",
+                                         tmp_path / "out", "--ray", address)),
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 3, done.stderr
     errors = [line for line in done.stderr.splitlines() if line.strip()]
-    assert len(errors) == 1 and "--ray ray://127.0.0.1:9: cannot start or reach the Ray cluster" in errors[0], errors
+    assert len(errors) == 1, errors
+    assert f"--ray {address}: cannot reach the Ray cluster: nothing answers on 127.0.0.1:9" in errors[0], errors
     assert not (tmp_path / "out" / "judgments.jsonl").exists()
+
+
+@pytest.fixture
+def deaf_listener():
+    """A port that accepts connections and never says a word (no Ray there): its address and the count of the
+    connections it has accepted."""
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                accepted.append(server.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"127.0.0.1:{server.getsockname()[1]}", accepted
+    finally:
+        server.close()
+        for connection in accepted:
+            connection.close()
+
+
+def test_a_ray_address_that_never_answers_is_given_up_and_sigterm_ends_the_wait(tmp_path, deaf_listener):
+    """Ray retries a cluster address that accepts and never answers for minutes: the run gives it up after
+    INIT_TIMEOUT (one line, exit 3), and a SIGTERM meanwhile ends it as one process (exit 143)."""
+    import signal
+    import time
+
+    address, accepted = deaf_listener
+    args = eval_args(EXAMPLES / "reports", "http://127.0.0.1:9/v1", tmp_path / "cache", tmp_path / "out", "--ray",
+                     address)
+    done = subprocess.run(cli(*args, init_timeout=10), capture_output=True, text=True, timeout=400)
+    assert done.returncode == 3, done.stderr
+    assert f"--ray {address}: cannot start or reach the Ray cluster: no answer within 10 s" in done.stderr
+    assert not (tmp_path / "out" / "judgments.jsonl").exists()
+
+    before = len(accepted)
+    driver = subprocess.Popen(cli(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while len(accepted) < before + 2 and driver.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)  # the address answered the reachability check and Ray is connecting
+    assert driver.poll() is None, driver.communicate()
+    driver.send_signal(signal.SIGTERM)
+    _, stderr = driver.communicate(timeout=120)
+    assert driver.returncode == 143, stderr
+    assert "argue-judge: terminated (SIGTERM)" in stderr
+
+
+def test_the_ray_extra_installs_what_ray_addresses_need():
+    """ray://HOST:PORT (Ray Client) needs grpcio, which plain `ray` does not install: the extra asks for
+    ray[client], so what docs/scale.md shows works as installed."""
+    import tomllib
+
+    pyproject = tomllib.loads((EXAMPLES.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    extras = pyproject["project"]["optional-dependencies"]
+    assert any(requirement.startswith("ray[client]") for requirement in extras["ray"]), extras["ray"]
+    assert "ray://" in (EXAMPLES.parent / "docs" / "scale.md").read_text(encoding="utf-8")
+    import grpc  # noqa: F401 -- installed with the extra
+
+
+def test_more_workers_than_the_cluster_can_hold_is_one_line(local_ray, tmp_path):
+    """Each worker is a process: --workers far above the cluster's cores is refused before any starts."""
+    result = runner.invoke(app, eval_args(EXAMPLES / "reports", "http://127.0.0.1:9/v1", tmp_path / "cache",
+                                          tmp_path / "out", "--ray", "local", "--workers", "9"))
+    assert result.exit_code == 3, result.output
+    assert "--workers 9: the Ray cluster at local has 2 cores; give at most 8 workers" in result.output
+    assert not ray.util.list_named_actors(all_namespaces=True)
 
 
 def test_a_worker_that_cannot_import_the_package_is_named_by_its_node():
@@ -189,16 +272,71 @@ def test_a_worker_that_cannot_import_the_package_is_named_by_its_node():
                            "(ModuleNotFoundError: No module named 'judge')")
 
 
-def test_max_cost_is_enforced_over_all_workers(local_ray, collection, endpoint_module, tmp_path):
-    """A budget far below what the run needs stops it (exit 4) whichever worker crosses it; what was judged
-    before is in the journal for --resume."""
-    root, reports = collection
-    result = runner.invoke(app, eval_args(reports, endpoint_module.api_base, tmp_path / "cache", tmp_path / "out",
-                                          "--ray", "local", "--workers", "2", "--max-cost", "0.002",
-                                          "--price-per-1k", "0.01"))
+def served_questions(ep: FakeEndpoint) -> int:
+    """The distinct questions the endpoint answered (two workers may each ask one before either has its answer)."""
+    return len({json.dumps([r["messages"], r.get("tools"), r.get("tool_choice")], sort_keys=True)
+                for r in ep.requests})
+
+
+@pytest.mark.parametrize("executor", [[], ["--ray", "local", "--workers", "2"]], ids=["one-process", "ray"])
+def test_max_cost_keeps_every_paid_answer_and_says_what_the_run_spent(local_ray, collection, tmp_path, executor):
+    """A budget a few decisions deep stops the run (exit 4) whichever worker crosses it, and only once the calls
+    in flight have ended: every question the server answered is in the cache (it used to hold none of a Ray run's,
+    the answers going down with their unfinished units), and the line counts every call the server got."""
+    _, reports = collection
+    with FakeEndpoint(smart_responder, latency=0.02) as ep:
+        result = runner.invoke(app, eval_args(reports, ep.api_base, tmp_path / "cache", tmp_path / "out", *executor,
+                                              "--max-cost", "0.1", "--price-per-1k", "0.01"))
+        served, questions = ep.calls, served_questions(ep)
     assert result.exit_code == 4, result.output
     assert "budget reached" in result.output
+    assert served > 0 and len(keys(tmp_path / "cache")) == questions, (served, questions)
+    assert f"spent on {served} model calls" in " ".join(result.output.split()), result.output
     assert not (tmp_path / "out" / "judgments.jsonl").exists()  # no finished run: its outputs were not written
+
+
+def test_a_dead_workers_calls_are_counted_and_its_death_is_said_under_ray(local_ray, collection, tmp_path):
+    """The server kills the only worker while answering its 12th call (one call in flight: --concurrency 1). The
+    calls the worker made before are in the run's usage (they used to go with its unfinished units) and every
+    answer it got is in the cache; the death is reported as Ray's, not as the embedded judge's."""
+    import threading
+
+    from judge.api import eval_config
+    from judge.run.evaluate import evaluate
+    from judge.run.inputs import Inputs
+    from judge.settings import ModelSettings
+
+    root, reports = collection
+    lock = threading.Lock()
+    answered: list[int] = []
+    killed: list[str] = []
+
+    def killing(request: dict) -> dict:
+        with lock:
+            answered.append(1)
+            now = len(answered)
+        if now == 12:
+            for actor in ray.util.list_named_actors(all_namespaces=True):
+                if actor["name"].startswith("argue-judge-worker-"):
+                    handle = ray.get_actor(actor["name"], namespace=actor["namespace"])
+                    ray.kill(handle)
+                    killed.append(actor["name"])
+                    with pytest.raises(ray.exceptions.RayActorError):
+                        ray.get(handle.hello.remote(), timeout=120)  # dead before this answer is sent
+        return smart_responder(request)
+
+    with FakeEndpoint(killing, latency=0.02) as ep:
+        config = eval_config(ModelSettings("openai/fake", ep.api_base, "x"), cache=tmp_path / "cache",
+                             concurrency=1, ray="local", workers=1)
+        with Inputs.load([reports], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"], [EXAMPLES / "docs.jsonl"],
+                         tmp_path / "docstore") as inputs:
+            evaluation = evaluate(inputs, config)
+        served, questions = ep.calls, served_questions(ep)
+    assert len(killed) == 1
+    died = [d for d in evaluation.diagnostics if "died while judging unit" in d.message]
+    assert died and {d.source for d in died} == {"ray"}, [(d.source, d.message) for d in evaluation.diagnostics]
+    assert served - evaluation.usage.model_calls in (0, 1), (served, evaluation.usage)  # the call in flight
+    assert len(keys(tmp_path / "cache")) == questions
 
 
 @pytest.mark.parametrize(("signal_name", "code", "said"), [("SIGTERM", 143, "terminated (SIGTERM)"),
@@ -210,29 +348,46 @@ def test_a_signal_to_the_driver_mid_run_is_the_one_line_of_one_process(endpoint_
     (exit -6) on SIGTERM; the run ends as one process does: one line, the signal's exit code, the journal kept."""
     import os
     import signal
+    import threading
     import time
 
     from judge.testing import FakeEndpoint
 
     out = tmp_path / "out"
-    with FakeEndpoint(smart_responder, latency=0.3) as slow:
-        driver = subprocess.Popen(
-            [sys.executable, "-m", "judge.cli.app", *eval_args(EXAMPLES / "reports", slow.api_base,
-                                                               tmp_path / "cache", out, "--ray", "local",
-                                                               "--workers", "1")],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-        journal = out / ".argue-run" / "judgments.jsonl"
-        deadline = time.monotonic() + 240
-        while not (journal.is_file() and journal.stat().st_size) and driver.poll() is None \
-                and time.monotonic() < deadline:
-            time.sleep(0.2)  # judging is under way: a unit has come back
-        assert driver.poll() is None, driver.communicate()
-        sent = getattr(signal, signal_name)
-        if sent == signal.SIGINT:
-            os.killpg(driver.pid, sent)
-        else:
-            driver.send_signal(sent)
-        _, stderr = driver.communicate(timeout=120)
+    journal = out / ".argue-run" / "judgments.jsonl"
+    release = threading.Event()
+
+    def holding(request: dict) -> dict:
+        # Once a judgment is in the journal, the server answers nothing more until the driver has dealt with the
+        # signal: the run cannot end before the signal reaches it. (Without this the test raced: on a busy
+        # machine the last answers could come between the test's look at the journal and its signal.)
+        if journal.is_file() and journal.stat().st_size:
+            release.wait(300)
+        return smart_responder(request)
+
+    with FakeEndpoint(holding, latency=0.05) as slow:
+        try:
+            # SIGINT at its default, as in a terminal: started from a shell without job control (a script,
+            # `cmd &`) the test inherits SIGINT ignored, and the driver would rightly ignore it too.
+            driver = subprocess.Popen(
+                [sys.executable, "-m", "judge.cli.app", *eval_args(EXAMPLES / "reports", slow.api_base,
+                                                                   tmp_path / "cache", out, "--ray", "local",
+                                                                   "--workers", "1")],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+            deadline = time.monotonic() + 300
+            while not (journal.is_file() and journal.stat().st_size) and driver.poll() is None \
+                    and time.monotonic() < deadline:
+                time.sleep(0.2)  # judging is under way: a judgment has come back
+            assert driver.poll() is None, driver.communicate()
+            sent = getattr(signal, signal_name)
+            if sent == signal.SIGINT:
+                os.killpg(driver.pid, sent)
+            else:
+                driver.send_signal(sent)
+            _, stderr = driver.communicate(timeout=180)
+        finally:
+            release.set()
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert driver.returncode == code, stderr
     assert len(lines) == 1 and said in lines[0] and "--resume" in lines[0], lines

@@ -104,7 +104,7 @@ class EvalConfig:
                                "enforced; give price_per_1k (USD per 1,000 tokens; --price-per-1k)")
         # What is applied, not what was asked, reaches the signature; the rest is said (run-summary.json).
         model, notes = applied_settings(self.model)
-        ray_notes = unapplied_ray_options(self.ray, self.workers, model.model)
+        ray_notes = unapplied_ray_options(self.ray, self.workers, model)
         if ray_notes:  # said to be ignored, so ignored: the local runtime would size llama.cpp's threads by it
             object.__setattr__(self, "workers", None)
         notes += ray_notes
@@ -197,7 +197,8 @@ async def evaluate_async(inputs: Inputs, config: EvalConfig, progress: JudgingPr
         diagnostics.note(f"--resume: {out} held no judgments of an earlier run of these reports; every report was "
                          "judged", "settings")
     diagnostics.extend(confidence_missing(judgments, config.model), "settings")
-    diagnostics.extend(worker_events, "embedded judge")
+    for source, message in worker_events:  # each named by what it happened to (judge.run.executors.Judged)
+        diagnostics.extend([message], source)
     run = {"timeout_seconds": config.model.timeout, "servers": len(servers(config.model)),
            "shard": str(config.shard) if config.shard else None, "resumed_reports": resumed,
            "reports": len(judgments),  # what merge checks a shard's judgments.jsonl against
@@ -231,7 +232,8 @@ async def _judge_all(inputs: Inputs, config: EvalConfig, signature: JudgeSignatu
                      cache: DecisionCache | None, progress: JudgingProgress,
                      stream: JudgmentStream | None = None, executor: Executor | None = None,
                      rounds: BatchRounds | None = None
-                     ) -> tuple[Sequence[ReportJudgment], Usage, int, tuple[dict[str, Any] | None, list[str]]]:
+                     ) -> tuple[Sequence[ReportJudgment], Usage, int,
+                                tuple[dict[str, Any] | None, list[tuple[str, str]]]]:
     """Judge the reports left to judge with `executor` (judge.run.executors: this process by default), taking
     each judgment as it completes: with a stream it goes to disk at once, and the judgments returned are read back
     from the final file one at a time (StoredJudgments), so memory stays bounded."""

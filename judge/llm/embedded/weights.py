@@ -32,13 +32,6 @@ EMBEDDED_MODEL = f"{EMBEDDED_PROVIDER}/qwen2.5-coder-1.5b-instruct-q4_k_m"
 MODEL_FILENAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 
 
-def is_embedded(model: str) -> bool:
-    """Whether `model` names the embedded judge (any model of its provider: it runs on this machine). Kept only for
-    judge.run.executors until they ask the judge (`judge.llm.judges.judge_of(settings).in_process`); everything
-    else asks the judge, and this goes when they do."""
-    return model.startswith(f"{EMBEDDED_PROVIDER}/")
-
-
 PART_COUNT = 22
 TOTAL_SIZE = 1_117_320_768
 MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"

@@ -9,6 +9,7 @@ bytes whichever executor judged. `executor_for(config)` picks one from `EvalConf
 
 from judge.run.executors.base import Executor, Judged, Judging, add_usage
 from judge.run.executors.one_process import OneProcess, judge_by_request, run_bounded
+from judge.settings import ModelSettings
 
 __all__ = ["Executor", "Judged", "Judging", "OneProcess", "add_usage", "check_ray_address", "executor_for",
            "judge_by_request", "run_bounded", "unapplied_ray_options"]
@@ -29,13 +30,13 @@ def check_ray_address(address: str | None, workers: int | None) -> None:
                              "ray://HOST:PORT or HOST:PORT")
 
 
-def unapplied_ray_options(address: str | None, workers: int | None, model: str) -> list[str]:
-    """One note per Ray option the run cannot apply (recorded with the run's other unapplied settings): the
-    embedded judge runs one worker per node, its threads the node's cores (ray_cluster.RayExecutor._placements),
-    so `workers` changes nothing."""
-    from judge.llm.embedded.weights import is_embedded
+def unapplied_ray_options(address: str | None, workers: int | None, model: ModelSettings) -> list[str]:
+    """One note per Ray option the run cannot apply (recorded with the run's other unapplied settings): a judge
+    that runs on the node (the embedded one) has one worker per node, its threads the node's cores
+    (ray_cluster.RayExecutor._placements), so `workers` changes nothing."""
+    from judge.llm.judges import judge_of
 
-    if address is None or workers is None or not is_embedded(model):
+    if address is None or workers is None or not judge_of(model).in_process:
         return []
     return [f"--workers {workers} has no effect with the embedded judge on Ray: it runs one worker per node, "
             "with the node's cores as its threads; ignored"]

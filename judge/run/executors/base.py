@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Protocol
 
+from pydantic import BaseModel
+
+from judge.errors import BudgetExceeded
 from judge.formats.judgments import ReportJudgment
 from judge.formats.reports import ReportEntry
 from judge.judging.walker import ReportWalker
 from judge.llm.cache.store import DecisionCache
-from judge.llm.client import DecisionClient, Usage
+from judge.llm.client import Answered, DecisionClient, Usage
 from judge.run.inputs import Inputs
 
 
@@ -18,7 +22,8 @@ from judge.run.inputs import Inputs
 class Judging:
     """What a run asks an executor to judge: `todo` (the reports not kept from a resumed log, in canonical order)
     of `inputs`, under `config`, signed `signature`. `walker` and `client` are the driver's own (one process judges
-    with them); `cache` is the driver's decision cache, the only place a run writes answers to."""
+    with that client, through an `Asking` that counts its decisions in flight, on a walker of the same settings);
+    `cache` is the driver's decision cache, the only place a run writes answers to."""
 
     inputs: Inputs
     config: Any            # judge.run.evaluate.EvalConfig (which imports this module)
@@ -33,12 +38,13 @@ class Judging:
 @dataclass
 class Judged:
     """What an executor reports when every report of `todo` has been delivered: the usage over all its workers,
-    the embedded judge's kernel choice (None for other models) and what happened to the workers on the way (a
-    worker's death, a restart), for the run's diagnostics."""
+    the embedded judge's kernel choice (None for other models) and what happened on the way, for the run's
+    diagnostics, each as (source, message) with the source naming what it happened to: "embedded judge" (its
+    llama.cpp worker died, restarted), "ray" (a Ray worker died), "cache" (an unreadable entry a worker met)."""
 
     usage: Usage
     kernels: dict[str, Any] | None = None
-    events: list[str] | None = None
+    events: list[tuple[str, str]] | None = None
 
 
 class Executor(Protocol):
@@ -66,6 +72,14 @@ def add_usage(total: Usage, part: Usage) -> None:
             setattr(total, name, getattr(total, name) + getattr(part, name))
 
 
+def budget_reached(usage: Usage, max_cost: float) -> BudgetExceeded:
+    """The run's one line when it stops at --max-cost, said once every call in flight has ended: what the whole
+    run spent (not what one client or worker had spent when it refused a call)."""
+    state = "which is past" if usage.cost > max_cost else "and the next decision could pass"
+    return BudgetExceeded(f"${usage.cost:.4f} spent on {usage.model_calls} model calls, {state} --max-cost "
+                          f"${max_cost:.4f}")
+
+
 def usage_since(now: Usage, before: Usage) -> Usage:
     """The usage between two snapshots of one client (`before` taken earlier)."""
     delta = Usage()
@@ -76,3 +90,27 @@ def usage_since(now: Usage, before: Usage) -> Usage:
         else:
             setattr(delta, name, getattr(now, name) - getattr(before, name))
     return delta
+
+
+class Asking:
+    """A client as a run's walker sees it (judge.judging.decisions.asker.AsksModels), counting the decisions in
+    flight: when the run stops at --max-cost, it waits for those the other tasks are still asking (`quiet`), since
+    they are paid and their answers must reach the cache, rather than cancel them."""
+
+    def __init__(self, client: DecisionClient):
+        self.client = client
+        self.settings = client.settings
+        self.asking = 0
+        self.quiet = asyncio.Event()
+        self.quiet.set()
+
+    async def ask(self, messages: list[dict[str, str]], response_model: type[BaseModel], context: dict[str, Any],
+                  contract: str = "") -> Answered:
+        self.asking += 1
+        self.quiet.clear()
+        try:
+            return await self.client.ask(messages, response_model, context, contract=contract)
+        finally:
+            self.asking -= 1
+            if not self.asking:
+                self.quiet.set()

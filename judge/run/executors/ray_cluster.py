@@ -3,22 +3,30 @@
 The reports left to judge are split into units by the hash the shards use (judge.run.shards.shard_of over the
 unit count), so a report's unit depends only on its run and request ids. Each worker (judge.run.executors.
 ray_worker.JudgeWorker, one Ray actor) judges up to two units at a time with its own async client, `--concurrency`
-decisions in flight; the driver sends each unit the reports and the documents they cite, and takes back the
-judgments, the new cache entries and the usage. The driver alone writes: each judgment into the run's stream (the
-same journal and final order as one process, so the outputs are byte-identical to a one-process run) and each new
-answer into the decision cache (once; an answer already recorded under a key stays).
+decisions in flight; the driver sends each unit the reports and the documents they cite. A unit is a Ray streaming
+generator: the worker yields each answer (a sealed cache entry) with its usage, and each judgment, as it arrives,
+and the driver alone writes them: each answer into the decision cache at once (an answer already recorded under a
+key stays), each judgment into the run's stream (the same journal and final order as one process, so the outputs
+are byte-identical to a one-process run), the usage into the run's tally.
 
-Faults: a worker that dies (its process killed, its node lost) takes its units' unreturned work with it; the
-driver starts a replacement and sends those units again (answers the driver already cached are not asked again),
-up to `MAX_ATTEMPTS` times per unit. A worker that cannot import argue-judge, runs another version, or cannot
-reach the model server stops the run before anything is asked, with one line naming its node.
+Faults: a worker that dies (its process killed, its node lost) loses only the calls it had in flight: what it had
+sent is kept. The driver starts a replacement and sends the unit's unfinished reports again (answers already
+cached are not asked again), up to `MAX_ATTEMPTS` times per unit; the run's diagnostics say so under "ray". A
+worker that cannot import argue-judge, runs another version, or cannot reach the model server stops the run before
+anything is asked, with one line naming its node.
 
-Budget: `--max-cost` is checked by the driver after every unit and sent with every unit as the budget left, which
+Budget: `--max-cost` is checked by the driver at every answer and sent with every unit as the budget left, which
 that worker's client will not spend past; with W units in flight at once, each may spend up to the budget left
 when it was sent, so a run can pass --max-cost by at most what the other units in flight spend before the driver
-stops it. `--give-up-after` counts transport failures in a row per worker; once one worker gives up on the server,
-the units sent after it ask nothing (their uncached decisions are recorded failed, not asked), and the run ends
-failed (exit 5) as one process does.
+stops it. Stopping, the driver sends no more units and tells every worker to ask nothing more; the calls in flight
+end and their answers are kept, and only then does the run end (exit 4) with what the whole run spent.
+`--give-up-after` counts transport failures in a row per worker; once one worker gives up on the server, the units
+sent after it ask nothing (their uncached decisions are recorded failed, not asked), and the run ends failed (exit
+5) as one process does.
+
+Set-up is bounded: a cluster address must answer a TCP connection within CONNECT_TIMEOUT and `ray.init` must
+connect within INIT_TIMEOUT (it runs off the main thread, so Ctrl-C and SIGTERM are heard meanwhile); `--workers`
+is at most WORKERS_PER_CORE a core of the cluster.
 
 The local runtime (`--ray` without an address) keeps Ray on the loopback interface: it binds 127.0.0.1 and sets
 RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 (without it Ray connects its own processes over the machine's external address)
@@ -28,9 +36,11 @@ and RAY_USAGE_STATS_ENABLED=0 before Ray starts.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import os
 import signal
+import socket
 import threading
 import uuid
 from collections import deque
@@ -44,9 +54,9 @@ from judge.errors import BudgetExceeded, ConfigurationError, OutputError
 from judge.formats.judgments import ReportJudgment
 from judge.llm.cache.backends import CacheBackendError
 from judge.llm.client import Usage
-from judge.llm.embedded.weights import is_embedded
-from judge.run.executors.base import Judged, Judging, add_usage
-from judge.run.executors.ray_worker import Hello, JudgeWorker, Unit, UnitResult, WorkerSetup
+from judge.llm.judges import judge_of
+from judge.run.executors.base import Judged, Judging, add_usage, budget_reached
+from judge.run.executors.ray_worker import Hello, JudgeWorker, Unit, UnitPart, WorkerSetup
 from judge.run.shards import shard_of
 
 LOCAL = "local"
@@ -54,6 +64,9 @@ MAX_ATTEMPTS = 3           # a unit whose worker dies this many times stops the 
 UNITS_PER_WORKER = 4       # at least this many units per worker, so a lost unit is a small share of the work
 UNIT_REPORTS = 64          # and at most about this many reports per unit
 IN_FLIGHT_PER_WORKER = 2   # units a worker holds at once: the next is there when one ends
+CONNECT_TIMEOUT = 15.0     # seconds a cluster address has to answer a TCP connection
+INIT_TIMEOUT = 180.0       # seconds ray.init has to connect to a cluster
+WORKERS_PER_CORE = 4       # at most this many workers per core of the cluster (each is a process)
 
 
 @dataclass(eq=False)  # a worker is itself: two on one node are not equal
@@ -93,18 +106,46 @@ class RayExecutor:
         options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                                    "namespace": self._namespace, "logging_level": "ERROR"}
         if self.address == LOCAL:
-            options |= {"num_cpus": max(os.cpu_count() or 1, self.workers or 1), "_node_ip_address": "127.0.0.1"}
+            options |= {"num_cpus": _cores(), "_node_ip_address": "127.0.0.1"}
         else:
             options["address"] = self.address
+            self._check_reachable()
         try:
             with keeping_the_sigterm_handler():
-                ray.init(**options)
+                if self.address == LOCAL:
+                    # On the main thread: the runtime's processes die with the thread that started them (Linux's
+                    # parent-death signal), and starting them waits for nothing outside this machine.
+                    ray.init(**options)
+                else:
+                    _init_within(ray, options, INIT_TIMEOUT)
         except Exception as exc:  # unreachable address, version mismatch, a malformed address: one line
             reason = " ".join(str(exc).split())[:300] or type(exc).__name__
             raise ConfigurationError(f"--ray {self.address}: cannot start or reach the Ray cluster: {reason}") \
                 from None
         self._started_runtime = True
         return ray
+
+    def _check_reachable(self) -> None:
+        """A cluster address must answer a TCP connection within CONNECT_TIMEOUT (Ray itself retries a closed port
+        for minutes, deaf to SIGTERM); ray:// needs Ray Client, which the [ray] extra installs."""
+        if self.address == "auto":
+            return  # the cluster this machine belongs to: Ray finds it (and says at once when there is none)
+        if self.address.startswith("ray://"):
+            try:
+                import grpc  # noqa: F401 -- what Ray Client needs beyond ray itself
+            except ImportError:
+                raise ConfigurationError(f"--ray {self.address}: Ray Client (ray://) needs grpcio: pip install "
+                                         "'argue-judge[ray]' (which installs ray[client])") from None
+        host, _, port = self.address.split("://")[-1].rpartition(":")
+        host = host.strip("[]") or "127.0.0.1"
+        try:
+            with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT):
+                pass
+        except (OSError, ValueError) as exc:
+            why = " ".join(str(getattr(exc, "strerror", None) or exc).split()) or type(exc).__name__
+            raise ConfigurationError(f"--ray {self.address}: cannot reach the Ray cluster: nothing answers on "
+                                     f"{host}:{port} ({why}); check the address (the head node's GCS port, 6379 "
+                                     "by default, or ray://HEAD:10001 for Ray Client)") from None
 
     def close(self) -> None:
         if self._started_runtime:
@@ -132,6 +173,10 @@ class RayExecutor:
             return [(node_id, address, cores, cores) for node_id, address, cores in nodes]
         total = sum(cores for *_, cores in nodes)
         wanted = self.workers or total
+        if wanted > WORKERS_PER_CORE * total:  # each worker is a process: thousands would take the machine down
+            raise ConfigurationError(f"--workers {wanted}: the Ray cluster at {self.address} has {total} cores; give "
+                                     f"at most {WORKERS_PER_CORE * total} workers ({WORKERS_PER_CORE} a core), or "
+                                     "leave --workers out for one a core")
         free = {node_id: float(cores) for node_id, _, cores in nodes}
         chosen: list[tuple[str, str]] = []
         while len(chosen) < wanted:  # the node with the most free cores, the driver's first among equals
@@ -177,7 +222,7 @@ class RayExecutor:
     async def judge(self, work: Judging, deliver: Callable[[ReportJudgment], None]) -> Judged:
         ray = self._connect()
         config = work.config
-        embedded = is_embedded(config.model.model)
+        embedded = judge_of(config.model).in_process
         cache_target = _absolute_cache(config.cache_dir)
         placements = self._placements(ray, embedded)
 
@@ -186,13 +231,16 @@ class RayExecutor:
                                threads if config.model.threads is None else None)
 
         slots: list[_Slot] = []
-        usage = Usage()
-        events: list[str] = []
-        kernels: dict[str, Any] | None = None
-        running: dict[asyncio.Future[UnitResult], tuple[_Slot, int]] = {}
+        tally = _Tally(work, deliver)
+        running: dict[asyncio.Task[None], tuple[_Slot, int]] = {}
 
         def budget_left() -> float | None:
-            return None if config.max_cost is None else max(0.0, config.max_cost - usage.cost)
+            return None if config.max_cost is None else max(0.0, config.max_cost - tally.usage.cost)
+
+        def take(part: UnitPart) -> None:
+            tally.take(part)
+            if tally.stopping is None and config.max_cost is not None and tally.usage.cost > config.max_cost:
+                tally.stop(BudgetExceeded("past --max-cost"), slots)
 
         try:  # from the first worker started: whatever ends the run, every worker it started is stopped
             slots += [_Slot(self._start(ray, setup(threads), node_id, cpus), node_id, cpus, threads, address)
@@ -202,47 +250,57 @@ class RayExecutor:
             queue: deque[int] = deque(sorted(units))
             attempts: dict[int, int] = {number: 0 for number in units}
             while queue or running:
-                if config.max_cost is not None and usage.cost > config.max_cost:
-                    raise BudgetExceeded(f"${usage.cost:.4f} spent over the cluster, past --max-cost "
-                                         f"${config.max_cost:.4f}")
                 for slot in slots:
-                    while queue and slot.busy < IN_FLIGHT_PER_WORKER:
+                    while queue and tally.stopping is None and slot.busy < IN_FLIGHT_PER_WORKER:
                         number = queue.popleft()
-                        unit = Unit(number, units[number], _documents_of(work, units[number]), budget_left(),
-                                    usage.stopped)
-                        running[_awaitable(slot.actor.judge.remote(unit))] = (slot, number)
+                        reports = [r for r in units[number] if r.key not in tally.delivered]
+                        unit = Unit(number, reports, _documents_of(work, reports), budget_left(),
+                                    tally.usage.stopped)
+                        running[asyncio.ensure_future(_stream(slot.actor.judge.remote(unit), take))] = \
+                            (slot, number)
                         slot.busy += 1
+                if not running:
+                    break  # stopping: the units not sent stay unjudged
                 finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                for future in finished:
-                    slot, number = running.pop(future)
+                for task in finished:
+                    slot, number = running.pop(task)
                     slot.busy -= 1
-                    try:
-                        result = future.result()
-                    except Exception as exc:
-                        cause = _cause(exc)
-                        if cause is not None:  # the worker raised something the user can act on
-                            raise cause from None
-                        if not _died(exc):
-                            raise ConfigurationError(worker_failure(exc, slot.node)) from None
-                        attempts[number] += 1
-                        if attempts[number] >= MAX_ATTEMPTS:
-                            raise ConfigurationError(f"unit {number} of {len(units)} lost its worker "
-                                                     f"{MAX_ATTEMPTS} times (last on node {slot.node}); see the "
-                                                     "Ray logs of that node") from None
-                        queue.appendleft(number)
-                        if slot in slots:  # the first of its units to fail: start its replacement
-                            await self._replace(ray, slots, slot, setup)
-                        events.append(f"a Ray worker on node {slot.node} died while judging unit {number} "
-                                      f"({len(units[number])} reports); they were judged again")
+                    exc = task.exception()
+                    if exc is None:
                         continue
-                    self._take(work, result, deliver, usage, events)
-                    kernels = result.kernels or kernels
+                    if isinstance(exc, _OnTheDriver):
+                        raise exc.error
+                    cause = _cause(exc)
+                    if isinstance(cause, BudgetExceeded):  # a worker's client refused to pass its budget
+                        tally.stop(cause, slots)
+                        continue
+                    if cause is not None:  # the worker raised something else the user can act on
+                        raise cause from None
+                    if not _died(exc):
+                        raise ConfigurationError(worker_failure(exc, slot.node)) from None
+                    if tally.stopping is not None:
+                        continue  # the run is ending anyway; what the worker sent is kept
+                    attempts[number] += 1
+                    if attempts[number] >= MAX_ATTEMPTS:
+                        raise ConfigurationError(f"unit {number} of {len(units)} lost its worker "
+                                                 f"{MAX_ATTEMPTS} times (last on node {slot.node}); see the "
+                                                 "Ray logs of that node") from None
+                    left = sum(1 for r in units[number] if r.key not in tally.delivered)
+                    if left:
+                        queue.appendleft(number)
+                    if slot in slots:  # the first of its units to fail: start its replacement
+                        await self._replace(ray, slots, slot, setup)
+                    tally.events.append(("ray", f"a Ray worker on node {slot.node} died while judging unit "
+                                                f"{number}; its {left} unfinished reports were judged again (the "
+                                                "answers it had sent were kept)"))
+            if tally.stopping is not None:  # every unit in flight has ended: the tally holds all that was spent
+                raise budget_reached(tally.usage, config.max_cost)
         finally:
-            for future in running:
-                future.cancel()
+            for task in running:
+                task.cancel()
             for slot in slots:
                 ray.kill(slot.actor)
-        return Judged(usage, kernels, events)
+        return Judged(tally.usage, tally.kernels, tally.events)
 
     async def _replace(self, ray: Any, slots: list[_Slot], dead: _Slot,
                        setup: Callable[[int | None], WorkerSetup]) -> None:
@@ -252,27 +310,115 @@ class RayExecutor:
         slots[slots.index(dead)] = fresh
         await self._greet(ray, [fresh])
 
-    def _take(self, work: Judging, result: UnitResult, deliver: Callable[[ReportJudgment], None], usage: Usage,
-              events: list[str]) -> None:
-        """A unit's result, on the driver: answers into the cache first (so a kill after this loses none), then
-        the judgments into the stream, with the progress the run's callbacks show."""
-        if work.cache is not None and result.entries:
+
+class _OnTheDriver(Exception):
+    """A failure of the driver's own while taking a part (the journal, the cache, a progress callback), raised as
+    it is by the run: not the worker's doing."""
+
+    def __init__(self, error: Exception):
+        super().__init__(str(error))
+        self.error = error
+
+
+async def _stream(parts: Any, take: Callable[[UnitPart], None]) -> None:
+    """Read one unit's parts (a Ray ObjectRefGenerator) as the worker yields them, handing each to `take`; the
+    worker's failure, or its death, is raised after the parts it sent."""
+    async for ref in parts:
+        part = await ref
+        try:
+            take(part)
+        except Exception as exc:
+            raise _OnTheDriver(exc) from exc
+
+
+class _Tally:
+    """The driver's side of the parts the workers stream: each answer into the decision cache the moment it
+    arrives (so a kill, a dead worker or --max-cost loses none), each judgment into the run's stream, the usage,
+    events and progress summed; and, once the run must stop, why (`stopping`)."""
+
+    def __init__(self, work: Judging, deliver: Callable[[ReportJudgment], None]):
+        self.work = work
+        self.deliver = deliver
+        self.usage = Usage()
+        self.events: list[tuple[str, str]] = []
+        self.kernels: dict[str, Any] | None = None
+        self.delivered: set[tuple[str, str]] = set()
+        self.stopping: BaseException | None = None
+
+    def take(self, part: UnitPart) -> None:
+        work = self.work
+        if work.cache is not None and part.entries:  # answers first: a kill after this loses none
             backend = work.cache.backend
             try:
-                for key, value in result.entries.items():
+                for key, value in part.entries.items():
                     if backend.get(key) is None:  # the first answer recorded under a key is the one replayed
                         backend.set(key, value)
             except CacheBackendError as exc:
                 raise OutputError(f"cannot write the decision cache in {work.cache.location}: {exc}") from exc
-        add_usage(usage, result.usage)
-        events.extend(result.events)
-        for judgment in result.judgments:
-            deliver(judgment)
+        add_usage(self.usage, part.usage)
+        self.events.extend(part.events)
+        self.kernels = part.kernels or self.kernels
+        for judgment in part.judgments:
+            if judgment.key in self.delivered:
+                continue  # judged again after its worker died having sent it: the first one stands
+            self.delivered.add(judgment.key)
+            self.deliver(judgment)
             for sentence in judgment.sentences:
                 for decision in sentence.decisions:
                     work.progress.decision_done(decision.cached)
                 if sentence.status != "truncated":
                     work.progress.sentence_done()
+
+    def stop(self, reason: BaseException, slots: list[_Slot]) -> None:
+        """The run ends with `reason` once the units in flight end: no unit is sent any more, and every worker is
+        told to ask nothing more, so the calls it has in flight end and their answers are streamed and kept."""
+        if self.stopping is not None:
+            return
+        self.stopping = reason
+        for slot in slots:
+            slot.actor.stop_spending.remote()
+
+
+def _cores() -> int:
+    """The cores this process may run on (its CPU affinity), the local runtime's CPU count."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _init_within(ray: Any, options: dict[str, Any], timeout: float) -> None:
+    """`ray.init(**options)`, given up after `timeout` seconds. It runs in a thread of its own, so the main thread
+    stays free for Ctrl-C and SIGTERM meanwhile (Ray retries an unanswering cluster for minutes inside calls that
+    hold the main thread)."""
+    box: dict[str, BaseException] = {}
+
+    def init() -> None:
+        try:
+            ray.init(**options)
+        except BaseException as exc:  # noqa: BLE001 -- raised in the caller's thread
+            box["error"] = exc
+
+    quiet = _NotTheMainThread()
+    worker_log = logging.getLogger("ray._private.worker")
+    worker_log.addFilter(quiet)
+    thread = threading.Thread(target=init, name="argue-judge-ray-init", daemon=True)
+    try:
+        thread.start()
+        thread.join(timeout)
+    finally:
+        worker_log.removeFilter(quiet)
+    if thread.is_alive():
+        raise TimeoutError(f"no answer within {timeout:.0f} s")
+    if "error" in box:
+        raise box["error"]
+
+
+class _NotTheMainThread(logging.Filter):
+    """Ray warns that it sets no SIGTERM handler off the main thread: the driver keeps its own (on purpose)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "SIGTERM handler is not set" not in record.getMessage()
 
 
 @contextmanager

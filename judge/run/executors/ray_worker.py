@@ -1,6 +1,8 @@
 """The worker side of `eval --ray`: one `JudgeWorker` per Ray worker process judges the units (groups of reports)
-the driver sends it, with its own decision client, and returns each unit's judgments, the answers it got from the
-model (sealed cache entries, which only the driver writes to the cache) and the usage since its last return.
+the driver sends it, with its own decision client. `JudgeWorker.judge` is a Ray streaming generator: it yields a
+`UnitPart` the moment there is something to send (an answer from the model, a finished judgment, a call started
+since the last part), so every answer and its cost reach the driver, which writes the cache and keeps the tally,
+as they arrive: a worker that dies, or a run that stops at --max-cost, loses no answer the worker was sent.
 
 A worker reads the driver's decision cache when it can reach it: a Redis cache (`redis://...`) from any node, a
 cache directory from a node that sees the same path (this machine, or a shared file system). Elsewhere it starts
@@ -10,9 +12,10 @@ answer is recorded once, by the driver, and the first one recorded under a key s
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -23,7 +26,7 @@ from judge.llm.cache.backends import DECISIONS_SUBDIR, REDIS_SCHEMES, CacheBacke
 from judge.llm.cache.store import DecisionCache, open_decision_cache
 from judge.llm.client import DecisionClient, Usage
 from judge.llm.router import servers
-from judge.run.executors.base import usage_since
+from judge.run.executors.base import Asking, usage_since
 from judge.run.executors.one_process import judge_by_request
 from judge.types import Document, NuggetBank, Report, Request
 
@@ -52,14 +55,29 @@ class Unit:
     stopped: str | None = None
 
 
+# How often a unit waiting on the model sends the usage it has run up since its last part (the calls it has sent):
+# the answers themselves go the moment they arrive; this keeps the calls in flight counted should the worker die.
+USAGE_EVERY = 0.2
+
+
 @dataclass
-class UnitResult:
+class UnitPart:
+    """What a worker has to send since its previous part (of any of its units): the judgments of `number` completed
+    since, the answers got from the model (cache key -> sealed answer, which only the driver writes to the cache),
+    the usage, and what happened (source, message) for the run's diagnostics."""
+
     number: int
     judgments: list[ReportJudgment]
-    entries: dict[str, str]           # cache key -> sealed answer, the answers this unit got from the model
-    usage: Usage                      # this worker's usage since its previous result
-    events: list[str] = field(default_factory=list)
+    entries: dict[str, str]
+    usage: Usage
+    events: list[tuple[str, str]] = field(default_factory=list)
     kernels: dict[str, Any] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.judgments or self.entries or self.events or self.usage != _NOTHING_SPENT)
+
+
+_NOTHING_SPENT = Usage()
 
 
 @dataclass(frozen=True)
@@ -79,12 +97,15 @@ class JudgeWorker:
         self.setup = setup
         config = setup.config
         model = config.model if setup.threads is None else replace(config.model, threads=setup.threads)
-        self.backend = CollectingBackend(_reachable_cache(setup.cache_target))
+        self.backend = CollectingBackend(_reachable_cache(setup.cache_target), self._wake_all)
         self.cache = DecisionCache(self.backend)
         self.model = model
         self._client: DecisionClient | None = None
+        self._asking: Asking | None = None
         self._reported = Usage()
         self._events_reported = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._waiting: set[asyncio.Event] = set()  # one per unit being judged: set when there is news to send
 
     def hello(self) -> Hello:
         from judge._version import __version__
@@ -103,6 +124,7 @@ class JudgeWorker:
         if self._client is None:  # made inside the worker's event loop, and kept: its slots are shared by units
             self._client = DecisionClient(self.model, self.cache, concurrency=config.concurrency,
                                           retry=config.retry, price_per_1k=config.price_per_1k)
+            self._asking = Asking(self._client)
         client = self._client
         if unit.budget_left is not None:  # the client refuses a call that would spend more than the run has left
             client.max_cost = client.usage.cost + unit.budget_left
@@ -110,36 +132,82 @@ class JudgeWorker:
             client.usage.stopped = unit.stopped
         return client
 
-    async def judge(self, unit: Unit) -> UnitResult:
+    def stop_spending(self) -> None:
+        """The run has reached --max-cost: ask nothing more (the calls in flight end, and their answers are sent)."""
+        if self._client is not None:
+            self._client.max_cost = self._client.usage.cost
+
+    async def judge(self, unit: Unit) -> AsyncIterator[UnitPart]:
+        """The unit's parts as they come (see UnitPart); a failure (BudgetExceeded, ...) is raised after every
+        part before it was yielded."""
         from judge.judging.walker import ReportWalker
 
         config = self.setup.config
-        client = self._client_for(unit)
-        walker = ReportWalker(client, unit.documents, config.judge)
+        self._loop = asyncio.get_running_loop()
+        self._client_for(unit)
+        asking = self._asking
+        assert asking is not None
+        walker = ReportWalker(asking, unit.documents, config.judge)
         judgments: list[ReportJudgment] = []
-        await judge_by_request(walker, unit.reports, lambda report: report, self.setup.requests, self.setup.banks,
-                               self.setup.signature, config.concurrency, judgments.append)
-        return self._result(unit.number, judgments)
+        news = asyncio.Event()
 
-    def _result(self, number: int, judgments: list[ReportJudgment]) -> UnitResult:
+        def deliver(judgment: ReportJudgment) -> None:
+            judgments.append(judgment)
+            news.set()
+
+        judging = asyncio.ensure_future(judge_by_request(
+            walker, unit.reports, lambda report: report, self.setup.requests, self.setup.banks,
+            self.setup.signature, config.concurrency, deliver, asking))
+        self._waiting.add(news)
+        try:
+            while not judging.done():
+                waiter = asyncio.ensure_future(news.wait())
+                await asyncio.wait({judging, waiter}, timeout=USAGE_EVERY, return_when=asyncio.FIRST_COMPLETED)
+                waiter.cancel()
+                news.clear()
+                part = self._part(unit.number, judgments)
+                judgments = []
+                if part:
+                    yield part
+            judging.result()  # its failure, now that everything it got has been sent
+            yield self._part(unit.number, judgments)
+        finally:
+            self._waiting.discard(news)
+            if not judging.done():  # the driver stopped reading (it was interrupted): stop asking
+                judging.cancel()
+
+    def _wake_all(self) -> None:
+        """An answer arrived (from the client, on the event loop or a thread of a blocking cache): each unit's
+        generator sends what there is."""
+        loop = self._loop
+        if loop is not None:
+            for news in list(self._waiting):
+                loop.call_soon_threadsafe(news.set)
+
+    def _part(self, number: int, judgments: list[ReportJudgment]) -> UnitPart:
         assert self._client is not None
         usage = self._client.usage
         delta = usage_since(usage, self._reported)
+        if usage.cost_known == self._reported.cost_known and usage.stopped == self._reported.stopped:
+            delta.cost_known, delta.stopped = True, None  # unchanged: nothing to send unless a count moved
         self._reported = replace(usage)
         kernels, events = self._client.embedded_report()
-        new_events = [f"{_node_name()}: {event}" for event in events[self._events_reported:]]
+        node = _node_name()
+        new_events = [("embedded judge", f"{node}: {event}") for event in events[self._events_reported:]]
         self._events_reported = len(events)
-        new_events += [f"{_node_name()}: {line}" for line in self.cache.problems()]
+        new_events += [("cache", f"{node}: {line}") for line in self.cache.problems()]
         self.cache.unreadable.clear()
-        return UnitResult(number, judgments, self.backend.take(), delta, new_events, kernels)
+        return UnitPart(number, judgments, self.backend.take(), delta, new_events, kernels)
 
 
 class CollectingBackend:
     """A worker's view of the decision cache: reads go to the driver's cache (when reachable), writes are kept
-    here until the unit's result takes them to the driver; deleting an unreadable entry is the driver's job."""
+    here until the next part takes them to the driver (`on_new` is told of each); deleting an unreadable entry is
+    the driver's job."""
 
-    def __init__(self, inner: CacheBackend | None):
+    def __init__(self, inner: CacheBackend | None, on_new: Callable[[], None] = lambda: None):
         self.inner = inner
+        self.on_new = on_new
         self.location = inner.location if inner is not None else "this worker's memory"
         self.blocking = inner.blocking if inner is not None else False
         self.new: dict[str, str] = {}
@@ -152,6 +220,7 @@ class CollectingBackend:
 
     def set(self, key: str, value: str) -> None:
         self.new[key] = value
+        self.on_new()
 
     def delete(self, key: str) -> bool:
         return self.new.pop(key, None) is not None

@@ -301,8 +301,7 @@ def test_a_dead_workers_calls_are_counted_and_its_death_is_said_under_ray(local_
     answer it got is in the cache; the death is reported as Ray's, not as the embedded judge's."""
     import threading
 
-    from judge.api import eval_config
-    from judge.run.evaluate import evaluate
+    from judge.run.evaluate import EvalConfig, evaluate
     from judge.run.inputs import Inputs
     from judge.settings import ModelSettings
 
@@ -326,8 +325,8 @@ def test_a_dead_workers_calls_are_counted_and_its_death_is_said_under_ray(local_
         return smart_responder(request)
 
     with FakeEndpoint(killing, latency=0.02) as ep:
-        config = eval_config(ModelSettings("openai/fake", ep.api_base, "x"), cache=tmp_path / "cache",
-                             concurrency=1, ray="local", workers=1)
+        config = EvalConfig(ModelSettings("openai/fake", ep.api_base, "x"), cache_dir=tmp_path / "cache",
+                            concurrency=1, ray="local", workers=1)
         with Inputs.load([reports], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"], [EXAMPLES / "docs.jsonl"],
                          tmp_path / "docstore") as inputs:
             evaluation = evaluate(inputs, config)

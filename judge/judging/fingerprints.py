@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import inspect
 import json
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from judge.defence import learned, pieces, quarantine, script
 from judge.defence.injection import RULES, uses_script
 from judge.defence.learned import load_detector
 from judge.judging import decisions
-from judge.judging.decisions.base import contract_hash
+from judge.judging.decisions.base import contract_hash, despite_other_threads_parsing, source_of
 from judge.settings import DEFAULT_INJECTION_DETECTOR, InjectionDetector
 
 
@@ -58,7 +57,7 @@ def detector_hash(detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR) -> s
 def code_of(module: object) -> str:
     """A module's code as the interpreter sees it: its syntax tree without docstrings, comments or layout, so that
     a signature moves when what the code does may have changed, not when its documentation is reworded."""
-    tree = ast.parse(inspect.getsource(module))  # type: ignore[arg-type]
+    tree = despite_other_threads_parsing(lambda: ast.parse(source_of(module)))
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if (isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and body

@@ -6,9 +6,11 @@ from __future__ import annotations
 import hashlib
 import inspect
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from annotated_types import MaxLen
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,6 +20,8 @@ from judge.formats.judgments import EarnedAnswer, ShownText
 from judge.judging.prompts import inline
 from judge.labels import RationalePosition
 from judge.types import Request
+
+T = TypeVar("T")
 
 RATIONALE_CHARS = 300
 # (field name, the values a call allows in it): how a prepared decision narrows its response schema.
@@ -114,6 +118,26 @@ def _verdict_first(schema: dict[str, Any], cls: type) -> None:
 _RATIONALE_LAYOUT = {"last": _rationale_last, "omit": _rationale_omitted}
 
 
+def despite_other_threads_parsing(parse: Callable[[], T]) -> T:
+    """`parse()` (inspect.getsource, ast.parse), tried again when another thread was compiling at the same moment:
+    CPython 3.11 keeps the AST constructor's recursion depth in interpreter-wide state, so an import in a worker
+    thread (litellm's executor, a test server's handler) can make this thread's parse raise SystemError "AST
+    constructor recursion depth mismatch". The source is unchanged, so a second try gives the same text."""
+    for attempt in range(8):
+        try:
+            return parse()
+        except SystemError as exc:
+            if "recursion depth mismatch" not in str(exc) or attempt == 7:
+                raise
+            time.sleep(0.005 * (attempt + 1))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def source_of(obj: Any) -> str:
+    """inspect.getsource(obj), despite other threads parsing."""
+    return despite_other_threads_parsing(lambda: inspect.getsource(obj))
+
+
 @cache
 def contract_hash(response_model: type[DecisionResponse]) -> str:
     """What, beyond the JSON schema, decides which answers are valid: the source of the response class and of its
@@ -121,9 +145,9 @@ def contract_hash(response_model: type[DecisionResponse]) -> str:
     tailors it. Editing `prepare()` or a comment elsewhere in the module keeps cached answers; editing a validator
     retires them."""
     classes = [c for c in response_model.__mro__ if isinstance(c, type) and issubclass(c, DecisionResponse)]
-    parts = [inspect.getsource(c) for c in classes]
-    parts += [inspect.getsource(h) if callable(h) else repr(h) for h in response_model.contract_helpers]
-    parts += [inspect.getsource(f) for f in (tailored, _narrowed, _rationale_last, _rationale_omitted, _verdict_first)]
+    parts = [source_of(c) for c in classes]
+    parts += [source_of(h) if callable(h) else repr(h) for h in response_model.contract_helpers]
+    parts += [source_of(f) for f in (tailored, _narrowed, _rationale_last, _rationale_omitted, _verdict_first)]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:16]
 
 

@@ -31,6 +31,7 @@ from judge.formats.judgments import DecisionRecord, EarnedAnswer, SentenceJudgme
 from judge.judging.flowchart import Question, walk, walk_sync
 from judge.judging.replay import ReplayOracle, complete_from_decisions
 from judge.labels import Outcome
+from tests.test_docs import load_hook
 
 EARNED = [EarnedAnswer(nugget_id="q1", answer="ten")]
 ABSENCE = [EarnedAnswer(nugget_id="q9")]
@@ -327,16 +328,8 @@ def test_a_new_leaf_is_an_outcome_with_its_value_and_outside_the_precision_sets_
 
 
 def load_flowchart_hook():
-    """docs/hooks/flowchart_table.py loaded as MkDocs 1.6 loads a hook: by path, its folder on sys.path meanwhile."""
-    path = Path(__file__).parents[1] / "docs" / "hooks" / "flowchart_table.py"
-    spec = importlib.util.spec_from_file_location("flowchart_table", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(path.parent))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(path.parent))
-    return module
+    """docs/hooks/flowchart_table.py loaded as MkDocs 1.6 loads a hook (tests.test_docs.load_hook)."""
+    return load_hook("flowchart_table")
 
 
 def outcome_rows(markdown: str) -> list[list[str]]:

@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from judge.chart import SUPPORTS_CITATION
 from judge.errors import InputError
 from judge.formats.nugget_fields import derived_id
 from judge.judging.decisions import supports_citation
@@ -40,7 +41,7 @@ from judge.nuggets.settings import NuggetSettings
 from judge.nuggets.text import claim_of, normalised, overlap, share_in
 from judge.types import Answer, Document, Nugget, NuggetBank, Report, Request
 
-CREATION_DECISIONS = ("document_relevance", "draft_nuggets", "supports_citation")
+CREATION_DECISIONS = ("document_relevance", "draft_nuggets", SUPPORTS_CITATION)
 
 
 @dataclass

@@ -21,6 +21,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from judge.chart import ANSWERS_NUGGET, SUPPORTS_CITATION
 from judge.errors import InputError
 from judge.judging.decisions import answers_nugget, supports_citation
 from judge.judging.decisions.spec import DocumentLookup
@@ -30,7 +31,7 @@ from judge.nuggets.settings import NuggetSettings
 from judge.nuggets.text import claim_of, normalised
 from judge.types import Answer, NuggetBank, Report, Request, Sentence
 
-POOL_DECISIONS = ("answers_question", "answers_nugget", "supports_citation")
+POOL_DECISIONS = ("answers_question", ANSWERS_NUGGET, SUPPORTS_CITATION)
 
 
 @dataclass

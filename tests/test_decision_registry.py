@@ -34,6 +34,7 @@ from judge.judging.walker import LLMOracle
 from judge.settings import DecisionThreshold, JudgeSettings, ModelSettings, RetryPolicy
 from judge.types import Request, Sentence
 from judge.view.model import _decision_view, _DocumentCache
+from tests.test_docs import load_hook
 
 TOY = Path(__file__).parent / "data" / "toy_decision"
 REQUEST = Request(request_id="r1", title="Ports", problem_statement="Which ports grew fastest?")
@@ -193,17 +194,8 @@ def test_every_decision_module_of_the_package_is_in_the_registry():
 
 
 def load_decision_table() -> ModuleType:
-    """docs/hooks/decision_table.py loaded as MkDocs 1.6 loads a hook: by path, its folder on sys.path meanwhile."""
-    path = Path(__file__).parents[1] / "docs" / "hooks" / "decision_table.py"
-    spec = importlib.util.spec_from_file_location("decision_table", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(path.parent))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(path.parent))
-    return module
+    """docs/hooks/decision_table.py loaded as MkDocs 1.6 loads a hook (tests.test_docs.load_hook)."""
+    return load_hook("decision_table")
 
 
 def table_rows(markdown: str) -> list[list[str]]:

@@ -148,7 +148,7 @@ class BatchRounds:
         self._queue: dict[str, _Waiting] = {}
         self._arrivals = 0
         self._flusher: asyncio.Task[None] | None = None
-        self._rounds: set[asyncio.Task[None]] = set()
+        self._rounds: set[asyncio.Task[None]] = set()  # the running rounds, held so they are not collected
         self._status: dict[str, str] = {}
 
     # -- what instructor calls -----------------------------------------------------------------------------------
@@ -304,11 +304,6 @@ class BatchRounds:
             self.journal.record(batch_id, status=status)
         if self.on_state is not None:
             self.on_state(self.stats)
-
-    async def aclose(self) -> None:
-        """Wait for rounds still polling (a run that ends normally has none)."""
-        if self._rounds:
-            await asyncio.gather(*self._rounds, return_exceptions=True)
 
 
 def batch_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:

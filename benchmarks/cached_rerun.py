@@ -24,9 +24,10 @@ import litellm
 
 from benchmarks.workload import generate_workload, load
 from judge.llm.client import ModelSettings
-from judge.run.evaluate import EvalConfig, evaluate
+from judge.run.evaluate import evaluate
 from judge.run.outputs import write_outputs
 from judge.run.score import score
+from judge.run.spec import EvalSpec
 from judge.testing import FakeEndpoint, smart_responder
 
 litellm.suppress_debug_info = True
@@ -53,7 +54,7 @@ def main() -> None:
         print(f"workload: {len(inputs.reports)} reports ({args.runs} runs x {args.requests} requests), "
               f"{sentences} sentences, {len(inputs.documents)} documents; generated and loaded in "
               f"{time.perf_counter() - started:.1f}s")
-        config = EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x"), cache_dir=root / "cache",
+        config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x"), cache=root / "cache",
                             concurrency=args.concurrency)
 
         cold = evaluate(inputs, config)

@@ -46,8 +46,9 @@ def record_decisions(api_base: str, reports: int, root: Path) -> list[tuple[Any,
 
     import judge.run.evaluate as evaluate_module
     from judge.llm.client import DecisionClient, ModelSettings
-    from judge.run.evaluate import EvalConfig, evaluate
+    from judge.run.evaluate import evaluate
     from judge.run.inputs import Inputs
+    from judge.run.spec import EvalSpec
 
     recorded: list[tuple[Any, ...]] = []
 
@@ -59,7 +60,7 @@ def record_decisions(api_base: str, reports: int, root: Path) -> list[tuple[Any,
     paths = generate_workload(root / "data", RUNS, math.ceil(reports / RUNS), 8)
     inputs = Inputs.load([paths["reports"]], paths["requests"], [paths["nuggets"]], [paths["docs"]],
                          root / "docstore")
-    config = EvalConfig(model=ModelSettings("openai/fake", api_base, "x"), cache_dir=None, concurrency=32)
+    config = EvalSpec.of(model=ModelSettings("openai/fake", api_base, "x"), cache=None, concurrency=32)
     real = evaluate_module.DecisionClient
     evaluate_module.DecisionClient = Recording  # type: ignore[misc]
     try:

@@ -51,9 +51,10 @@ import diskcache
 import litellm
 
 from benchmarks import ROOT
-from judge.run.evaluate import EvalConfig, evaluate
+from judge.run.evaluate import evaluate
 from judge.run.inputs import Inputs
 from judge.run.outputs import write_outputs
+from judge.run.spec import EvalSpec
 from judge.settings import ModelSettings, RetryPolicy
 from judge.testing import FakeEndpoint, smart_responder
 from judge.testing.server import ChatHandler
@@ -133,8 +134,8 @@ def run_once(ep: FaultyEndpoint | FakeEndpoint, cache: Path, out: Path, referenc
              concurrency: int, retry: RetryPolicy = FAST_RETRY) -> Outcome:
     calls_before = getattr(ep, "http_calls", ep.calls)
     injected_before = getattr(ep, "injected", 0)
-    config = EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=10.0), retry=retry,
-                        cache_dir=cache, concurrency=concurrency)
+    config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=10.0), retry=retry,
+                        cache=cache, concurrency=concurrency)
     with Inputs.load([EXAMPLES / "reports"], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],
                      [EXAMPLES / "docs.jsonl"], index_dir=cache / "docstore") as inputs:
         evaluation = evaluate(inputs, config)
@@ -200,7 +201,7 @@ def refusing_port() -> int:
 
 def fail_against(api_base: str, root: Path, timeout: float, concurrency: int) -> str:
     """The bundled example judged against a server that is down, with the default retry policy."""
-    config = EvalConfig(model=ModelSettings("openai/fake", api_base, "x", timeout=timeout), cache_dir=root / "cache",
+    config = EvalSpec.of(model=ModelSettings("openai/fake", api_base, "x", timeout=timeout), cache=root / "cache",
                         concurrency=concurrency)
     started = time.perf_counter()
     with Inputs.load([EXAMPLES / "reports"], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],

@@ -156,9 +156,10 @@ class StartupClock:
 def compare(args, paths, root: Path, endpoints, model) -> None:
     import ray
 
-    from judge.run.evaluate import EvalConfig, evaluate
+    from judge.run.evaluate import evaluate
     from judge.run.inputs import Inputs
     from judge.run.outputs import write_outputs
+    from judge.run.spec import EvalSpec
     from judge.settings import JudgeSettings
 
     workers = [int(w) for w in args.ray_workers.split(",") if w]
@@ -170,7 +171,7 @@ def compare(args, paths, root: Path, endpoints, model) -> None:
         runs = [("one process", None) if w == 0 else (f"ray {w} worker{'s' if w > 1 else ''}", w) for w in workers]
         for label, n in runs:
             out = root / f"out-{n or 0}"
-            config = EvalConfig(model=model, cache_dir=root / f"cache-{n or 0}", concurrency=args.concurrency,
+            config = EvalSpec.of(model=model, cache=root / f"cache-{n or 0}", concurrency=args.concurrency,
                                 judge=JudgeSettings(injection_detector=args.injection_detector),
                                 ray=None if n is None else ("auto" if args.two_nodes else "local"), workers=n)
             endpoint_cpu = [_proc(ep.proc.pid)[1] for ep in endpoints]
@@ -201,7 +202,7 @@ def compare(args, paths, root: Path, endpoints, model) -> None:
                    "byte_identical_to_one_process": identical}
             results.append(row)
             print(json.dumps(row), flush=True)
-        boot, per_unit = _unit_overhead(EvalConfig(model=model, cache_dir=None))
+        boot, per_unit = _unit_overhead(EvalSpec.of(model=model, cache=None))
     finally:
         ray.shutdown()
         if cluster is not None:

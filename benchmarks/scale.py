@@ -139,9 +139,10 @@ def main() -> None:
     import litellm
 
     from benchmarks.workload import generate_workload
-    from judge.run.evaluate import EvalConfig, evaluate
+    from judge.run.evaluate import evaluate
     from judge.run.inputs import Inputs
     from judge.run.outputs import write_outputs
+    from judge.run.spec import EvalSpec
 
     litellm.suppress_debug_info = True
     from judge.run.shards import Shard
@@ -168,7 +169,7 @@ def main() -> None:
                                  root / "docstore", shard=shard)
             load_seconds, rss_loaded = time.perf_counter() - started, peak_rss_mb()
             cache = {"none": None, "disk": root / "cache"}.get(args.cache, args.cache)
-            config = EvalConfig(model=model_settings([ep.api_base for ep in endpoints], args.model), cache_dir=cache,
+            config = EvalSpec.of(model=model_settings([ep.api_base for ep in endpoints], args.model), cache=cache,
                                 concurrency=args.concurrency, shard=shard, resume=args.resume,
                                 judge=JudgeSettings(injection_detector=args.injection_detector))
             out = args.out or root / "out"

@@ -122,9 +122,10 @@ def empty_reports(args: argparse.Namespace, root: Path) -> None:
     import io
 
     from judge.cli.render import print_diagnostics
-    from judge.run.evaluate import EvalConfig, evaluate
+    from judge.run.evaluate import evaluate
     from judge.run.inputs import Inputs
     from judge.run.outputs import write_outputs
+    from judge.run.spec import EvalSpec
     from judge.settings import ModelSettings
 
     runs = 100
@@ -138,7 +139,7 @@ def empty_reports(args: argparse.Namespace, root: Path) -> None:
         inputs = Inputs.load([reports], data / "requests.jsonl", None, [data / "docs.jsonl"], data / "docstore")
         loaded = time.process_time()
         # no report has a sentence, so no decision is asked: the model is never called
-        evaluation = evaluate(inputs, EvalConfig(model=ModelSettings(model="openai/fake"), cache_dir=None),
+        evaluation = evaluate(inputs, EvalSpec.of(model=ModelSettings(model="openai/fake"), cache=None),
                               out=data / "out")
         judged = time.process_time()
         write_outputs(evaluation, data / "out")

@@ -21,7 +21,8 @@ from pathlib import Path
 from benchmarks.workload import generate_workload, load
 from judge.judging.decisions.claims_absence import ClaimsAbsence
 from judge.llm.client import DecisionClient, ModelSettings
-from judge.run.evaluate import EvalConfig, evaluate
+from judge.run.evaluate import evaluate
+from judge.run.spec import EvalSpec
 from judge.testing import FakeEndpoint, smart_responder
 
 LEVELS = (1, 2, 4, 8, 16, 32)
@@ -68,7 +69,7 @@ def evaluate_row(latency: float, concurrency: int, runs: int, requests: int) -> 
             FakeEndpoint(smart_responder, latency=latency) as ep:
         root = Path(tmp)
         inputs = load(generate_workload(root / "data", runs, requests), root / "docstore")
-        config = EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x"), cache_dir=None,
+        config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x"), cache=None,
                             concurrency=concurrency)
         evaluation = evaluate(inputs, config)
         decisions = evaluation.usage.decisions

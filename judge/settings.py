@@ -8,14 +8,20 @@ depend on it.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Mapping
+import types
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, ClassVar, Literal, get_args
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+
+from pydantic import ConfigDict, Field, Strict, TypeAdapter, ValidationError
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from judge.errors import SettingError
-from judge.labels import CITATION_POLICIES, SAMPLE_DESIGNS, CitationPolicy, SampleDesign
+from judge.labels import CitationPolicy, SampleDesign
+
+T = TypeVar("T")
 
 # What eval does with a sentence or document the injection detector flags (defence.injection): every policy records
 # and counts the flag; `quarantine` also withholds the flagged pieces from the model (judge.defence.quarantine), `flag`
@@ -39,16 +45,16 @@ ReasoningEffort = Literal["low", "medium", "high"]
 REASONING_EFFORTS: tuple[ReasoningEffort, ...] = get_args(ReasoningEffort)
 
 
-# The rules of every setting, declared once on the settings objects below. The API checks them when an object is
-# built (ValueError/TypeError naming the argument); the CLI reads the same rules for its options' ranges and
-# choices (judge.cli.options), so a new setting cannot be checked on one path and not the other
-# (tests/test_numeric_options.py walks the CLI, tests/test_api_validation.py the API).
+# The rules of every setting are declared once, as the types of the settings' fields (pydantic validates them when
+# an object is built; `settings_class` turns a refusal into one line naming the argument). The CLI reads the same
+# declarations for its options' ranges and choices (`bounds_of`, `choices_of`; judge.cli.options), so a new setting
+# cannot be checked on one path and not the other (tests/test_numeric_options.py walks the CLI and the API).
 
 @dataclass(frozen=True)
 class Bounds:
     """The declared range of a number: `nan`, `inf` and a value outside it are refused. Upper bounds are far beyond
     any sensible setting; they exist so that a typo (an extra 000) is refused at once instead of allocating
-    terabytes or waiting for years."""
+    terabytes or waiting for years. Used as metadata of a field's type (`Annotated[int, ..., COUNT]`)."""
 
     low: float
     high: float
@@ -61,6 +67,12 @@ class Bounds:
         above_low = value > self.low if self.low_open else value >= self.low
         below_high = value < self.high if self.high_open else value <= self.high
         return above_low and below_high
+
+    def constraint(self) -> Any:
+        """The range as pydantic's constraints on a field."""
+        low = {"gt": self.low} if self.low_open else {"ge": self.low}
+        high = {"lt": self.high} if self.high_open else {"le": self.high}
+        return Field(**low, **high, allow_inf_nan=False)
 
     @property
     def interval(self) -> str:
@@ -88,116 +100,178 @@ DOC_BYTES = Bounds(1, 2**40)
 BOOTSTRAP = Bounds(0, 1_000_000)
 CONFIDENCE = Bounds(0, 1, low_open=True, high_open=True)  # of an interval: 0.95, never 0 or 1
 
+# The declared kinds of setting. Strict: `True` is not a number, "3" is not 3 and 1.5 is not a whole number.
+Fraction = Annotated[float, Strict(), FRACTION.constraint(), FRACTION]
+Seed = Annotated[int, Strict(), SEED.constraint(), SEED]
+Count = Annotated[int, Strict(), COUNT.constraint(), COUNT]
+Usd = Annotated[float, Strict(), USD.constraint(), USD]
+Characters = Annotated[int, Strict(), CHARACTERS.constraint(), CHARACTERS]
+Seconds = Annotated[float, Strict(), SECONDS.constraint(), SECONDS]
+Concurrency = Annotated[int, Strict(), CONCURRENCY.constraint(), CONCURRENCY]
+Workers = Annotated[int, Strict(), WORKERS.constraint(), WORKERS]
+Threads = Annotated[int, Strict(), THREADS.constraint(), THREADS]
+Temperature = Annotated[float, Strict(), TEMPERATURE.constraint(), TEMPERATURE]
+DocBytes = Annotated[int, Strict(), DOC_BYTES.constraint(), DOC_BYTES]
+Bootstrap = Annotated[int, Strict(), BOOTSTRAP.constraint(), BOOTSTRAP]
+Confidence = Annotated[float, Strict(), CONFIDENCE.constraint(), CONFIDENCE]
+Flag = Annotated[bool, Strict()]
+Text = Annotated[str, Strict()]
 
-@dataclass(frozen=True)
-class Number:
-    """A numeric setting: its range, whether it must be a whole number, whether None is allowed."""
-
-    bounds: Bounds
-    integer: bool = False
-    optional: bool = False
-
-    def check(self, argument: str, value: Any) -> None:
-        if value is None and self.optional:
-            return
-        kinds = (int,) if self.integer else (int, float)
-        if isinstance(value, bool) or not isinstance(value, kinds):
-            what = "a whole number" if self.integer else "a number"
-            raise TypeError(f"{argument} must be {what}{' or None' if self.optional else ''}, "
-                            f"not {type(value).__name__} {value!r}")
-        if not self.bounds.contains(value):
-            raise SettingError(f"{argument}={value!r} is not {self.bounds}")
-
-
-@dataclass(frozen=True)
-class OneOf:
-    """A setting that takes one of a few names."""
-
-    choices: tuple[str, ...]
-    optional: bool = False
-
-    def check(self, argument: str, value: Any) -> None:
-        if value is None and self.optional:
-            return
-        if value not in self.choices:
-            raise SettingError(f"{argument}={value!r}: choose one of {', '.join(self.choices)}")
+# Settings objects hold other settings objects and a few plain types (paths, thresholds, shards).
+_CONFIG = ConfigDict(arbitrary_types_allowed=True, extra="forbid")  # an unknown argument is an error
 
 
-@dataclass(frozen=True)
-class Flag:
-    """A yes/no setting (None too when `optional`: decided later)."""
+def settings_class(cls: type[T]) -> type[T]:
+    """A frozen pydantic dataclass whose refusals are one line naming the argument: SettingError (a ValueError) for
+    a value out of its range or choices, TypeError for a value of the wrong kind. `dataclasses.replace` builds a
+    new object and so checks again."""
+    checked = pydantic_dataclass(frozen=True, config=_CONFIG)(cls)
+    validate = checked.__init__
 
-    optional: bool = False
+    @functools.wraps(validate)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            validate(self, *args, **kwargs)
+        except ValidationError as exc:
+            raise refusal(exc, checked) from None
 
-    def check(self, argument: str, value: Any) -> None:
-        if not (isinstance(value, bool) or (value is None and self.optional)):
-            raise TypeError(f"{argument} must be True or False{' or None' if self.optional else ''}, "
-                            f"not {value!r}")
-
-
-@dataclass(frozen=True)
-class InstanceOf:
-    """A setting that is itself a settings object (or a path)."""
-
-    kinds: tuple[type, ...]
-    optional: bool = False
-
-    def check(self, argument: str, value: Any) -> None:
-        if not (isinstance(value, self.kinds) or (value is None and self.optional)):
-            names = " or ".join(k.__name__ for k in self.kinds) + (" or None" if self.optional else "")
-            raise TypeError(f"{argument} must be {names}, not {type(value).__name__} {value!r}")
+    checked.__init__ = __init__  # type: ignore[method-assign]
+    return checked
 
 
-Rule = Number | OneOf | Flag | InstanceOf
+def check(argument: str, value: Any, kind: Any) -> None:
+    """Check one argument against a declared kind (`check("policy", policy, CitationPolicy)`), with the one-line
+    refusal of a settings object's field."""
+    try:
+        _adapter(kind).validate_python(value)
+    except ValidationError as exc:
+        raise refusal(exc, None, argument=argument, kind=kind) from None
 
 
-def check_rules(settings: Any, rules: Mapping[str, Rule]) -> None:
-    """Check every field of `settings` that has a rule; the first broken one raises, naming the field."""
-    for name, rule in rules.items():
-        rule.check(name, getattr(settings, name))
+@functools.cache
+def _adapter(kind: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(kind, config=_CONFIG)
+
+
+def refusal(exc: ValidationError, owner: type | None, *, argument: str | None = None, kind: Any = None
+            ) -> Exception:
+    """The first error of `exc` as one line: `concurrency=0 is not a number in [1, 1024]`, `policy='most': choose
+    one of all, any, ...`, `seed must be a whole number or None, not str '3'`."""
+    error = exc.errors()[0]
+    raised = error.get("ctx", {}).get("error")
+    if isinstance(raised, Exception) and not error["loc"]:  # a check of the object's own (__post_init__), as raised
+        return raised
+    location = [str(part) for part in error["loc"]]
+    if owner is not None and error["loc"] and isinstance(error["loc"][0], int):  # an argument given by position
+        location[0] = fields(owner)[error["loc"][0]].name
+    name = argument or (location[0] if location else "value")
+    if owner is not None and location:
+        kind = _field_types(owner).get(location[0], kind)
+    value = error.get("input")
+    if error["type"] in ("unexpected_keyword_argument", "extra_forbidden", "unexpected_positional_argument"):
+        return TypeError(f"unknown argument {name!r}" + (f" of {owner.__name__}" if owner is not None else ""))
+    bounds, choices = _declared(kind)
+    if error["type"] in _RANGE_ERRORS and bounds is not None:
+        return SettingError(f"{name}={value!r} is not {bounds}")
+    if error["type"] == "literal_error" and choices:
+        return SettingError(f"{name}={value!r}: choose one of {', '.join(map(str, choices))}")
+    if error["type"] in _RANGE_ERRORS or error["type"] == "value_error":
+        return SettingError(f"{name}={value!r}: {error['msg']}")
+    return TypeError(f"{name} must be {_described(kind)}, not {type(value).__name__} {value!r:.60}")
+
+
+_RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "finite_number"}
+
+
+@functools.cache
+def _field_types(owner: type) -> dict[str, Any]:
+    return get_type_hints(owner, include_extras=True)
+
+
+def _declared(kind: Any) -> tuple[Bounds | None, tuple[Any, ...]]:
+    """The range (Bounds metadata) and the choices (a Literal's values) a declared kind carries, looking through
+    Optional and Annotated."""
+    if get_origin(kind) is Annotated:
+        base, *metadata = get_args(kind)
+        bounds = next((m for m in metadata if isinstance(m, Bounds)), None)
+        return (bounds, ()) if bounds is not None else _declared(base)
+    if get_origin(kind) is Literal:
+        return None, get_args(kind)
+    if get_origin(kind) in (Union, types.UnionType):
+        for member in get_args(kind):
+            found = _declared(member)
+            if found != (None, ()):
+                return found
+    return None, ()
+
+
+def _described(kind: Any) -> str:
+    """What a kind takes, in words."""
+    if get_origin(kind) is Annotated:
+        return _described(get_args(kind)[0])
+    if get_origin(kind) in (Union, types.UnionType):
+        return " or ".join(_described(member) for member in get_args(kind))
+    if get_origin(kind) is Literal:
+        return "one of " + ", ".join(map(repr, get_args(kind)))
+    return {int: "a whole number", float: "a number", bool: "True or False", str: "a string",
+            type(None): "None", Path: "a path (str or Path)"}.get(kind, getattr(kind, "__name__", str(kind)))
 
 
 def bounds_of(settings: type, name: str) -> Bounds:
     """The declared range of a numeric setting (what the CLI prints in --help and checks)."""
-    rule = settings.RULES[name]
-    if not isinstance(rule, Number):
+    bounds, _ = _declared(_field_types(settings)[name])
+    if bounds is None:
         raise TypeError(f"{settings.__name__}.{name} is not a numeric setting")
-    return rule.bounds
+    return bounds
 
 
 def choices_of(settings: type, name: str) -> tuple[str, ...]:
     """The names a setting takes (what the CLI offers and checks)."""
-    rule = settings.RULES[name]
-    if not isinstance(rule, OneOf):
+    _, choices = _declared(_field_types(settings)[name])
+    if not choices:
         raise TypeError(f"{settings.__name__}.{name} is not a choice")
-    return rule.choices
+    return choices
 
 
-@dataclass(frozen=True)
+def check_field(settings: type, name: str, value: Any) -> None:
+    """Check one argument against the declared kind of a settings object's field of the same name (before the
+    object is built: e.g. before slow inputs are read)."""
+    check(name, value, _field_types(settings)[name])
+
+
+def bounds_in(kind: Any) -> Bounds:
+    """The declared range of a numeric kind (an argument declared outside a settings object)."""
+    bounds, _ = _declared(kind)
+    if bounds is None:
+        raise TypeError(f"{kind} declares no range")
+    return bounds
+
+
+@settings_class
 class ModelSettings:
     """Everything about the model that can change an answer (api_base and api_key cannot, so they are not keyed)."""
 
-    model: str
-    api_base: str | None = None
-    api_key: str | None = field(default=None, repr=False)
-    temperature: float = 0.0
-    seed: int | None = 0
-    max_tokens: int = 512
+    model: Text
+    api_base: Text | None = None
+    api_key: Text | None = field(default=None, repr=False)
+    temperature: Temperature = 0.0
+    seed: Seed | None = 0
+    max_tokens: Count = 512
     # Seconds per HTTP attempt (--timeout): a server that accepts the connection and never answers costs at most
     # timeout x transport attempts per decision. Not in the cache key: it cannot change an answer, only lose one.
-    timeout: float = 120.0
+    timeout: Seconds = 120.0
     # Several servers of this one model (--api-base given more than once): litellm's Router spreads the calls
     # over them and fails over when one dies. Empty: `api_base` alone. Not keyed, like api_base.
-    api_bases: tuple[str, ...] = ()
+    api_bases: tuple[Text, ...] = ()
     # A litellm Router config (YAML or JSON, --router): its deployments of `model` serve the run.
     router_config: Path | None = None
     # Ask for token log-probabilities (a decision's confidence)? None: only of the embedded judge, the one
     # provider known to return them; hosted providers opt in (not every one accepts the parameter).
     # `judge.llm.logprob.asks_logprobs` resolves it. Not in `sampling()`: the answer does not depend on it.
-    logprobs: bool | None = None
+    logprobs: Flag | None = None
     # llama.cpp threads of the embedded judge (--threads). None: as many as the cores free when the model loads.
     # Not keyed: each thread computes its own rows of every product, so the count changes speed, not answers.
-    threads: int | None = None
+    threads: Threads | None = None
     # llama.cpp CPU kernels of the embedded judge (--kernels auto|safe|fast, judge.llm.embedded.kernels). Not keyed: the
     # paths round differently, but a rerun replays cached answers whichever path made them; run-summary.json
     # records the path a run used.
@@ -207,19 +281,9 @@ class ModelSettings:
     reasoning_effort: ReasoningEffort | None = None
     # Keep the judge's reasoning (a `<think>` block, `reasoning_content`) in each decision's record
     # (--keep-reasoning). Never parsed as the answer either way; not keyed: it changes no answer.
-    keep_reasoning: bool = False
-
-    RULES: ClassVar[dict[str, Rule]] = {
-        "model": InstanceOf((str,)), "api_base": InstanceOf((str,), optional=True),
-        "api_key": InstanceOf((str,), optional=True), "temperature": Number(TEMPERATURE),
-        "seed": Number(SEED, integer=True, optional=True), "max_tokens": Number(COUNT, integer=True),
-        "timeout": Number(SECONDS), "logprobs": Flag(optional=True),
-        "threads": Number(THREADS, integer=True, optional=True), "kernels": OneOf(KERNEL_CHOICES),
-        "reasoning_effort": OneOf(REASONING_EFFORTS, optional=True), "keep_reasoning": Flag(),
-    }
+    keep_reasoning: Flag = False
 
     def __post_init__(self) -> None:
-        check_rules(self, self.RULES)
         if not self.model:
             raise SettingError("model must name a model (a litellm model id such as openai/gpt-4o-mini)")
 
@@ -235,7 +299,13 @@ class ModelSettings:
         return {"temperature": self.temperature, "seed": self.seed, "max_tokens": self.max_tokens, **effort}
 
 
-@dataclass(frozen=True)
+_ATTEMPTS = Bounds(1, 1000)
+_REASKS = Bounds(0, 100)
+_WAIT = Bounds(0, 3600)
+_WAIT_MAX = Bounds(0, 86_400)
+
+
+@settings_class
 class RetryPolicy:
     """The one retry policy of the project, applied by judge.llm.client (and nowhere else).
 
@@ -259,41 +329,25 @@ class RetryPolicy:
     run against such a server writes what an undisturbed run writes (tests/test_failures_and_recovery.py).
     """
 
-    transport_attempts: int = 10      # 1 call + 9 retries on transient faults
-    reasks: int = 4                   # instructor re-asks on invalid output
-    wait_multiplier: float = 0.5      # seconds; tests shrink it
-    wait_max: float = 30.0
+    transport_attempts: Annotated[int, Strict(), _ATTEMPTS.constraint(), _ATTEMPTS] = 10  # 1 call + 9 retries
+    reasks: Annotated[int, Strict(), _REASKS.constraint(), _REASKS] = 4     # instructor re-asks on invalid output
+    wait_multiplier: Annotated[float, Strict(), _WAIT.constraint(), _WAIT] = 0.5   # seconds; tests shrink it
+    wait_max: Annotated[float, Strict(), _WAIT_MAX.constraint(), _WAIT_MAX] = 30.0
     # Transport failures in a row (rate limits aside), across all decisions, with no answer between, after which
     # the server is given up on: the decisions not yet asked are recorded failed (not cached) and the run exits 5.
     # At a random 1/3 fault rate a row of 16 has probability 3^-16 per request, so a flaky server is not given up on.
-    give_up_after: int = 16
-
-    RULES: ClassVar[dict[str, Rule]] = {
-        "transport_attempts": Number(Bounds(1, 1000), integer=True), "reasks": Number(Bounds(0, 100), integer=True),
-        "wait_multiplier": Number(Bounds(0, 3600)), "wait_max": Number(Bounds(0, 86_400)),
-        "give_up_after": Number(COUNT, integer=True),
-    }
-
-    def __post_init__(self) -> None:
-        check_rules(self, self.RULES)
+    give_up_after: Count = 16
 
 
-@dataclass(frozen=True)
+
+@settings_class
 class PassagePolicy:
     """How much of a long document the judge sees (judge.judging.passages cuts it into the closest passages)."""
 
-    max_chars: int = 6000
-    window_chars: int = 800
+    max_chars: Characters = 6000
+    window_chars: Characters = 800
     # None: no limit. Not in the tag: it refuses documents, it never changes what the judge is shown.
-    max_doc_bytes: int | None = None
-
-    RULES: ClassVar[dict[str, Rule]] = {
-        "max_chars": Number(CHARACTERS, integer=True), "window_chars": Number(CHARACTERS, integer=True),
-        "max_doc_bytes": Number(DOC_BYTES, integer=True, optional=True),
-    }
-
-    def __post_init__(self) -> None:
-        check_rules(self, self.RULES)
+    max_doc_bytes: DocBytes | None = None
 
     @property
     def tag(self) -> str:
@@ -335,12 +389,12 @@ class DefaultThresholds:
 DEFAULT_THRESHOLDS = DefaultThresholds()
 
 
-@dataclass(frozen=True)
+@settings_class
 class JudgeSettings:
     """Judging choices that change outcomes (all in the signature)."""
 
     policy: CitationPolicy = "all"
-    truncate: bool = True
+    truncate: Flag = True
     passages: PassagePolicy = PassagePolicy()
     prompts_dir: Path | None = None
     on_injection: InjectionPolicy = "quarantine"
@@ -350,18 +404,6 @@ class JudgeSettings:
     # shown, after the quarantine, is what the cache keys on.
     injection_detector: InjectionDetector = DEFAULT_INJECTION_DETECTOR
 
-    RULES: ClassVar[dict[str, Rule]] = {
-        "policy": OneOf(CITATION_POLICIES), "truncate": Flag(), "passages": InstanceOf((PassagePolicy,)),
-        "prompts_dir": InstanceOf((Path,), optional=True), "on_injection": OneOf(INJECTION_POLICIES),
-        "thresholds": InstanceOf((Thresholds, DefaultThresholds), optional=True),
-        "injection_detector": OneOf(INJECTION_DETECTORS),
-    }
-
-    def __post_init__(self) -> None:
-        if isinstance(self.prompts_dir, str):  # a notebook writes a path as a string
-            object.__setattr__(self, "prompts_dir", Path(self.prompts_dir))
-        check_rules(self, self.RULES)
-
     @property
     def withholds(self) -> bool:
         """Whether the model is shown text with its flagged (and foreign-script) pieces withheld
@@ -369,21 +411,17 @@ class JudgeSettings:
         return self.on_injection != "flag"
 
 
-@dataclass(frozen=True)
+@settings_class
 class HumanSample:
     """How the human sample behind prediction-powered estimates was drawn, and the level of their intervals
     (docs/ppi.md). Both describe the sample: with none (`given=False`) a value other than the default could not
     take effect, so it is refused rather than ignored; the message names the argument and the option alike."""
 
     sample: SampleDesign = "reports"
-    confidence: float = 0.95
-    given: bool = True          # whether there is a human sample (human=, --human) to describe
-
-    RULES: ClassVar[dict[str, Rule]] = {"sample": OneOf(SAMPLE_DESIGNS), "confidence": Number(CONFIDENCE),
-                                        "given": Flag()}
+    confidence: Confidence = 0.95
+    given: Flag = True          # whether there is a human sample (human=, --human) to describe
 
     def __post_init__(self) -> None:
-        check_rules(self, self.RULES)
         if self.given:
             return
         for name in ("sample", "confidence"):

@@ -38,8 +38,9 @@ from autojudge_base.report import load_report  # noqa: E402
 
 from judge.adapters.autojudge import MEASURES, ArgueAutoJudge, litellm_model  # noqa: E402
 from judge.llm.client import ModelSettings  # noqa: E402
-from judge.run.evaluate import EvalConfig, evaluate  # noqa: E402
+from judge.run.evaluate import evaluate  # noqa: E402
 from judge.run.inputs import Inputs  # noqa: E402
+from judge.run.spec import EvalSpec  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -73,7 +74,7 @@ def test_bundled_example_gives_the_same_scores_as_argue_judge_eval(endpoint, tmp
     # The same inputs through our own library path (what `argue-judge eval` runs), same fake judge.
     direct = evaluate(Inputs.load([EXAMPLES / "reports"], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],
                                   [EXAMPLES / "docs.jsonl"], index_dir=tmp_path / "idx2"),
-                      EvalConfig(model=ModelSettings("openai/fake", endpoint.api_base, "x"), cache_dir=None))
+                      EvalSpec.of(model=ModelSettings("openai/fake", endpoint.api_base, "x"), cache=None))
     expected = {(r.run_id, r.request_id, r.metric): r.value for r in direct.scores.rows()
                 if r.request_id != "all" and r.metric in MEASURES}
     got = {k: v for k, v in rows(board).items() if k[1] != "all"}

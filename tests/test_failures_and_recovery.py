@@ -37,8 +37,9 @@ from judge.llm.cache.store import (
     unseal,
 )
 from judge.llm.client import DecisionClient
-from judge.run.evaluate import EvalConfig, evaluate
+from judge.run.evaluate import evaluate
 from judge.run.inputs import Inputs
+from judge.run.spec import EvalSpec
 from judge.settings import ModelSettings, RetryPolicy
 from judge.testing import FakeEndpoint
 from tests.conftest import smart_responder
@@ -226,8 +227,8 @@ def test_three_malformed_answers_then_a_healthy_server_rerun_has_no_failure(tmp_
     inputs = Inputs.load([one_report(tmp_path)], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],
                          [EXAMPLES / "docs.jsonl"], index_dir=tmp_path / "docstore")
     with inputs, FakeEndpoint(smart_responder) as ep:
-        config = EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=5.0), retry=FAST_RETRY,
-                            cache_dir=tmp_path / "cache", concurrency=1)
+        config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=5.0), retry=FAST_RETRY,
+                            cache=tmp_path / "cache", concurrency=1)
         ep.fail_next(["malformed"] * (1 + RetryPolicy().reasks))  # the first decision: 1 ask + its re-asks, garbage
         first = evaluate(inputs, config)
         assert first.usage.failures == 1 and first.signature.failed == 1
@@ -249,8 +250,8 @@ def test_an_answer_cut_off_at_max_tokens_is_a_failed_decision_not_a_crash(tmp_pa
     inputs = Inputs.load([one_report(tmp_path)], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],
                          [EXAMPLES / "docs.jsonl"], index_dir=tmp_path / "docstore")
     with inputs, FakeEndpoint(smart_responder) as ep:
-        config = EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=5.0), retry=FAST_RETRY,
-                            cache_dir=tmp_path / "cache", concurrency=1)
+        config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=5.0), retry=FAST_RETRY,
+                            cache=tmp_path / "cache", concurrency=1)
         ep.fail_next(["truncated"])
         first = evaluate(inputs, config)
         assert ep.faults_served == ["truncated"]
@@ -480,7 +481,7 @@ def test_changing_the_reask_budget_keeps_every_cached_answer(clean, tmp_path):
                          [EXAMPLES / "docs.jsonl"], index_dir=tmp_path / "docstore")
     with inputs, FakeEndpoint(smart_responder) as ep:
         for reasks in (2, 3, 7):
-            config = EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x"), cache_dir=cache_dir,
+            config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x"), cache=cache_dir,
                                 retry=RetryPolicy(reasks=reasks))
             evaluation = evaluate(inputs, config)
             assert evaluation.usage.model_calls == 0 and evaluation.usage.cache_hits > 0, reasks

@@ -13,10 +13,11 @@ from judge.errors import InputError
 from judge.formats import read_reports
 from judge.formats.reports import ReportIndex
 from judge.formats.scores import write_scores
-from judge.run.evaluate import EvalConfig, evaluate
+from judge.run.evaluate import evaluate
 from judge.run.inputs import Inputs
 from judge.run.outputs import write_outputs, write_score_files
 from judge.run.score import score
+from judge.run.spec import EvalSpec
 from judge.run.streaming import StoredJudgments
 from judge.settings import ModelSettings
 
@@ -78,7 +79,7 @@ def test_scoring_the_stream_gives_the_scores_of_the_list(tmp_path, endpoint):
                      [EXAMPLES / "docs.jsonl"], tmp_path / "docstore") as inputs:
         assert isinstance(inputs.reports, ReportIndex)  # the run's reports: places in their files, read when judged
         assert all(isinstance(entry.where, tuple) for entry in inputs.reports.entries)
-        config = EvalConfig(model=ModelSettings("openai/fake", endpoint.api_base, "x"), cache_dir=tmp_path / "cache",
+        config = EvalSpec.of(model=ModelSettings("openai/fake", endpoint.api_base, "x"), cache=tmp_path / "cache",
                             concurrency=8)
         evaluation = evaluate(inputs, config, out=tmp_path / "out")
     assert isinstance(evaluation.judgments, StoredJudgments)  # read back from out/judgments.jsonl, not a list
@@ -114,7 +115,7 @@ def test_packed_report_scores_unpack_to_each_measures_own_statistics_and_value(t
 
     with Inputs.load([EXAMPLES / "reports"], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],
                      [EXAMPLES / "docs.jsonl"], tmp_path / "docstore") as inputs:
-        config = EvalConfig(model=ModelSettings("openai/fake", endpoint.api_base, "x"), cache_dir=None)
+        config = EvalSpec.of(model=ModelSettings("openai/fake", endpoint.api_base, "x"), cache=None)
         judgments = evaluate(inputs, config).judgments
     defined = 0
     for judgment in judgments:

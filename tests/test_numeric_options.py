@@ -106,26 +106,26 @@ def test_numeric_option_edge_value(path, param, value, tmp_path, monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# The Python API, walked the same way: the rules are the settings objects' (judge.settings RULES), which the
-# options above read, so a value the CLI refuses is refused by the API with a ValueError or TypeError naming the
-# argument, before any input is read or any model asked.
+# The Python API, walked the same way: the rules are the declared kinds of the settings' fields (judge.settings),
+# which the options above read, so a value the CLI refuses is refused by the API with a ValueError or TypeError
+# naming the argument, before any input is read or any model asked.
 
 import inspect  # noqa: E402
+from typing import Annotated, Literal, Union, get_origin, get_type_hints  # noqa: E402
 
 from judge import api  # noqa: E402
 from judge.calibration.suite import CalibrationConfig  # noqa: E402
+from judge.labels import CitationPolicy, SampleDesign  # noqa: E402
 from judge.nuggets.settings import NuggetSettings  # noqa: E402
-from judge.run.evaluate import EvalConfig  # noqa: E402
+from judge.run.spec import Execution  # noqa: E402
 from judge.settings import (  # noqa: E402
+    Confidence,
     Flag,
-    HumanSample,
-    InstanceOf,
     JudgeSettings,
     ModelSettings,
-    Number,
-    OneOf,
     PassagePolicy,
     RetryPolicy,
+    _declared,
 )
 
 BAD_NUMBERS = (0, -1, math.nan, math.inf, -math.inf, 10**18, 1.5, "3", True)
@@ -135,47 +135,65 @@ INPUTS = {"reports": EXAMPLES / "reports", "requests": EXAMPLES / "requests.json
           "nuggets": EXAMPLES / "nuggets"}
 
 
-def _bad_values(rule):
-    if isinstance(rule, Number):
+def _optional(kind) -> bool:
+    return get_origin(kind) in (Union, __import__("types").UnionType) and type(None) in get_args(kind)
+
+
+def _base(kind):
+    """The kind without Optional and Annotated: int, float, bool, a Literal, a class."""
+    if _optional(kind):
+        kind = next(member for member in get_args(kind) if member is not type(None))
+    while get_origin(kind) is Annotated:
+        kind = get_args(kind)[0]
+    return kind
+
+
+def _bad_values(kind):
+    bounds, choices = _declared(kind)
+    base, optional = _base(kind), _optional(kind)
+    if bounds is not None:
         for value in BAD_NUMBERS:
-            fits = isinstance(value, int | float) and not isinstance(value, bool) and rule.bounds.contains(value) \
-                and (not rule.integer or isinstance(value, int))
+            fits = isinstance(value, int | float) and not isinstance(value, bool) and bounds.contains(value) \
+                and (base is not int or isinstance(value, int))
             if not fits:
                 yield value
-    elif isinstance(rule, OneOf):
-        yield from (v for v in BAD_CHOICES if v not in rule.choices and not (v is None and rule.optional))
-    elif isinstance(rule, Flag):
-        yield from ("yes", 1) + (() if rule.optional else (None,))
-    elif isinstance(rule, InstanceOf):
+    elif choices:
+        yield from (v for v in BAD_CHOICES if v not in choices and not (v is None and optional))
+    elif base is bool:
+        yield from ("yes", 1) + (() if optional else (None,))
+    else:
         yield 42
 
 
-# Each entry point's own arguments that have a rule (the rest are inputs, paths or objects, checked by the readers)
-# and the settings whose fields reach it through **options. A parameter added to an entry point fails
-# test_every_api_argument_has_a_rule until it is listed here with its rule, or as an input.
+def _fields(settings_class) -> dict:
+    return get_type_hints(settings_class, include_extras=True)
+
+
+# Each entry point's own arguments that have a declared kind (the rest are inputs, paths or objects, checked by the
+# readers) and the settings whose fields reach it through **options. A parameter added to an entry point fails
+# test_every_api_argument_has_a_rule until it is listed here with its kind, or as an input.
 ENTRY_POINTS = {
-    "evaluate": ({"concurrency": EvalConfig.RULES["concurrency"], "sample": HumanSample.RULES["sample"],
-                  "confidence": HumanSample.RULES["confidence"], "view": Flag(), "baselines": Flag(),
-                  "judge": InstanceOf((JudgeSettings,), optional=True)},
-                 [ModelSettings, EvalConfig]),
-    "score": ({"policy": JudgeSettings.RULES["policy"], "sample": HumanSample.RULES["sample"],
-               "confidence": HumanSample.RULES["confidence"]}, []),
-    "calibrate": ({"concurrency": CalibrationConfig.RULES["concurrency"], "seed": CalibrationConfig.RULES["seed"],
-                   "n_boot": CalibrationConfig.RULES["n_boot"], "wice_partial": OneOf(("strict", "exclude",
-                                                                                        "separate")),
-                   "fit_metric": OneOf(("kappa",), optional=True), "plots": Flag(),
-                   "judge": InstanceOf((JudgeSettings,), optional=True)}, [ModelSettings]),
-    "html_view": ({"policy": JudgeSettings.RULES["policy"]}, []),
-    "baseline": ({"name": OneOf(tuple(api.BASELINE_SETTINGS))}, []),
-    "read_judgments": ({"format": OneOf(("argue-judge", "auto-argue"), optional=True)}, []),
-    "write_judgments": ({"format": OneOf(("argue-judge", "auto-argue"))}, []),
-    "create_nuggets": ({name: NuggetSettings.RULES[name] for name in ("max_nuggets", "max_docs", "per_document",
-                                                                      "concurrency", "format")}
-                       | {"passages": InstanceOf((PassagePolicy,), optional=True),
-                          "thresholds": JudgeSettings.RULES["thresholds"]}, [ModelSettings]),
-    "pool_nuggets": ({"concurrency": NuggetSettings.RULES["concurrency"],
-                      "passages": InstanceOf((PassagePolicy,), optional=True),
-                      "thresholds": JudgeSettings.RULES["thresholds"]}, [ModelSettings]),
+    "evaluate": ({"concurrency": _fields(Execution)["concurrency"], "sample": SampleDesign,
+                  "confidence": Confidence, "view": Flag, "baselines": Flag,
+                  "judge": JudgeSettings | None},
+                 [ModelSettings, Execution, JudgeSettings, PassagePolicy, RetryPolicy]),
+    "score": ({"policy": CitationPolicy, "sample": SampleDesign, "confidence": Confidence}, []),
+    "calibrate": ({"concurrency": _fields(CalibrationConfig)["concurrency"], "seed": _fields(CalibrationConfig)["seed"],
+                   "n_boot": _fields(CalibrationConfig)["n_boot"],
+                   "wice_partial": Literal["strict", "exclude", "separate"],
+                   "fit_metric": Literal["kappa"] | None, "plots": Flag,
+                   "judge": JudgeSettings | None}, [ModelSettings]),
+    "html_view": ({"policy": CitationPolicy}, []),
+    "baseline": ({"name": Literal[tuple(api.BASELINE_SETTINGS)]}, []),
+    "read_judgments": ({"format": Literal["argue-judge", "auto-argue"] | None}, []),
+    "write_judgments": ({"format": Literal["argue-judge", "auto-argue"]}, []),
+    "create_nuggets": ({name: _fields(NuggetSettings)[name] for name in ("max_nuggets", "max_docs", "per_document",
+                                                                          "concurrency", "format")}
+                       | {"passages": PassagePolicy | None,
+                          "thresholds": _fields(JudgeSettings)["thresholds"]}, [ModelSettings]),
+    "pool_nuggets": ({"concurrency": _fields(NuggetSettings)["concurrency"],
+                      "passages": PassagePolicy | None,
+                      "thresholds": _fields(JudgeSettings)["thresholds"]}, [ModelSettings]),
     "accept_candidates": ({}, []),
 }
 INPUT_ARGUMENTS = {"reports", "requests", "docs", "nuggets", "judgments", "human", "judged", "gold", "against", "cache",
@@ -183,21 +201,23 @@ INPUT_ARGUMENTS = {"reports", "requests", "docs", "nuggets", "judgments", "human
                    "attributionbench", "wice", "sample", "exclude", "attacks", "attacks_file", "progress", "path",
                    "shards", "file", "model", "api_base", "api_key", "measures", "overwrite",
                    "doc_lists", "gold_report", "prompts_dir", "candidates"}
-SETTINGS_PASSED_WHOLE = {"retry": RetryPolicy, "judge": JudgeSettings}
+# Given whole (objects), or paths: checked as such, not by the values below.
+PASSED_WHOLE = {"model", "judge", "retry", "cache", "shard", "api_base", "api_key", "passages", "prompts_dir",
+                "thresholds", "router_config", "api_bases"}
 
 
 def api_cases():
     for name, (own, settings) in ENTRY_POINTS.items():
-        for argument, rule in own.items():
-            for value in _bad_values(rule):
+        for argument, kind in own.items():
+            for value in _bad_values(kind):
                 yield name, argument, value
         for settings_class in settings:
-            for argument, rule in settings_class.RULES.items():
-                if argument in ("model", "judge", "retry", "cache_dir", "shard", "api_base", "api_key"):
-                    continue  # passed as their own arguments, or objects checked by InstanceOf above
+            for argument, kind in _fields(settings_class).items():
+                if argument in PASSED_WHOLE:
+                    continue  # passed as their own arguments, or objects checked as their kind above
                 if argument == "concurrency" and name != "evaluate":
                     continue
-                for value in _bad_values(rule):
+                for value in _bad_values(kind):
                     yield name, argument, value
 
 
@@ -317,7 +337,7 @@ def test_a_setting_the_rules_refuse_is_one_line_on_the_command_line_not_a_traceb
 
 @pytest.mark.parametrize(("options", "message"), [
     ({"max_cost": 1.0, "model": "openai/argue-judge-unpriced"}, "max_cost: litellm has no price"),
-    ({"workers": 2, "model": "openai/fake"}, "workers: only Ray has workers"),
+    ({"workers": 2, "model": "openai/fake"}, "workers .--workers.: only Ray has workers"),
     ({"ray": "runs/", "model": "openai/fake"}, "is not local"),
 ])
 def test_the_api_refuses_what_eval_refuses_for_budgets_and_workers(options, message):

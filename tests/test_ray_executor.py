@@ -90,9 +90,10 @@ def test_ray_outputs_are_byte_identical_to_one_process_and_cache_each_answer_onc
 
 
 def test_a_worker_killed_mid_run_has_its_reports_judged_again(local_ray, collection, endpoint_module):
-    from judge.run.evaluate import EvalConfig, JudgingProgress, evaluate
+    from judge.run.evaluate import JudgingProgress, evaluate
     from judge.run.inputs import Inputs
     from judge.run.outputs import write_outputs
+    from judge.run.spec import EvalSpec
     from judge.settings import ModelSettings
 
     root, reports = collection
@@ -107,7 +108,7 @@ def test_a_worker_killed_mid_run_has_its_reports_judged_again(local_ray, collect
                 killed.append(actor["name"])
                 return
 
-    config = EvalConfig(ModelSettings("openai/fake", endpoint_module.api_base, "x"), cache_dir=root / "cache-kill",
+    config = EvalSpec.of(model=ModelSettings("openai/fake", endpoint_module.api_base, "x"), cache=root / "cache-kill",
                         ray="local", workers=2)
     with Inputs.load([reports], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"], [EXAMPLES / "docs.jsonl"],
                      root / "docstore-kill") as inputs:
@@ -119,9 +120,10 @@ def test_a_worker_killed_mid_run_has_its_reports_judged_again(local_ray, collect
 
 
 def test_the_driver_killed_mid_run_resumes_from_its_journal(local_ray, collection, endpoint_module):
-    from judge.run.evaluate import EvalConfig, JudgingProgress, evaluate
+    from judge.run.evaluate import JudgingProgress, evaluate
     from judge.run.inputs import Inputs
     from judge.run.outputs import write_outputs
+    from judge.run.spec import EvalSpec
     from judge.settings import ModelSettings
 
     root, reports = collection
@@ -133,8 +135,8 @@ def test_the_driver_killed_mid_run_resumes_from_its_journal(local_ray, collectio
         raise DriverKilled
 
     def run(resume: bool, progress: JudgingProgress):
-        config = EvalConfig(ModelSettings("openai/fake", endpoint_module.api_base, "x"),
-                            cache_dir=root / "cache-resume", ray="local", workers=2, resume=resume)
+        config = EvalSpec.of(model=ModelSettings("openai/fake", endpoint_module.api_base, "x"),
+                            cache=root / "cache-resume", ray="local", workers=2, resume=resume)
         with Inputs.load([reports], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"], [EXAMPLES / "docs.jsonl"],
                          root / "docstore-resume") as inputs:
             evaluation = evaluate(inputs, config, progress, out=root / "resumed")
@@ -301,8 +303,9 @@ def test_a_dead_workers_calls_are_counted_and_its_death_is_said_under_ray(local_
     answer it got is in the cache; the death is reported as Ray's, not as the embedded judge's."""
     import threading
 
-    from judge.run.evaluate import EvalConfig, evaluate
+    from judge.run.evaluate import evaluate
     from judge.run.inputs import Inputs
+    from judge.run.spec import EvalSpec
     from judge.settings import ModelSettings
 
     root, reports = collection
@@ -325,7 +328,7 @@ def test_a_dead_workers_calls_are_counted_and_its_death_is_said_under_ray(local_
         return smart_responder(request)
 
     with FakeEndpoint(killing, latency=0.02) as ep:
-        config = EvalConfig(ModelSettings("openai/fake", ep.api_base, "x"), cache_dir=tmp_path / "cache",
+        config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x"), cache=tmp_path / "cache",
                             concurrency=1, ray="local", workers=1)
         with Inputs.load([reports], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"], [EXAMPLES / "docs.jsonl"],
                          tmp_path / "docstore") as inputs:
@@ -399,10 +402,10 @@ def test_workers_with_the_embedded_judge_on_ray_is_said_to_have_no_effect(model,
     """The embedded judge runs one worker per node: --workers is recorded among the unapplied settings (printed
     with the run's diagnostics, kept in run-summary.json), not silently dropped."""
     from judge.llm.embedded.weights import EMBEDDED_MODEL
-    from judge.run.evaluate import EvalConfig
+    from judge.run.spec import EvalSpec
     from judge.settings import ModelSettings
 
-    config = EvalConfig(ModelSettings(EMBEDDED_MODEL if model == "embedded" else model), cache_dir=None,
+    config = EvalSpec.of(model=ModelSettings(EMBEDDED_MODEL if model == "embedded" else model), cache=None,
                         ray=ray_address, workers=workers)
     said = [note for note in config.unapplied if note.startswith("--workers")]
     assert said == ([f"--workers {workers} has no effect with the embedded judge on Ray: it runs one worker per "

@@ -192,8 +192,9 @@ def test_eval_writes_each_reports_judgment_before_the_run_ends(uninterrupted, tm
     import threading
 
     from judge.formats import read_reports
-    from judge.run.evaluate import EvalConfig, evaluate
+    from judge.run.evaluate import evaluate
     from judge.run.inputs import Inputs
+    from judge.run.spec import EvalSpec
     from judge.settings import ModelSettings
     from judge.testing import FakeEndpoint
     from tests.conftest import smart_responder
@@ -215,7 +216,7 @@ def test_eval_writes_each_reports_judgment_before_the_run_ends(uninterrupted, tm
                                                    tmp_path / "docstore") as inputs:
         # room for every decision at once: the held report's (its whole text is in each repeated-claim prompt)
         # must not take the slots the other reports need
-        config = EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x"), cache_dir=tmp_path / "cache",
+        config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x"), cache=tmp_path / "cache",
                             concurrency=64)
         result: dict = {}
         worker = threading.Thread(target=lambda: result.update(evaluation=evaluate(inputs, config, out=out)))
@@ -316,11 +317,11 @@ def test_failures_of_reports_judged_together_are_all_read_and_the_first_raised()
 def test_resume_after_an_outage_asks_the_failed_decisions_again(uninterrupted, tmp_path):
     """Failed decisions are never cached, and --resume judges a report with one again, so once
     the server is back the resumed run ends as the undisturbed run did (no failure), byte for byte."""
-    from dataclasses import replace
 
-    from judge.run.evaluate import EvalConfig, evaluate
+    from judge.run.evaluate import evaluate
     from judge.run.inputs import Inputs
     from judge.run.outputs import write_outputs
+    from judge.run.spec import EvalSpec
     from judge.settings import ModelSettings, RetryPolicy
     from judge.testing import FakeEndpoint
     from tests.conftest import smart_responder
@@ -330,7 +331,7 @@ def test_resume_after_an_outage_asks_the_failed_decisions_again(uninterrupted, t
     with FakeEndpoint(smart_responder) as ep, Inputs.load([EXAMPLES / "reports"], EXAMPLES / "requests.jsonl",
                                                          [EXAMPLES / "nuggets"], [EXAMPLES / "docs.jsonl"],
                                                          tmp_path / "docstore") as inputs:
-        config = EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x"), cache_dir=tmp_path / "cache",
+        config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x"), cache=tmp_path / "cache",
                             retry=RetryPolicy(transport_attempts=2, wait_multiplier=0.01, wait_max=0.05),
                             concurrency=1)
         ep.fail_next([500] * 12)  # an outage: 6 decisions in a row spend both their attempts on it
@@ -338,7 +339,7 @@ def test_resume_after_an_outage_asks_the_failed_decisions_again(uninterrupted, t
         write_outputs(outage, out)
         assert outage.usage.failures == 6 and outage.signature.failed > 0
         ep.reset()  # the server is back
-        resumed = evaluate(inputs, replace(config, resume=True), out=out)
+        resumed = evaluate(inputs, config.but(resume=True), out=out)
         write_outputs(resumed, out)
         asked = ep.calls
     assert resumed.usage.failures == 0 and resumed.signature.failed == 0

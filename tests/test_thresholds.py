@@ -505,7 +505,7 @@ def test_eval_calibrate_and_the_python_api_build_the_same_embedded_judge(tmp_pat
     import judge.run.evaluate
     from judge.calibration.suite import CalibrationConfig
     from judge.llm.embedded.weights import EMBEDDED_MODEL
-    from judge.run.evaluate import EvalConfig
+    from judge.run.spec import EvalSpec
 
     configs = {}
 
@@ -528,7 +528,7 @@ def test_eval_calibrate_and_the_python_api_build_the_same_embedded_judge(tmp_pat
                                      str(tmp_path / "cache"), "--out", str(tmp_path / "cal"), "--no-plots"])
     assert isinstance(evaluated.exception, _Captured) and isinstance(calibrated.exception, _Captured)
     shipped = read_thresholds(judge.judging.thresholds.SHIPPED_THRESHOLDS)[0]
-    api = EvalConfig(model=ModelSettings(EMBEDDED_MODEL)).judge
+    api = EvalSpec.of(model=ModelSettings(EMBEDDED_MODEL)).resolve().judge
     calibration_api = CalibrationConfig(model=ModelSettings(EMBEDDED_MODEL)).judge
     for built in (configs["eval"].judge, configs["calibrate"].judge, api, calibration_api):
         assert built.thresholds == shipped, "every entry point applies the shipped rules to the embedded judge"
@@ -543,9 +543,9 @@ def test_eval_calibrate_and_the_python_api_build_the_same_embedded_judge(tmp_pat
 def test_fitting_thresholds_and_thresholds_none_use_the_models_own_verdicts():
     from judge.calibration.suite import CalibrationConfig
     from judge.llm.embedded.weights import EMBEDDED_MODEL
-    from judge.run.evaluate import EvalConfig
+    from judge.run.spec import EvalSpec
 
     embedded = ModelSettings(EMBEDDED_MODEL)
     assert CalibrationConfig(model=embedded, fit_metric="kappa").judge.thresholds is None
-    assert EvalConfig(model=embedded, judge=JudgeSettings(thresholds=None)).judge.thresholds is None
-    assert EvalConfig(model=ModelSettings("openai/gpt-4o-mini")).judge.thresholds is None  # not fitted for it
+    assert EvalSpec.of(model=embedded, judge=JudgeSettings(thresholds=None)).resolve().judge.thresholds is None
+    assert EvalSpec.of(model=ModelSettings("openai/gpt-4o-mini")).resolve().judge.thresholds is None  # not fitted for it

@@ -15,9 +15,10 @@ from judge.judging.decisions.claims_absence import ClaimsAbsence
 from judge.judging.signature import JudgeSignature
 from judge.llm.cache.store import open_decision_cache
 from judge.llm.client import DecisionClient
-from judge.run.evaluate import EvalConfig, evaluate
+from judge.run.evaluate import evaluate
 from judge.run.inputs import Inputs
 from judge.run.outputs import write_outputs
+from judge.run.spec import EvalSpec
 from judge.settings import JudgeSettings, ModelSettings, RetryPolicy
 from judge.testing import FakeEndpoint
 from tests.conftest import smart_responder
@@ -52,8 +53,8 @@ def test_eval_against_a_server_that_never_answers_finishes_in_bounded_time(tmp_p
             [tmp_path / "one.jsonl"], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],
             [EXAMPLES / "docs.jsonl"], index_dir=tmp_path / "docstore") as inputs:
         ep.fail_next(["hang"] * 1000)
-        config = EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=0.5), retry=TWO_ATTEMPTS,
-                            cache_dir=tmp_path / "cache", concurrency=8)
+        config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=0.5), retry=TWO_ATTEMPTS,
+                            cache=tmp_path / "cache", concurrency=8)
         started = time.monotonic()
         evaluation = evaluate(inputs, config, out=tmp_path / "out")
         elapsed = time.monotonic() - started
@@ -123,9 +124,9 @@ def test_a_hanging_server_is_given_up_on_after_k_timeouts_in_a_row(tmp_path):
             [EXAMPLES / "reports"], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],
             [EXAMPLES / "docs.jsonl"], index_dir=tmp_path / "docstore") as inputs:
         ep.fail_next(["hang"] * 1000)
-        config = EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=0.5),
+        config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=0.5),
                             retry=RetryPolicy(wait_multiplier=0.01, wait_max=0.05, give_up_after=8),
-                            cache_dir=tmp_path / "cache", concurrency=4)
+                            cache=tmp_path / "cache", concurrency=4)
         started = time.monotonic()
         evaluation = evaluate(inputs, config)
         elapsed = time.monotonic() - started

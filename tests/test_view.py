@@ -21,8 +21,9 @@ from judge.formats.judgments import DecisionRecord, ReportJudgment, write_judgme
 from judge.labels import OUTCOME_VALUE, Outcome, Value
 from judge.llm.client import ModelSettings
 from judge.metrics import score_report
-from judge.run.evaluate import EvalConfig, evaluate
+from judge.run.evaluate import evaluate
 from judge.run.inputs import Inputs
+from judge.run.spec import EvalSpec
 from judge.testing import FakeEndpoint
 from judge.types import Document
 from judge.view import write_view
@@ -47,8 +48,8 @@ def example(tmp_path_factory):
                          [EXAMPLES / "docs.jsonl"], index_dir=root / "docstore")
     ep = FakeEndpoint(smart_responder)
     try:
-        evaluation = evaluate(inputs, EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x"),
-                                                 cache_dir=root / "cache"))
+        evaluation = evaluate(inputs, EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x"),
+                                                 cache=root / "cache"))
     finally:
         ep.stop()
     path = root / "judgments.jsonl"

@@ -452,10 +452,10 @@ def test_embedded_only_options_on_a_hosted_model_say_they_had_no_effect(tmp_path
                                                 ("openai/fake", set())])
 def test_seed_and_logprobs_a_provider_ignores_are_said_and_left_out_of_the_signature(model, dropped):
     from judge.judging.signature import JudgeSignature
-    from judge.run.evaluate import EvalConfig
+    from judge.run.spec import EvalSpec
     from judge.settings import ModelSettings
 
-    config = EvalConfig(ModelSettings(model, seed=7, logprobs=True), cache_dir=None)
+    config = EvalSpec.of(model=ModelSettings(model, seed=7, logprobs=True), cache=None).resolve()
     signature = JudgeSignature.of(config.model, config.retry, config.judge).short()
     assert ("seed:None" in signature) == ("seed" in dropped) and ("seed:7" in signature) == ("seed" not in dropped)
     assert ("|lp:yes" in signature) == ("logprobs" not in dropped)

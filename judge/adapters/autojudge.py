@@ -31,12 +31,14 @@ from typing import Any
 
 from judge.errors import ConfigurationError, InputError
 from judge.formats import DocumentStore, citation_warnings, read_nugget_banks, read_reports, read_requests
+from judge.formats.lock import output_lock
 from judge.judging.walker import JudgeSettings
 from judge.llm.cache.store import DEFAULT_CACHE_DIR
 from judge.llm.client import ModelSettings
-from judge.run.evaluate import EvalConfig, evaluate
+from judge.run.evaluate import evaluate
 from judge.run.inputs import Inputs
 from judge.run.outputs import Evaluation, write_outputs
+from judge.run.spec import EvalSpec, Execution
 
 
 def framework() -> Any:
@@ -95,15 +97,17 @@ class ArgueAutoJudge:
             documents=_documents(responses, corpus, kwargs.get("docs"), Path(kwargs.get("index_dir", self.index_dir))),
         )
         inputs.check()
-        config = EvalConfig(model=self.model_settings(llm_config), judge=self.judge_settings,
-                            concurrency=self.concurrency, cache_dir=_cache_dir(llm_config))
-        evaluation = evaluate(inputs, config)
+        spec = EvalSpec(model=self.model_settings(llm_config), judge=self.judge_settings,
+                        execution=Execution(concurrency=self.concurrency, cache=_cache_dir(llm_config)))
+        evaluation = evaluate(inputs, spec)
         self.last_evaluation = evaluation
         self.last_warnings = citation_warnings(inputs.reports.cited, inputs.documents) + evaluation.warnings
         for note in self.last_warnings:
             log.warning("%s", note)
         if kwargs.get("filebase"):  # the runner's output stem: keep our judgments beside its leaderboard
-            write_outputs(evaluation, Path(f"{kwargs['filebase']}.argue"))
+            out = Path(f"{kwargs['filebase']}.argue")
+            with output_lock(out, "eval"):
+                write_outputs(evaluation, out)
         topic_ids = [str(t.request_id) for t in rag_topics]
         return leaderboard(evaluation, topic_ids)
 

@@ -17,11 +17,13 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from pydantic import InstanceOf
+
 from judge.errors import InputError
 from judge.formats.judgments import ReportJudgment
 from judge.formats.judgments import write_judgments as _write_judgments
 from judge.llm.cache.backends import DEFAULT_CACHE_DIR
-from judge.settings import InstanceOf, JudgeSettings
+from judge.settings import JudgeSettings, check
 from judge.types import Document, NuggetBank, Report, Request
 
 PathLike = str | Path
@@ -235,5 +237,5 @@ def _banks(argument: str, nuggets: Any, stack: ExitStack) -> dict[str, NuggetBan
 
 
 def _check_judge(judge: JudgeSettings | None) -> None:
-    InstanceOf((JudgeSettings,), optional=True).check("judge", judge)
+    check("judge", judge, InstanceOf[JudgeSettings] | None)
 

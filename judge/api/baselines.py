@@ -7,7 +7,9 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Strict
 
 from judge.api._inputs import (
     NuggetInputs,
@@ -21,7 +23,7 @@ from judge.api._inputs import (
 )
 from judge.errors import ConfigurationError
 from judge.metrics.table import ScoreTable
-from judge.settings import Bounds, Flag, InstanceOf, Number, OneOf
+from judge.settings import Bounds, Flag, Text, check
 from judge.types import NuggetBank, Report
 
 
@@ -116,12 +118,14 @@ BASELINE_SETTINGS: dict[str, dict[str, Any]] = {
     "pa-bleu": {"smooth": "exp", "smooth_value": None},
     "pa-meteor": {},
 }
-BASELINE_RULES: dict[str, Any] = {
-    "k": Number(Bounds(1, 1000), integer=True), "match": OneOf(("f1", "exact")),
-    "f1_threshold": Number(Bounds(0, 1, low_open=True)), "null_threshold": Number(Bounds(-1000, 1000)),
-    "multi": OneOf(("max", "mean")), "stem": Flag(), "stopwords": Flag(),
-    "smooth": OneOf(("exp", "floor", "add-k", "none")), "smooth_value": Number(Bounds(0, 100), optional=True),
-    "qa": InstanceOf((str,)),
+_K, _F1, _NULL, _SMOOTH = Bounds(1, 1000), Bounds(0, 1, low_open=True), Bounds(-1000, 1000), Bounds(0, 100)
+BASELINE_RULES: dict[str, Any] = {  # each setting's declared kind (judge.settings)
+    "k": Annotated[int, Strict(), _K.constraint(), _K], "match": Literal["f1", "exact"],
+    "f1_threshold": Annotated[float, Strict(), _F1.constraint(), _F1],
+    "null_threshold": Annotated[float, Strict(), _NULL.constraint(), _NULL],
+    "multi": Literal["max", "mean"], "stem": Flag, "stopwords": Flag,
+    "smooth": Literal["exp", "floor", "add-k", "none"],
+    "smooth_value": Annotated[float, Strict(), _SMOOTH.constraint(), _SMOOTH] | None, "qa": Text,
 }
 # What each baseline's leaderboard shows (its TSV holds more: precision, recall).
 BASELINE_COLUMNS = {"exam": ["EXAM"], "rouge": ["ROUGE-1-F", "ROUGE-2-F", "ROUGE-SU4-F"],
@@ -133,7 +137,7 @@ def baseline(name: str, reports: ReportInputs, *, nuggets: NuggetInputs | None =
     """One baseline with its own settings, as `argue-judge baseline NAME` does: 'exam' (needs `nuggets`; `gold`
     adds n-EXAM; settings qa, k, match, f1_threshold, null_threshold), 'rouge' (multi, stem, stopwords), 'pa-bleu'
     (smooth, smooth_value), 'pa-meteor'; the last three need `gold`. `out`: also write OUT/NAME.scores.tsv."""
-    OneOf(tuple(BASELINE_SETTINGS)).check("name", name)
+    check("name", name, Literal[tuple(BASELINE_SETTINGS)])
     unknown = set(settings) - set(BASELINE_SETTINGS[name])
     if unknown:
         raise TypeError(f"baseline {name!r} has no setting {', '.join(sorted(unknown))}; its settings: "
@@ -144,7 +148,7 @@ def baseline(name: str, reports: ReportInputs, *, nuggets: NuggetInputs | None =
     _check_input("gold", gold, Report)
     chosen = {**BASELINE_SETTINGS[name], **settings}
     for key, value in chosen.items():
-        BASELINE_RULES[key].check(key, value)
+        check(key, value, BASELINE_RULES[key])
     from judge.formats import read_reports
     from judge.formats.scores import write_scores
 

@@ -13,14 +13,11 @@ from judge.api._inputs import (
     PathLike,
     ReportInputs,
     RequestInputs,
-    _check_input,
-    _check_judge,
     _Materialised,
 )
-from judge.api.evaluation import EvalOptions, _load_inputs, _run
+from judge.api.evaluation import EvalOptions, _load_inputs, eval_spec
 from judge.llm.embedded.weights import EMBEDDED_MODEL
 from judge.settings import JudgeSettings
-from judge.types import Document, NuggetBank, Report, Request
 
 if TYPE_CHECKING:
     from judge.run.batch_plan import BatchPlan
@@ -41,16 +38,9 @@ def plan_batch(reports: ReportInputs, *, requests: RequestInputs, docs: Document
     >>> 0 < plan.cost < 0.05
     True
     """
+    arguments = {name: value for name, value in locals().items() if name != "options"}
     from judge.run.batch_plan import plan_batch as plan
-    from judge.run.evaluate import EvalConfig
 
-    request = _run(reports, requests, docs, nuggets, model, api_base, api_key, judge, cache, None, 4, None, None,
-                   "reports", 0.95, False, False, None, {**options, "batch": True})
-    for argument, kind, optional in (("reports", Report, False), ("requests", Request, False),
-                                     ("docs", Document, False), ("nuggets", NuggetBank, True)):
-        _check_input(argument, getattr(request, argument), kind, optional=optional)
-    _check_judge(request.judge)
-    config = EvalConfig(model=request.model, judge=request.judge or JudgeSettings(), concurrency=request.concurrency,
-                        cache_dir=None if request.cache is None else str(request.cache), **request.run_options)
+    spec = eval_spec({**arguments, **options, "batch": True})
     with ExitStack() as stack:
-        return plan(_load_inputs(request, config, _Materialised(stack), stack, None), config)
+        return plan(_load_inputs(spec, _Materialised(stack), stack), spec.resolve())

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.api._inputs import DEFAULT_CACHE, PathLike, _check_path
-from judge.settings import Flag
+from judge.settings import Flag, check
 
 
 @contextmanager
@@ -99,7 +99,7 @@ def import_cache(file: PathLike, cache: PathLike = DEFAULT_CACHE, *, overwrite: 
     from judge.llm.cache.backends import open_backend
     from judge.llm.cache.transfer import import_entries
 
-    Flag().check("overwrite", overwrite)
+    check("overwrite", overwrite, Flag)
     _check_path("file", file, optional=False)
     _check_path("cache", cache, optional=False)
     with _cache_failures(cache, writing=True):

@@ -6,7 +6,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import InstanceOf
 
 from judge.api._inputs import (
     DEFAULT_CACHE,
@@ -24,7 +26,7 @@ from judge.errors import SettingError
 from judge.formats.judgments import ReportJudgment
 from judge.llm.cache.backends import docstore_dir
 from judge.llm.embedded.weights import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
-from judge.settings import Flag, InstanceOf, JudgeSettings, ModelSettings, OneOf, Thresholds
+from judge.settings import Flag, JudgeSettings, ModelSettings, Text, Thresholds, check, check_field
 
 if TYPE_CHECKING:  # the model client loads only when a call judges something
     from judge.calibration.report import CalibrationResults
@@ -130,25 +132,25 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     from judge.errors import InputError
     from judge.run.score import score as score_records
 
-    OneOf(WICE_PARTIAL_POLICIES).check("wice_partial", wice_partial)
-    OneOf(FIT_METRICS, optional=True).check("fit_metric", fit_metric)
-    Flag().check("plots", plots)
+    check("wice_partial", wice_partial, Literal[WICE_PARTIAL_POLICIES])
+    check("fit_metric", fit_metric, Literal[FIT_METRICS] | None)
+    check("plots", plots, Flag)
     for name, value in (("concurrency", concurrency), ("n_boot", n_boot), ("seed", seed)):
-        CalibrationConfig.RULES[name].check(name, value)  # now, not after the items are read
+        check_field(CalibrationConfig, name, value)  # now, not after the items are read
     for name, value in (("attributionbench", attributionbench), ("wice", wice), ("exclude", exclude),
                         ("against", against), ("attacks_file", attacks_file), ("cache", cache), ("out", out)):
         _check_path(name, value)
     _check_path("nuggets", nuggets, many=True)
     _check_path("docs", docs, many=True)
-    InstanceOf((str,), optional=True).check("sample", sample)
-    InstanceOf((str, list, tuple), optional=True).check("attacks", attacks)
-    InstanceOf((CalibrationProgress,), optional=True).check("progress", progress)
+    check("sample", sample, Text | None)
+    check("attacks", attacks, InstanceOf[str] | InstanceOf[list] | InstanceOf[tuple] | None)
+    check("progress", progress, InstanceOf[CalibrationProgress] | None)
     _check_input("human", human, ReportJudgment)
     _check_input("judged", judged, ReportJudgment)
     settings = ModelSettings(model, api_base, api_key, **model_options)
     _check_judge(judge)
     if judge is not None:
-        OneOf(CALIBRATED_POLICIES).check("judge.on_injection", judge.on_injection)
+        check("judge.on_injection", judge.on_injection, Literal[CALIBRATED_POLICIES])
     check_calibrated_judge(settings, judge or JudgeSettings(), fit_metric)  # before the items are read
     if (human is None) != (judged is None):
         raise SettingError("human and judged go together: the assessors' judgments and the judge's of the same reports")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import ExitStack, nullcontext
-from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
@@ -19,7 +18,6 @@ from judge.api._inputs import (
     RequestInputs,
     _bank_record,
     _check_input,
-    _check_judge,
     _check_path,
     _document_record,
     _Materialised,
@@ -27,28 +25,39 @@ from judge.api._inputs import (
     _request_record,
 )
 from judge.api.estimates import _estimates, _human_paths, _write_estimates
-from judge.errors import SettingError
 from judge.event_loop import run_sync
 from judge.formats.judgments import ReportJudgment
-from judge.labels import SampleDesign
+from judge.labels import CitationPolicy, SampleDesign
 from judge.llm.cache.backends import docstore_dir
 from judge.llm.embedded.weights import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
 from judge.metrics.table import select_measures
-from judge.settings import HumanSample, InstanceOf, JudgeSettings, Kernels, ModelSettings, ReasoningEffort, RetryPolicy
+from judge.settings import (
+    InjectionDetector,
+    InjectionPolicy,
+    JudgeSettings,
+    Kernels,
+    ReasoningEffort,
+    RetryPolicy,
+    Thresholds,
+    check,
+)
 from judge.types import Document, NuggetBank, Report, Request
 
 if TYPE_CHECKING:  # the model client loads only when a call judges something
     from judge.baselines.suite import BaselineResult
-    from judge.run.evaluate import EvalConfig, JudgingProgress
+    from judge.run.evaluate import JudgingProgress
     from judge.run.inputs import Inputs
     from judge.run.outputs import Evaluation
     from judge.run.shards import Shard
+    from judge.run.spec import EvalSpec
 
 
 class EvalOptions(TypedDict, total=False):
-    """The other settings of `evaluate`, each as eval's option of the same name: the model's
-    (`judge.settings.ModelSettings`), the run's (`judge.run.evaluate.EvalConfig`) and `max_doc_bytes` (a passage
-    setting). tests/test_api.py holds these keys equal to those objects' fields."""
+    """The other settings of `evaluate`, each a field of the run's specification (judge.run.spec.EvalSpec) by its
+    own name, as eval's option of the same name sets it: the model's (`judge.settings.ModelSettings`), the judging's
+    (`JudgeSettings`, its passages' too; `judge=` gives them whole), the retry policy's (`RetryPolicy`; `retry=`
+    whole) and the execution's (`judge.run.spec.Execution`). tests/test_spec.py holds these keys equal to the
+    spec's fields."""
 
     temperature: float
     seed: int | None
@@ -61,7 +70,21 @@ class EvalOptions(TypedDict, total=False):
     kernels: Kernels
     reasoning_effort: ReasoningEffort | None
     keep_reasoning: bool
+    policy: CitationPolicy            # how several citations must support a sentence (--citation-policy)
+    truncate: bool
+    max_chars: int                    # passages: a longer document is cut into the passages closest to the sentence
+    window_chars: int
+    max_doc_bytes: int | None
+    prompts_dir: PathLike | None
+    on_injection: InjectionPolicy
+    thresholds: Thresholds | None     # decision thresholds (judge.judging.thresholds.read_thresholds); None: none
+    injection_detector: InjectionDetector
     retry: RetryPolicy
+    transport_attempts: int
+    reasks: int
+    wait_multiplier: float
+    wait_max: float
+    give_up_after: int
     max_cost: float | None
     price_per_1k: float | None
     max_failed_fraction: float
@@ -71,90 +94,73 @@ class EvalOptions(TypedDict, total=False):
     workers: int | None
     batch: bool                       # ask through the provider's batch jobs (docs/batch.md)
     batch_poll: float                 # seconds between two looks at a running job
-    max_doc_bytes: int | None
 
 
-# The EvalOptions that go to judge.run.evaluate.EvalConfig; the rest, but max_doc_bytes, are ModelSettings fields.
-RUN_OPTIONS = frozenset({"retry", "max_cost", "price_per_1k", "max_failed_fraction", "resume", "shard", "ray",
-                         "workers", "batch", "batch_poll"})
-MODEL_OPTIONS = frozenset(f.name for f in fields(ModelSettings)) - {"model", "api_base", "api_key"}
+def eval_spec(arguments: dict[str, Any]) -> EvalSpec:
+    """The specification `evaluate`'s arguments ask for: inputs checked for their kind (before any is read, so a
+    wrong input never waits behind a slow one), every setting by the spec's own rules."""
+    from judge.run.spec import EvalSpec
 
-
-@dataclass(frozen=True)
-class _Run:
-    """One evaluation, every choice checked and in one object (what `evaluate`'s arguments ask for)."""
-
-    reports: ReportInputs
-    requests: RequestInputs
-    docs: DocumentInputs
-    nuggets: NuggetInputs | None
-    model: ModelSettings
-    judge: JudgeSettings | None
-    cache: PathLike | None
-    out: PathLike | None
-    concurrency: int
-    run_options: dict[str, Any]     # EvalConfig's retry, max_cost, shard, resume, ...
-    measures: Sequence[str] | None
-    human: JudgmentInputs | None    # human judgments of a sample of the reports
-    sample: SampleDesign            # how that sample was drawn
-    confidence: float
-    view: bool                      # also write the HTML view to OUT/view (needs out)
-    baselines: bool                 # also score the reports with the baselines (OUT/<name>.scores.tsv with out)
-    gold: ReportInputs | None       # gold reports for the reference-based baselines
-
-
-async def _evaluate(request: _Run, progress: JudgingProgress | None) -> Evaluation:
-    from judge.formats.lock import output_lock
-    from judge.run.evaluate import EvalConfig, JudgingProgress
-    from judge.run.evaluate import evaluate_async as run_evaluation
-    from judge.run.outputs import write_outputs
-
-    _check_path("cache", request.cache)
-    _check_path("out", request.out)
-    InstanceOf((JudgingProgress,), optional=True).check("progress", progress)
     for argument, kind, optional in (("reports", Report, False), ("requests", Request, False),
                                      ("docs", Document, False), ("nuggets", NuggetBank, True),
                                      ("human", ReportJudgment, True), ("gold", Report, True)):
-        _check_input(argument, getattr(request, argument), kind, optional=optional)
-    measures = select_measures(request.measures)
-    HumanSample(request.sample, request.confidence, given=request.human is not None)  # type: ignore[arg-type]
-    if request.view and request.out is None:
-        raise SettingError("view=True writes OUT/view: give out= too")
-    if request.gold is not None and not request.baselines:
-        raise SettingError("gold: only the baselines read it; give baselines=True too, or leave it out")
-    _check_judge(request.judge)
-    config = EvalConfig(model=request.model, judge=request.judge or JudgeSettings(), concurrency=request.concurrency,
-                        cache_dir=None if request.cache is None else str(request.cache), **request.run_options)
-    out = Path(request.out) if request.out is not None else None
+        _check_input(argument, arguments.get(argument), kind, optional=optional)
+    for argument in ("cache", "out", "router_config", "prompts_dir"):
+        _check_path(argument, arguments.get(argument))
+    if arguments.get("judge") is None:
+        arguments.pop("judge", None)  # the spec's default judging
+    if arguments.get("out") is not None:
+        arguments["out"] = Path(arguments["out"])
+    for name in ("measures", "api_bases"):  # lists as the spec's tuples
+        if isinstance(arguments.get(name), list | tuple):
+            arguments[name] = tuple(arguments[name])
+    return EvalSpec.of(**arguments)
+
+
+async def _evaluate(spec: EvalSpec, progress: JudgingProgress | None) -> Evaluation:
+    """Run `spec`: resolve it once, load its inputs, and, holding the output folder from the first check to the
+    last rename, judge, score, and write what it asks for."""
+    from judge.formats.lock import output_lock
+    from judge.run.evaluate import JudgingProgress
+    from judge.run.evaluate import evaluate_async as run_evaluation
+    from judge.run.outputs import write_outputs
+
+    check("progress", progress, JudgingProgress | None)
+    measures = select_measures(spec.outputs.measures)
+    plan = spec.resolve()
+    if progress is not None and progress.planned is not None:
+        progress.planned(plan)
+    out = spec.outputs.out
+    sources = spec.inputs
     with ExitStack() as stack:
         files = _Materialised(stack)
-        inputs = _load_inputs(request, config, files, stack, out)
+        inputs = _load_inputs(spec, files, stack)
         human = None
-        if request.human is not None:
-            human = _human_paths(request.human, files)
+        if sources.human is not None:
+            human = _human_paths(sources.human, files)
             from judge.run.prediction_powered import check_human_files
 
             # a human file that does not fit is refused before any model call
-            check_human_files(human, inputs.reports, request.sample)  # type: ignore[arg-type]
+            check_human_files(human, inputs.reports, sources.sample)
         if progress is not None and progress.loaded is not None:
             progress.loaded(inputs)
         # One run writes OUT at a time, to its last rename (judge.formats.lock); the finished files of an earlier run
         # stay as they are until write_outputs swaps the new ones in.
         stack.enter_context(output_lock(out, "eval") if out is not None else nullcontext())
-        evaluation = await run_evaluation(inputs, config, progress, out=out)
+        evaluation = await run_evaluation(inputs, plan, progress, out=out)
         evaluation.measures = measures
         # Baselines and estimates before the summary is written, so their diagnostics (the human files' own
         # warnings among them) reach run-summary.json.
-        if request.baselines:
-            evaluation.baseline_results = _eval_baselines(inputs, request.gold, out, evaluation, files)
-        estimates = _estimates(evaluation.scores, evaluation.signature, human, evaluation.judgments, request.sample,
-                               request.confidence, config.judge.policy, inputs.banks,
+        if spec.outputs.baselines:
+            evaluation.baseline_results = _eval_baselines(inputs, sources.gold, out, evaluation, files)
+        estimates = _estimates(evaluation.scores, evaluation.signature, human, evaluation.judgments, sources.sample,
+                               sources.confidence, plan.judge.policy, inputs.banks,
                                evaluation.diagnostics) if human is not None else None
         if out is not None:
             write_outputs(evaluation, out)
         if estimates is not None:
             evaluation.estimates = _write_estimates(estimates, out) if out is not None else estimates
-        if request.view:  # while the document store is open: the pages show the cited documents
+        if spec.outputs.view:  # while the document store is open: the pages show the cited documents
             from judge.run.prediction_powered import ppi_json
             from judge.view import write_view  # pulls in jinja2 and scipy only when asked for
 
@@ -166,20 +172,21 @@ async def _evaluate(request: _Run, progress: JudgingProgress | None) -> Evaluati
     return evaluation
 
 
-def _load_inputs(request: _Run, config: EvalConfig, files: _Materialised, stack: ExitStack, out: Path | None
-                 ) -> Inputs:
-    """The run's inputs, loaded and checked (closed with `stack`)."""
+def _load_inputs(spec: EvalSpec, files: _Materialised, stack: ExitStack) -> Inputs:
+    """The spec's inputs, loaded and checked (closed with `stack`)."""
     from judge.run.inputs import Inputs
 
-    reports = files.paths("reports", request.reports, _report_record, Report)
-    requests = files.paths("requests", request.requests, _request_record, Request)
+    sources = spec.inputs
+    reports = files.paths("reports", sources.reports, _report_record, Report)
+    requests = files.paths("requests", sources.requests, _request_record, Request)
     if len(requests) != 1:
         raise TypeError("requests must be one requests file or Request objects (or dicts)")
-    docs = files.paths("docs", request.docs, _document_record, Document)
-    nuggets = files.paths("nuggets", request.nuggets, _bank_record, NuggetBank, optional=True)
-    return stack.enter_context(Inputs.load(reports, requests[0], nuggets or None, docs, docstore_dir(request.cache),
-                                           max_doc_bytes=config.judge.passages.max_doc_bytes,
-                                           shard=request.run_options.get("shard"), out=out))
+    docs = files.paths("docs", sources.docs, _document_record, Document)
+    nuggets = files.paths("nuggets", sources.nuggets, _bank_record, NuggetBank, optional=True)
+    return stack.enter_context(Inputs.load(reports, requests[0], nuggets or None, docs,
+                                           docstore_dir(spec.execution.cache),
+                                           max_doc_bytes=spec.judge.passages.max_doc_bytes,
+                                           shard=spec.execution.shard, out=spec.outputs.out))
 
 
 def _eval_baselines(inputs: Any, gold: ReportInputs | None, out: Path | None, evaluation: Evaluation,
@@ -197,38 +204,6 @@ def _eval_baselines(inputs: Any, gold: ReportInputs | None, out: Path | None, ev
         for result in results:
             write_scores(out / f"{result.name}.scores.tsv", result.rows, str(result.signature))
     return results
-
-
-def _run(reports: ReportInputs, requests: RequestInputs, docs: DocumentInputs, nuggets: NuggetInputs | None,
-         model: str, api_base: str | None, api_key: str | None, judge: JudgeSettings | None, cache: PathLike | None,
-         out: PathLike | None, concurrency: int, measures: Sequence[str] | None, human: JudgmentInputs | None,
-         sample: SampleDesign, confidence: float, view: bool, baselines: bool, gold: ReportInputs | None,
-         options: dict[str, Any]) -> _Run:
-    unknown = sorted(set(options) - MODEL_OPTIONS - RUN_OPTIONS - {"max_doc_bytes"})
-    if unknown:
-        raise TypeError(f"evaluate() got an unknown argument {unknown[0]!r}: the settings are those of "
-                        "judge.api.EvalOptions")
-    model_options = {k: v for k, v in options.items() if k in MODEL_OPTIONS}
-    run_options = {k: v for k, v in options.items() if k in RUN_OPTIONS}
-    if isinstance(run_options.get("shard"), str):  # "2/3", as --shard takes it
-        from judge.run.shards import Shard
-
-        run_options["shard"] = Shard.parse(run_options["shard"])
-    if "max_doc_bytes" in options:  # a passage setting: where the CLI's --max-doc-bytes goes too
-        _check_judge(judge)
-        base = judge or JudgeSettings()
-        judge = replace(base, passages=replace(base.passages, max_doc_bytes=options["max_doc_bytes"]))
-    if "api_bases" in model_options:
-        model_options["api_bases"] = tuple(model_options["api_bases"])
-    if model_options.get("router_config") is not None:
-        _check_path("router_config", model_options["router_config"])
-        model_options["router_config"] = Path(model_options["router_config"])
-    for name, value in (("view", view), ("baselines", baselines)):
-        if not isinstance(value, bool):
-            raise TypeError(f"{name} must be True or False, not {value!r}")
-    settings = ModelSettings(model, api_base, api_key, **model_options)
-    return _Run(reports, requests, docs, nuggets, settings, judge, cache, out, concurrency, run_options, measures,
-                human, sample, confidence, view, baselines, gold)
 
 
 def evaluate(reports: ReportInputs, *, requests: RequestInputs, docs: DocumentInputs,
@@ -284,9 +259,8 @@ def evaluate(reports: ReportInputs, *, requests: RequestInputs, docs: DocumentIn
     >>> mine.aggregates()["mine"]["SentencePrecision"]
     1.0
     """
-    return run_sync(_evaluate(_run(reports, requests, docs, nuggets, model, api_base, api_key, judge, cache, out,
-                                   concurrency, measures, human, sample, confidence, view, baselines, gold,
-                                   dict(options)), progress))
+    arguments = {name: value for name, value in locals().items() if name not in ("options", "progress")}
+    return run_sync(_evaluate(eval_spec({**arguments, **options}), progress))
 
 
 async def evaluate_async(reports: ReportInputs, *, requests: RequestInputs, docs: DocumentInputs,
@@ -298,6 +272,5 @@ async def evaluate_async(reports: ReportInputs, *, requests: RequestInputs, docs
                          baselines: bool = False, gold: ReportInputs | None = None,
                          progress: JudgingProgress | None = None, **options: Unpack[EvalOptions]) -> Evaluation:
     """`evaluate`, awaited (`await judge.evaluate_async(...)` in async code); the same arguments."""
-    return await _evaluate(_run(reports, requests, docs, nuggets, model, api_base, api_key, judge, cache, out,
-                                concurrency, measures, human, sample, confidence, view, baselines, gold,
-                                dict(options)), progress)
+    arguments = {name: value for name, value in locals().items() if name not in ("options", "progress")}
+    return await _evaluate(eval_spec({**arguments, **options}), progress)

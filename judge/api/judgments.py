@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Literal
 
 from judge.api._inputs import (
     DEFAULT_CACHE,
@@ -23,8 +24,11 @@ from judge.formats.judgments import ReportJudgment
 from judge.formats.judgments import write_judgments as _write_judgments
 from judge.judging.judgments_reader import iter_judgments
 from judge.llm.cache.backends import docstore_dir
-from judge.settings import OneOf
+from judge.settings import check
 from judge.types import Document, NuggetBank
+
+# The judgments files read and written: ours, and Auto-ARGUE's.
+JudgmentsFormat = Literal["argue-judge", "auto-argue"]
 
 
 def read_judgments(path: PathLike, *, nuggets: NuggetInputs | None = None, format: str | None = None
@@ -40,7 +44,7 @@ def read_judgments(path: PathLike, *, nuggets: NuggetInputs | None = None, forma
     >>> [int(s.outcome) for s in judgments[0].sentences][:3]   # ARGUE outcomes #1..#8
     [4, 3, 3]
     """
-    OneOf(("argue-judge", "auto-argue"), optional=True).check("format", format)
+    check("format", format, JudgmentsFormat | None)
     _check_path("path", path, optional=False)
     _check_input("nuggets", nuggets, NuggetBank)
     if format == "argue-judge" or (format is None and nuggets is None):
@@ -71,7 +75,7 @@ def write_judgments(path: PathLike, judgments: Iterable[ReportJudgment], *, form
     >>> judge.read_judgments("run-cited.jsonl") == cited
     True
     """
-    OneOf(("argue-judge", "auto-argue")).check("format", format)
+    check("format", format, JudgmentsFormat)
     _check_path("path", path, optional=False)
     _check_path("cache", cache)
     if isinstance(judgments, str | bytes) or not isinstance(judgments, Iterable):

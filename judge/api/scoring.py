@@ -23,7 +23,7 @@ from judge.diagnostics import Diagnostics
 from judge.formats.judgments import ReportJudgment
 from judge.labels import CitationPolicy
 from judge.metrics.table import ScoreTable, select_measures
-from judge.settings import HumanSample, OneOf
+from judge.settings import HumanSample, check
 from judge.types import NuggetBank
 
 if TYPE_CHECKING:
@@ -73,11 +73,10 @@ def score(judgments: JudgmentInputs, *, nuggets: NuggetInputs | None = None, pol
     ['F1']
     """
     from judge.formats.sniff import naming_the_format
-    from judge.labels import CITATION_POLICIES
     from judge.run.score import judge_label_of
     from judge.run.score import score as score_records
 
-    OneOf(CITATION_POLICIES).check("policy", policy)
+    check("policy", policy, CitationPolicy)
     chosen = select_measures(measures)
     HumanSample(sample, confidence, given=human is not None)  # type: ignore[arg-type]
     _check_path("out", out)

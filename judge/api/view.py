@@ -26,7 +26,7 @@ from judge.api._inputs import (
 from judge.formats.judgments import ReportJudgment
 from judge.labels import CitationPolicy
 from judge.llm.cache.backends import docstore_dir
-from judge.settings import OneOf
+from judge.settings import check
 from judge.types import Document, NuggetBank, Request
 
 if TYPE_CHECKING:
@@ -47,10 +47,9 @@ def html_view(judgments: JudgmentInputs, *, out: PathLike = "argue-view", nugget
     ('index.html', 6)
     """
     from judge.formats import DocumentStore, read_requests
-    from judge.labels import CITATION_POLICIES
     from judge.view import write_view
 
-    OneOf(CITATION_POLICIES).check("policy", policy)
+    check("policy", policy, CitationPolicy)
     _check_path("out", out, optional=False)
     _check_path("cache", cache)
     for argument, value, kind in (("judgments", judgments, ReportJudgment), ("nuggets", nuggets, NuggetBank),

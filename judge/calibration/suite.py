@@ -6,9 +6,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
-from typing import ClassVar
 
 from judge.calibration.confidence_by_decision import confidence_by_decision, fit_thresholds, thresholds_file
 from judge.calibration.items import CalibrationItem
@@ -30,45 +29,34 @@ from judge.judging.thresholds import check_confidence_for, resolve_thresholds, t
 from judge.llm.cache.store import DecisionCache
 from judge.llm.client import DecisionClient
 from judge.settings import (
-    BOOTSTRAP,
-    CONCURRENCY,
-    SEED,
-    InstanceOf,
+    Bootstrap,
+    Concurrency,
     JudgeSettings,
     ModelSettings,
-    Number,
     RetryPolicy,
-    Rule,
+    Seed,
     Thresholds,
-    check_rules,
+    settings_class,
 )
 
 
-@dataclass(frozen=True)
+@settings_class
 class CalibrationConfig:
     model: ModelSettings
     judge: JudgeSettings = JudgeSettings()
     against: JudgeSettings | None = None   # the old prompt set of an A/B comparison
     retry: RetryPolicy = RetryPolicy()
-    concurrency: int = 4
+    concurrency: Concurrency = 4
     cache: DecisionCache | None = None
-    n_boot: int = 1000
-    seed: int = 0                          # of the stratified sample and the bootstrap, not of the model
+    n_boot: Bootstrap = 1000
+    seed: Seed = 0                         # of the stratified sample and the bootstrap, not of the model
     sample: SampleSize | None = None       # items were a stratified sample of this many per data set
     exclude: Exclusion | None = None       # items left out before sampling (tuned on elsewhere)
     wice_partial: str | None = None        # how WiCE's partially_supported was labelled (None: no WiCE items)
     attacks: tuple[Attack, ...] = ()       # red team: each item is asked again under each of these attacks
     fit_metric: FitMetric | None = None    # --fit-threshold: fit decision thresholds maximising this metric
 
-    RULES: ClassVar[dict[str, Rule]] = {
-        "model": InstanceOf((ModelSettings,)), "judge": InstanceOf((JudgeSettings,)),
-        "against": InstanceOf((JudgeSettings,), optional=True), "retry": InstanceOf((RetryPolicy,)),
-        "concurrency": Number(CONCURRENCY, integer=True), "n_boot": Number(BOOTSTRAP, integer=True),
-        "seed": Number(SEED, integer=True),
-    }
-
     def __post_init__(self) -> None:
-        check_rules(self, self.RULES)
         check_calibrated_judge(self.model, self.judge, self.fit_metric)
         # The judge calibrated is the judge eval runs: its default thresholds come from the same function.
         # Thresholds are fitted on the model's own verdicts, so fitting applies none.

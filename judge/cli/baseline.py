@@ -21,6 +21,7 @@ from judge.api import BASELINE_RULES, BaselineScores, baseline
 from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.diagnostics import Diagnostics
+from judge.settings import bounds_in
 
 app = typer.Typer(
     help="Automatic baselines (EXAM, ROUGE, pa-BLEU, pa-METEOR) that score the same reports and write the "
@@ -96,14 +97,14 @@ def exam(
     qa: Annotated[str, typer.Option(help="QA reader: embedding (all-MiniLM-L6-v2 retrieve-and-verify), "
                                     "embedding:DIR, or extractive:DIR (a local SQuAD 2.0 checkpoint).")
                   ] = "embedding",
-    k: Annotated[int, options.number("--k", bounds=BASELINE_RULES["k"].bounds,
+    k: Annotated[int, options.number("--k", bounds=bounds_in(BASELINE_RULES["k"]),
                                      help="Sentences the embedding reader retrieves per question.")] = 3,
     match: Annotated[MatchMode, typer.Option(help="f1: normalised exact match or token F1 >= threshold; "
                                              "exact: normalised exact match only.")] = MatchMode.f1,
-    f1_threshold: Annotated[float, options.number("--f1-threshold", bounds=BASELINE_RULES["f1_threshold"].bounds,
+    f1_threshold: Annotated[float, options.number("--f1-threshold", bounds=bounds_in(BASELINE_RULES["f1_threshold"]),
                                                   help="Token F1 needed in f1 mode.")] = 0.5,
     null_threshold: Annotated[float, options.number(
-        "--null-threshold", bounds=BASELINE_RULES["null_threshold"].bounds,
+        "--null-threshold", bounds=bounds_in(BASELINE_RULES["null_threshold"]),
         help="Extractive reader: answer when best span score - null score >= -THRESHOLD.")] = 0.0,
     debug: Debug = False,
 ) -> None:
@@ -138,7 +139,7 @@ def pa_bleu(
     out: Out,
     smooth: Annotated[Smoothing, typer.Option(help="sacrebleu sentence-BLEU smoothing.")] = Smoothing.exp,
     smooth_value: Annotated[float | None, options.number(
-        "--smooth-value", bounds=BASELINE_RULES["smooth_value"].bounds, show_default=False,
+        "--smooth-value", bounds=bounds_in(BASELINE_RULES["smooth_value"]), show_default=False,
         help="k for add-k, epsilon for floor (sacrebleu defaults when omitted).")] = None,
     debug: Debug = False,
 ) -> None:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+import inspect
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from judge.api import evaluate, plan_batch
+from judge.api import EvalOptions, evaluate, plan_batch
 from judge.cli import options, ppi
 from judge.cli.errors import run_failed, user_errors
 from judge.cli.render import (
@@ -23,16 +24,17 @@ from judge.cli.render import (
 from judge.errors import ConfigurationError
 from judge.llm.embedded.weights import EMBEDDED_MODEL
 from judge.llm.judges import judge_of
-from judge.llm.pricing import price_known
 from judge.llm.router import resolve_model, servers
-from judge.run.evaluate import EvalConfig, JudgingProgress
+from judge.run.evaluate import JudgingProgress
 from judge.run.inputs import Inputs
 from judge.run.outputs import OUTPUT_NAMES, Evaluation
 from judge.run.shards import Shard
+from judge.run.spec import EvalPlan, Execution
 from judge.settings import DEFAULT_INJECTION_DETECTOR, JudgeSettings, ModelSettings, PassagePolicy, RetryPolicy
 
 
 def eval_command(
+    context: typer.Context,
     reports: Annotated[list[Path], typer.Argument(help="Report files or directories of *.jsonl files.")],
     requests: Annotated[Path, typer.Option("--requests", "-r", help="Report requests (JSONL).")],
     docs: Annotated[list[Path], typer.Option("--docs", "-d", help="Documents (JSONL), one or more files.")],
@@ -61,13 +63,13 @@ def eval_command(
     threads: options.Threads = None,
     kernels: options.Kernels = "auto",
     max_cost: Annotated[float | None, options.setting(
-        EvalConfig, "max_cost", "--max-cost", help="Stop before spending more (USD); 0 allows no paid model call "
+        Execution, "max_cost", "--max-cost", help="Stop before spending more (USD); 0 allows no paid model call "
         "(cached decisions and free models still run).")] = None,
     price_per_1k: Annotated[float | None, options.setting(
-        EvalConfig, "price_per_1k", "--price-per-1k", help="USD per 1,000 tokens (prompt and completion "
+        Execution, "price_per_1k", "--price-per-1k", help="USD per 1,000 tokens (prompt and completion "
         "alike) for a model litellm has no price for; needed for --max-cost with such a model.")] = None,
     max_failed_fraction: Annotated[float, options.setting(
-        EvalConfig, "max_failed_fraction", "--max-failed-fraction",
+        Execution, "max_failed_fraction", "--max-failed-fraction",
         help="Report the run failed (exit code 5) when more than this share of its sentences failed; outputs are "
         "written all the same.")] = 0.2,
     give_up_after: Annotated[int, options.setting(
@@ -130,46 +132,34 @@ def eval_command(
 ) -> None:
     """Judge reports sentence by sentence (ARGUE) and write judgments, scores and a leaderboard. With --human,
     also the prediction-powered estimates of each run's scores from a human sample (docs/ppi.md)."""
-    if gold and not with_baselines:  # an option that cannot take effect is refused, not ignored
-        raise typer.BadParameter("only the baselines read it: add --with-baselines, or drop --gold",
-                                 param_hint="--gold")
-    if workers is not None and ray is None:
-        raise typer.BadParameter("only Ray has workers: add --ray ADDRESS, or drop --workers", param_hint="--workers")
-    if dry_run and not batch:
+    if dry_run and not batch:  # an option that cannot take effect is refused, not ignored
         raise typer.BadParameter("only batch jobs are planned ahead: add --batch, or drop --dry-run",
                                  param_hint="--dry-run")
+    given = context.params
     with user_errors(debug):
-        settings = model_settings(model, api_base or [], router, api_key, timeout, temperature, seed, max_tokens)
-        settings = replace(settings, logprobs=logprobs, threads=threads, kernels=kernels,
-                           reasoning_effort=reasoning_effort, keep_reasoning=keep_reasoning)
-    if max_cost is not None and price_per_1k is None and not price_known(settings.model):
-        raise typer.BadParameter(f"litellm has no price for {settings.model!r}, so the budget cannot be enforced; "
-                                 "add --price-per-1k USD (per 1,000 tokens)", param_hint="--max-cost")
-    with user_errors(debug):  # a bad thresholds file or shard stops the run before any input is read
-        rules = options.judge_thresholds(thresholds, settings, prompts)
-        part = Shard.parse(shard) if shard else None
-    judging = JudgeSettings(citation_policy, truncate,  # type: ignore[arg-type]  (the option's callback checked it)
-                            PassagePolicy(max_chars=max_doc_chars, max_doc_bytes=max_doc_bytes), prompts,
-                            on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
-                            injection_detector=injection_detector)  # type: ignore[arg-type]
-    if dry_run:
-        with user_errors(debug):
-            plan = plan_batch(
-                reports, requests=requests, docs=docs, nuggets=nuggets, model=settings.model,
-                api_base=settings.api_base, api_key=settings.api_key, judge=judging, cache=None if no_cache else cache,
-                shard=part, ray=ray, batch_poll=batch_poll, **model_options(settings))
-        _render_plan(plan, settings)
-        return
+        settings = replace(model_settings(model, api_base or [], router, api_key, timeout, temperature, seed,
+                                          max_tokens), logprobs=logprobs)  # what a thresholds file is checked on
+        # Every other option is a field of the run's spec (judge.run.spec.EvalSpec) by the name OPTION_FIELDS gives.
+        arguments = {OPTION_FIELDS.get(name, name): None if value in ([], ()) else value  # a list option not given
+                     for name, value in given.items() if name not in CLI_ONLY}
+        arguments.update(model=settings.model, api_base=settings.api_base, api_bases=settings.api_bases,
+                         router_config=settings.router_config, cache=None if no_cache else cache)
+        if thresholds is not None:  # a file (or 'none') read here, at the edge; the default is the spec's to decide
+            arguments["thresholds"] = options.judge_thresholds(thresholds, settings, prompts)
+        if dry_run:  # the plan reads the inputs and the settings that bound requests, rounds and price
+            planned = set(inspect.signature(plan_batch).parameters) | set(EvalOptions.__optional_keys__)
+            _render_plan(plan_batch(**{k: v for k, v in arguments.items() if k in planned}), settings)
+            return
+    part = Shard.parse(shard) if shard else None
     with user_errors(debug), ProgressBar() as bar:
-        evaluation = evaluate(
-            reports, requests=requests, docs=docs, nuggets=nuggets, model=settings.model, api_base=settings.api_base,
-            api_key=settings.api_key, judge=judging, cache=None if no_cache else cache, out=out,
-            concurrency=concurrency, human=human, sample=sample, confidence=confidence,  # type: ignore[arg-type]
-            view=view, baselines=with_baselines, gold=gold, progress=bar.callbacks(settings, part, ray),
-            retry=RetryPolicy(give_up_after=give_up_after), max_cost=max_cost, price_per_1k=price_per_1k,
-            max_failed_fraction=max_failed_fraction, shard=part, resume=resume, ray=ray, workers=workers,
-            batch=batch, batch_poll=batch_poll, **model_options(settings))
+        evaluation = evaluate(**arguments, progress=bar.callbacks(settings, part, ray))
     _render(evaluation, settings, out)
+
+
+# eval's options whose spec field has another name, and those that are the command line's own.
+OPTION_FIELDS = {"citation_policy": "policy", "max_doc_chars": "max_chars", "prompts": "prompts_dir",
+                 "with_baselines": "baselines", "router": "router_config"}
+CLI_ONLY = {"debug", "dry_run", "no_cache", "thresholds", "api_base", "router"}
 
 
 class ProgressBar:
@@ -191,6 +181,10 @@ class ProgressBar:
             self.bar.stop()
 
     def callbacks(self, settings: ModelSettings, part: Shard | None, ray: str | None) -> JudgingProgress:
+        def planned(plan: EvalPlan) -> None:
+            if plan.thresholds_notice:  # which default thresholds the judge got (a given file said so already)
+                console.print(plan.thresholds_notice, highlight=False, soft_wrap=True)
+
         def loaded(inputs: Inputs) -> None:
             runs = len({entry.run_id for entry in inputs.reports.entries})
             console.print(f"Judging {len(inputs.reports)} reports of {runs} runs "
@@ -213,7 +207,8 @@ class ProgressBar:
             self.batch = f"round {stats.rounds}, jobs: {states}; "
             self._describe()
 
-        return JudgingProgress(loaded=loaded, start=lambda total: self.bar.update(self.task, total=total),
+        return JudgingProgress(planned=planned, loaded=loaded,
+                               start=lambda total: self.bar.update(self.task, total=total),
                                sentence_done=lambda: self.bar.advance(self.task), decision_done=decision_done,
                                batch_state=batch_state)
 
@@ -266,12 +261,6 @@ def ray_address(value: str | None) -> str | None:
         raise typer.BadParameter(f"needs an ADDRESS (local, auto, ray://HOST:PORT or HOST:PORT) and got the option "
                                  f"{value!r}: write e.g. --ray local", param_hint="--ray")
     return value
-
-
-def model_options(settings: ModelSettings) -> dict[str, Any]:
-    """The model's settings but its name, server and key, as `judge.evaluate` takes them (its EvalOptions)."""
-    return {f.name: getattr(settings, f.name) for f in fields(settings)
-            if f.name not in ("model", "api_base", "api_key")}
 
 
 def model_settings(model: str, api_bases: list[str], router: Path | None, api_key: str | None, timeout: float,

@@ -20,7 +20,7 @@ class Bounds(settings.Bounds):
     """The declared range of a numeric option, checked when the command line is parsed (it is the option's typer
     callback): `nan`, `inf` and a value outside the range are usage errors (one line, exit 2) before anything
     runs, never a silent setting. The range is printed in the option's --help and in docs/errors.md. The ranges of
-    settings are declared on the settings objects (judge.settings: `RULES`), which the API checks too.
+    settings are declared as the types of the settings objects' fields (judge.settings), which the API checks too.
 
     Every int and float option of every command gets one (tests/test_numeric_options.py walks the CLI's own
     model and feeds each numeric option 0, -1, nan, inf and 10**18)."""
@@ -41,11 +41,12 @@ def number(*declarations: str, bounds: settings.Bounds, help: str, **extra: Any)
 
 
 def setting(settings_class: type, name: str, *declarations: str, help: str, **extra: Any) -> Any:
-    """A typer.Option for a setting whose range or choices the settings object declares (judge.settings RULES):
-    the CLI checks what the API checks."""
-    rule = settings_class.RULES[name]
-    if isinstance(rule, settings.Number):
-        return number(*declarations, bounds=rule.bounds, help=help, **extra)
+    """A typer.Option for a setting whose range or choices the settings object declares (the type of its field,
+    judge.settings): the CLI checks what the API checks."""
+    try:
+        return number(*declarations, bounds=settings.bounds_of(settings_class, name), help=help, **extra)
+    except TypeError:  # not a number: a choice
+        pass
     choices = settings.choices_of(settings_class, name)
     return typer.Option(*declarations, callback=lambda value: one_of(value, choices), help=help, **extra)
 

@@ -191,12 +191,18 @@ def shipped_choice(model: ModelSettings, prompts_dir: Path | None) -> ThresholdC
 def resolve_thresholds(model: ModelSettings, judge: JudgeSettings) -> JudgeSettings:
     """`judge` with DEFAULT_THRESHOLDS replaced by this judge's default rules (explicit rules, or None, kept). The
     shipped rules refused for an edited decision raise a ThresholdsWarning (the CLI prints the same notice)."""
+    return default_thresholds(model, judge)[0]
+
+
+def default_thresholds(model: ModelSettings, judge: JudgeSettings) -> tuple[JudgeSettings, str]:
+    """`resolve_thresholds`, and the notice of the default it chose ("" when the rules were given, or when the
+    judge gets none without a word)."""
     if not isinstance(judge.thresholds, DefaultThresholds):
-        return judge
+        return judge, ""
     choice = shipped_choice(model, judge.prompts_dir)
     if choice.refused:
-        warnings.warn(ThresholdsWarning(choice.notice), stacklevel=2)
-    return replace(judge, thresholds=choice.rules)
+        warnings.warn(ThresholdsWarning(choice.notice), stacklevel=3)
+    return replace(judge, thresholds=choice.rules), choice.notice or ""
 
 
 def check_confidence_for(model: ModelSettings, judge: JudgeSettings) -> None:

@@ -1,61 +1,45 @@
 """The settings of the nugget calls (`create_nuggets`, `pool_nuggets`), their bounds and choices declared once
-(`RULES`, judge.settings): the API checks them when the object is built, the CLI's options read the same rules
+(the types of its fields, judge.settings): the API checks them when the object is built, the CLI's options read them
 (judge.cli.options.setting), so both refuse the same values with the same words. Light: `import judge` loads it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import ClassVar, Literal, get_args
+from dataclasses import field
+from typing import Annotated, Literal, get_args
 
-from judge.settings import (
-    CONCURRENCY,
-    COUNT,
-    Bounds,
-    InstanceOf,
-    Number,
-    OneOf,
-    PassagePolicy,
-    Rule,
-    check_rules,
-)
+from pydantic import Strict
+
+from judge.settings import Bounds, Concurrency, Count, PassagePolicy, settings_class
 
 BankFormat = Literal["v3", "nuggetizer"]
 BANK_FORMATS: tuple[BankFormat, ...] = get_args(BankFormat)
 MAX_DRAFTED = 8   # nuggets one drafting call may propose (the draft_nuggets response model's own limit too)
 SHARE = Bounds(0, 1, low_open=True)
+DRAFTED = Bounds(1, MAX_DRAFTED)
+EXTRA_BINDINGS = Bounds(0, 1000)
+Share = Annotated[float, Strict(), SHARE.constraint(), SHARE]
 
 
-@dataclass(frozen=True)
+@settings_class
 class NuggetSettings:
     """What a nugget call is asked to do besides its inputs and model. The creation fields change a created bank
     (all of them are in the signature, `tag`); `concurrency` and `format` change how it runs and where it is
     written, never what it holds; `passages` is what the supports_citation decision shows of a document (creation
     and pooling alike)."""
 
-    max_nuggets: int = 10            # K: nuggets kept per request
-    max_docs: int | None = None      # M: documents drafted from per request (None: all)
-    per_document: int = 5            # nuggets one drafting call may propose
-    merge_overlap: float = 0.6       # question overlap (Jaccard of content words) that makes two nuggets one
-    bind_share: float = 0.6          # share of an answer's words a document must hold to be asked about it
-    claim_share: float = 0.6         # share of an answer's words a statement must hold to be the claim asked
+    max_nuggets: Count = 10          # K: nuggets kept per request
+    max_docs: Count | None = None    # M: documents drafted from per request (None: all)
+    # nuggets one drafting call may propose; documents besides the drafting one asked to attest each answer
+    per_document: Annotated[int, Strict(), DRAFTED.constraint(), DRAFTED] = 5
+    merge_overlap: Share = 0.6       # question overlap (Jaccard of content words) that makes two nuggets one
+    bind_share: Share = 0.6          # share of an answer's words a document must hold to be asked about it
+    claim_share: Share = 0.6         # share of an answer's words a statement must hold to be the claim asked
                                      # (judge.nuggets.text.claim_of; creation and pooling)
-    max_extra_bindings: int = 3      # documents besides the drafting one asked to attest each answer
-    concurrency: int = 4             # decisions in flight at once
+    max_extra_bindings: Annotated[int, Strict(), EXTRA_BINDINGS.constraint(), EXTRA_BINDINGS] = 3
+    concurrency: Concurrency = 4     # decisions in flight at once
     format: BankFormat = "v3"        # the banks' layout: v3 (Auto-ARGUE, AutoJudge) or castorini's nuggetizer
     passages: PassagePolicy = field(default_factory=PassagePolicy)
-
-    RULES: ClassVar[dict[str, Rule]] = {
-        "max_nuggets": Number(COUNT, integer=True), "max_docs": Number(COUNT, integer=True, optional=True),
-        "per_document": Number(Bounds(1, MAX_DRAFTED), integer=True), "merge_overlap": Number(SHARE),
-        "bind_share": Number(SHARE), "claim_share": Number(SHARE),
-        "max_extra_bindings": Number(Bounds(0, 1000), integer=True),
-        "concurrency": Number(CONCURRENCY, integer=True), "format": OneOf(BANK_FORMATS),
-        "passages": InstanceOf((PassagePolicy,)),
-    }
-
-    def __post_init__(self) -> None:
-        check_rules(self, self.RULES)
 
     @property
     def tag(self) -> str:

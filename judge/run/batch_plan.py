@@ -40,7 +40,7 @@ class BatchPlan:
 
 
 def plan_batch(inputs: Inputs, config: Any) -> BatchPlan:
-    """The bounds for judging `inputs` under `config` (judge.run.evaluate.EvalConfig) with batch jobs."""
+    """The bounds for judging `inputs` under `config` (judge.run.spec.EvalPlan) with batch jobs."""
     policy = config.judge.policy
     budget = config.judge.passages.max_chars
     templates = {}

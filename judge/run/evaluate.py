@@ -10,138 +10,41 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from judge.diagnostics import Diagnostics
-from judge.errors import ConfigurationError, SettingError
 from judge.event_loop import run_sync
 from judge.formats.atomic import WorkingFolder
 from judge.formats.judgments import ReportJudgment, nugget_summaries
-from judge.formats.lock import output_lock
 from judge.formats.reports import ReportEntry
 from judge.judging.signature import JudgeSignature
-from judge.judging.thresholds import check_confidence_for, resolve_thresholds
 from judge.judging.walker import ReportWalker, within_limit
-from judge.llm.applied import applied_settings
-from judge.llm.batch import JOURNAL, MAX_REQUESTS, BatchRounds, batch_provider
-from judge.llm.cache.store import DEFAULT_CACHE_DIR, DecisionCache, open_decision_cache
+from judge.llm.batch import JOURNAL, BatchRounds
+from judge.llm.cache.store import DecisionCache, open_decision_cache
 from judge.llm.client import DecisionClient, Usage
-from judge.llm.judges import judge_of
 from judge.llm.logprob import asks_logprobs
-from judge.llm.pricing import price_known
 from judge.llm.router import servers
-from judge.run.executors import Executor, Judging, check_ray_address, executor_for, unapplied_ray_options
+from judge.run.executors import Executor, Judging, executor_for
 from judge.run.inputs import Inputs
 from judge.run.outputs import Evaluation
 from judge.run.score import score
-from judge.run.shards import Shard
+from judge.run.spec import EvalPlan, EvalSpec
 from judge.run.streaming import JudgmentStream, StoredJudgments
-from judge.settings import (
-    CONCURRENCY,
-    FRACTION,
-    SECONDS,
-    USD,
-    WORKERS,
-    Flag,
-    InstanceOf,
-    JudgeSettings,
-    ModelSettings,
-    Number,
-    RetryPolicy,
-    Rule,
-    check_rules,
-)
+from judge.settings import ModelSettings
 from judge.types import Report
 
-__all__ = ["EvalConfig", "JudgingProgress", "evaluate", "evaluate_async", "run_failure", "stream_for"]
-
-
-@dataclass(frozen=True)
-class EvalConfig:
-    model: ModelSettings
-    judge: JudgeSettings = JudgeSettings()
-    retry: RetryPolicy = RetryPolicy()
-    concurrency: int = 4
-    cache_dir: Path | str | None = DEFAULT_CACHE_DIR   # a directory, or redis://HOST:PORT/DB (a shared cache)
-    max_cost: float | None = None
-    price_per_1k: float | None = None   # USD per 1,000 tokens, for models litellm has no price for
-    max_failed_fraction: float = 0.2    # above this share of failed sentences the run is reported failed
-    shard: Shard | None = None   # recorded in the run summary; the reports are chosen by Inputs.load(shard=)
-    # With an output directory: keep the reports already judged (checked against the inputs: a report whose text,
-    # limit or nuggets changed is judged again): those of a killed run's log in OUT/.argue-run if there is one,
-    # else those of the finished OUT/judgments.jsonl (see stream_for).
-    resume: bool = False
-    # The options that could not take effect on this model, each a sentence (judge.llm.applied); set from `model`.
-    unapplied: tuple[str, ...] = ()
-    # Who judges (judge.run.executors): None, this process; "local", a Ray runtime on this machine's cores;
-    # "auto" or "ray://HOST:PORT", an existing Ray cluster. `workers`: Ray workers (default: the cluster's cores).
-    ray: str | None = None
-    workers: int | None = None
-    # Ask through provider batch jobs (judge.llm.batch), polling each job every `batch_poll` seconds.
-    batch: bool = False
-    batch_poll: float = 30.0
-
-    RULES: ClassVar[dict[str, Rule]] = {
-        "model": InstanceOf((ModelSettings,)), "judge": InstanceOf((JudgeSettings,)),
-        "retry": InstanceOf((RetryPolicy,)), "concurrency": Number(CONCURRENCY, integer=True),
-        "cache_dir": InstanceOf((Path, str), optional=True), "max_cost": Number(USD, optional=True),
-        "price_per_1k": Number(USD, optional=True), "max_failed_fraction": Number(FRACTION),
-        "shard": InstanceOf((Shard,), optional=True), "resume": Flag(), "unapplied": InstanceOf((tuple,)),
-        "ray": InstanceOf((str,), optional=True), "workers": Number(WORKERS, integer=True, optional=True),
-        "batch": Flag(), "batch_poll": Number(SECONDS),
-    }
-
-    def __post_init__(self) -> None:
-        check_rules(self, self.RULES)
-        check_ray_address(self.ray, self.workers)
-        if self.batch:
-            check_batch(self.model, self.ray)
-        if self.max_cost is not None and self.price_per_1k is None and not price_known(self.model.model):
-            raise SettingError(f"max_cost: litellm has no price for {self.model.model!r}, so the budget cannot be "
-                               "enforced; give price_per_1k (USD per 1,000 tokens; --price-per-1k)")
-        # What is applied, not what was asked, reaches the signature; the rest is said (run-summary.json).
-        model, notes = applied_settings(self.model)
-        ray_notes = unapplied_ray_options(self.ray, self.workers, model)
-        if ray_notes:  # said to be ignored, so ignored: the local runtime would size llama.cpp's threads by it
-            object.__setattr__(self, "workers", None)
-        notes += ray_notes
-        object.__setattr__(self, "model", model)
-        object.__setattr__(self, "unapplied", tuple(dict.fromkeys((*self.unapplied, *notes))))
-        # The judge's default thresholds are decided in one place, whoever builds the config (CLI, API, adapter).
-        object.__setattr__(self, "judge", resolve_thresholds(self.model, self.judge))
-        check_confidence_for(self.model, self.judge)  # on the model as applied: a provider may drop logprobs
-
-
-    @property
-    def in_flight(self) -> int:
-        """Decisions the client lets wait at once: `concurrency` online; with batch jobs, a whole job's worth, so
-        that every walk's next question joins the same round."""
-        return MAX_REQUESTS if self.batch else self.concurrency
-
-
-def check_batch(model: ModelSettings, ray: str | None) -> None:
-    """`batch` with a judge and executor that can take it: ConfigurationError (one line) otherwise."""
-    judge = judge_of(model)
-    if judge.in_process:
-        raise ConfigurationError("--batch needs a hosted model with a batch API (the embedded judge answers "
-                                 "locally, one prompt at a time): give --model, e.g. --model openai/gpt-4o-mini")
-    if model.routed:
-        raise ConfigurationError("--batch submits its jobs to one server: give one --api-base (a Router's fail-over "
-                                 "has no batch jobs)")
-    if ray is not None:
-        raise ConfigurationError("--batch and --ray do not go together: a provider batch job already runs the "
-                                 "whole round at the provider; drop --ray")
-    batch_provider(model.model)
+__all__ = ["JudgingProgress", "evaluate", "evaluate_async", "run_failure", "stream_for"]
 
 
 @dataclass
 class JudgingProgress:
-    """Callbacks the CLI hands in (a rich progress bar); the library never prints. `loaded`: the inputs are read
-    and checked, judging is about to start (the CLI says what it will judge)."""
+    """Callbacks the CLI hands in (a rich progress bar); the library never prints."""
 
+    # `planned`: the spec is resolved (the CLI says which default thresholds the judge got); `loaded`: the inputs are
+    # read and checked, judging is about to start (the CLI says what it will judge).
+    planned: Callable[[EvalPlan], None] | None = None
     loaded: Callable[[Inputs], None] | None = None
     start: Callable[[int], None] = lambda total: None
     sentence_done: Callable[[], None] = lambda: None
@@ -150,8 +53,8 @@ class JudgingProgress:
     batch_state: Callable[[Any], None] = lambda stats: None
 
 
-def evaluate(inputs: Inputs, config: EvalConfig, progress: JudgingProgress | None = None, out: Path | None = None
-             ) -> Evaluation:
+def evaluate(inputs: Inputs, config: EvalPlan | EvalSpec, progress: JudgingProgress | None = None,
+             out: Path | None = None) -> Evaluation:
     """Judge every report and score the judgments (safe inside a running event loop: judge.event_loop.run_sync;
     async code awaits `evaluate_async`). With `out`, each report's judgment is appended to `out/judgments.jsonl` the
     moment it is complete, and the file is put in its final order at the end (see judge.run.streaming); that file is in
@@ -160,8 +63,9 @@ def evaluate(inputs: Inputs, config: EvalConfig, progress: JudgingProgress | Non
     return run_sync(evaluate_async(inputs, config, progress, out))
 
 
-async def evaluate_async(inputs: Inputs, config: EvalConfig, progress: JudgingProgress | None = None,
+async def evaluate_async(inputs: Inputs, config: EvalPlan | EvalSpec, progress: JudgingProgress | None = None,
                          out: Path | None = None) -> Evaluation:
+    config = config if isinstance(config, EvalPlan) else config.resolve()
     progress = progress or JudgingProgress()
     started = time.perf_counter()
     signature = JudgeSignature.of(config.model, config.retry, config.judge, inputs.requests.values())
@@ -172,15 +76,14 @@ async def evaluate_async(inputs: Inputs, config: EvalConfig, progress: JudgingPr
     try:
         # The cache first: a configuration error (unreachable Redis, a corrupt database) stops the run before
         # anything in `out` is touched.
-        cache = open_decision_cache(config.cache_dir) if config.cache_dir else None
-        with output_lock(out, "eval") if out is not None else nullcontext():
-            stream = stream_for(Path(out), config.resume, signature.short()) if out is not None else None
-            if config.batch:
-                rounds = BatchRounds(config.model.model, api_base=config.model.api_base, api_key=config.model.api_key,
-                                     journal=WorkingFolder(out).file(JOURNAL) if out is not None else None,
-                                     poll_interval=config.batch_poll, on_state=progress.batch_state)
-            judgments, usage, resumed, (kernels, worker_events) = await _judge_all(inputs, config, signature, cache,
-                                                                                   progress, stream, executor, rounds)
+        cache = open_decision_cache(config.cache) if config.cache else None
+        stream = stream_for(Path(out), config.resume, signature.short()) if out is not None else None
+        if config.batch:
+            rounds = BatchRounds(config.model.model, api_base=config.model.api_base, api_key=config.model.api_key,
+                                 journal=WorkingFolder(out).file(JOURNAL) if out is not None else None,
+                                 poll_interval=config.batch_poll, on_state=progress.batch_state)
+        judgments, usage, resumed, (kernels, worker_events) = await _judge_all(inputs, config, signature, cache,
+                                                                               progress, stream, executor, rounds)
     finally:
         executor.close()
         if stream:
@@ -228,7 +131,7 @@ def stream_for(out: Path, resume: bool, signature: str) -> JudgmentStream:
     return JudgmentStream.open(log, resume=resume, signature=signature)
 
 
-async def _judge_all(inputs: Inputs, config: EvalConfig, signature: JudgeSignature,
+async def _judge_all(inputs: Inputs, config: EvalPlan, signature: JudgeSignature,
                      cache: DecisionCache | None, progress: JudgingProgress,
                      stream: JudgmentStream | None = None, executor: Executor | None = None,
                      rounds: BatchRounds | None = None
@@ -275,7 +178,7 @@ async def _judge_all(inputs: Inputs, config: EvalConfig, signature: JudgeSignatu
             embedded)
 
 
-def _already_judged(stream: JudgmentStream, report: Report, inputs: Inputs, config: EvalConfig) -> bool:
+def _already_judged(stream: JudgmentStream, report: Report, inputs: Inputs, config: EvalPlan) -> bool:
     """Whether the resumed log's judgment of `report` is the one this run would write from these inputs: same
     sentences and citations, same length cut, same nuggets (the signature is checked when the log is opened), and
     no failed decision: failures are never cached, so a report with one is judged again (its other decisions

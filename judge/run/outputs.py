@@ -21,7 +21,6 @@ from judge.diagnostics import Diagnostics
 from judge.errors import OutputError
 from judge.formats.atomic import WorkingFolder, staged
 from judge.formats.judgments import ReportJudgment, write_judgments
-from judge.formats.lock import output_lock
 from judge.formats.scores import leaderboard, write_leaderboard, write_scores
 from judge.judging.signature import JudgeSignature, ScoreSignature
 from judge.metrics import Scores
@@ -101,21 +100,20 @@ def run_summary(judge_signature: dict[str, Any], score_signature: ScoreSignature
 
 def write_outputs(evaluation: Evaluation, out_dir: Path) -> dict[str, Path]:
     """All five files of an evaluation, in the working folder `out_dir/.argue-run`, moved into place together only
-    when every one is complete, holding the folder's lock; on an output error the finished files stay as they
-    were."""
+    when every one is complete; on an output error the finished files stay as they were. The caller holds the
+    folder's lock (judge.formats.lock) for the whole run that writes it."""
     out_dir = Path(out_dir)
-    with output_lock(out_dir, "eval"):
-        work = WorkingFolder(out_dir)
-        streamed = evaluation.judgments_path is not None and \
-            evaluation.judgments_path.resolve() == work.file("judgments.jsonl").resolve()
-        if not streamed:
-            work.start()
-        try:
-            _write_evaluation(work, evaluation, streamed)
-            paths = work.commit(OUTPUT_NAMES)
-        except OutputError:
-            work.discard()  # a rerun is free (every decision is in the cache); no half-written folder stays
-            raise
+    work = WorkingFolder(out_dir)
+    streamed = evaluation.judgments_path is not None and \
+        evaluation.judgments_path.resolve() == work.file("judgments.jsonl").resolve()
+    if not streamed:
+        work.start()
+    try:
+        _write_evaluation(work, evaluation, streamed)
+        paths = work.commit(OUTPUT_NAMES)
+    except OutputError:
+        work.discard()  # a rerun is free (every decision is in the cache); no half-written folder stays
+        raise
     if streamed:  # the file moved: read it from where it is now
         evaluation.judgments_path = paths["judgments.jsonl"]
         if isinstance(evaluation.judgments, StoredJudgments):

@@ -3,7 +3,7 @@
 Both sit behind one small interface (`Executor`): given what is to be judged (`Judging`: the reports left to
 judge, the settings, the driver's decision cache) they hand each report's judgment, the moment it is complete, to
 the run's `deliver` callback, which streams it into `--out` (judge.run.streaming); the run's outputs are the same
-bytes whichever executor judged. `executor_for(config)` picks one from `EvalConfig.ray`. The Ray executor
+bytes whichever executor judged. `executor_for(config)` picks one from the plan's `ray`. The Ray executor
 (judge.run.executors.ray_cluster) imports ray only when it is used.
 """
 
@@ -22,7 +22,7 @@ def check_ray_address(address: str | None, workers: int | None) -> None:
 
     if address is None:
         if workers is not None:
-            raise SettingError("workers: only Ray has workers; give ray= too (--ray ADDRESS)")
+            raise SettingError("workers (--workers): only Ray has workers; give ray= too (--ray ADDRESS)")
         return
     if address in ("local", "auto") or "://" in address or address.rpartition(":")[2].isdigit():
         return

@@ -26,7 +26,7 @@ class Judging:
     `cache` is the driver's decision cache, the only place a run writes answers to."""
 
     inputs: Inputs
-    config: Any            # judge.run.evaluate.EvalConfig (which imports this module)
+    config: Any            # judge.run.spec.EvalPlan
     signature: str
     todo: Sequence[ReportEntry]
     walker: ReportWalker

@@ -223,7 +223,7 @@ class RayExecutor:
         ray = self._connect()
         config = work.config
         embedded = judge_of(config.model).in_process
-        cache_target = _absolute_cache(config.cache_dir)
+        cache_target = _absolute_cache(config.cache)
         placements = self._placements(ray, embedded)
 
         def setup(threads: int | None) -> WorkerSetup:

@@ -35,7 +35,7 @@ from judge.types import Document, NuggetBank, Report, Request
 class WorkerSetup:
     """What every worker needs for the whole run (sent once, when the worker starts)."""
 
-    config: Any                       # the run's EvalConfig (its model settings, judge settings, retry policy)
+    config: Any                       # the run's EvalPlan (its model settings, judge settings, retry policy)
     signature: str
     requests: Mapping[str, Request]
     banks: Mapping[str, NuggetBank]

@@ -1,0 +1,301 @@
+"""The specification of one evaluation: every choice of `judge.evaluate` and `argue-judge eval`, declared once,
+typed and immutable, in sections; and `resolve()`, the one place that decides what follows from it.
+
+    EvalSpec
+      inputs     what is judged: reports, requests, docs, nuggets; a human sample and how it was drawn; gold
+      model      who judges (judge.settings.ModelSettings)
+      judge      how sentences are judged (judge.settings.JudgeSettings: policy, passages, injection, thresholds)
+      retry      how a failed call is tried again (judge.settings.RetryPolicy)
+      execution  where and at what cost: concurrency, cache, budget, shard, resume, Ray, batch jobs
+      outputs    what is written: the output folder, measures, the HTML view, the baselines
+
+Every field's range or choices is its type (judge.settings), so a refused value is one line naming it whoever built
+the spec. `EvalSpec.of(**settings)` builds one from flat names: each field of every section has one name, unique
+across sections (a section given whole by its own name, `judge=JudgeSettings(...)`, is a base its fields
+override); `judge.evaluate` takes exactly these names, and each eval option is one of them
+(judge.cli.evaluate.OPTION_FIELDS, held 1:1 by tests/test_spec.py).
+
+`resolve()` decides, once, what the run really does: the model settings the judge applies (and a note for each
+that it cannot), the decision thresholds (the shipped default for the embedded judge), the Ray workers, the calls
+in flight. The run executes the resulting `EvalPlan` and never decides these again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, SkipValidation
+
+from judge.errors import ConfigurationError, SettingError
+from judge.formats.judgments import ReportJudgment
+from judge.labels import SampleDesign
+from judge.llm.cache.backends import DEFAULT_CACHE_DIR
+from judge.run.shards import Shard
+from judge.settings import (
+    DEFAULT_THRESHOLDS,
+    Concurrency,
+    Confidence,
+    Flag,
+    Fraction,
+    JudgeSettings,
+    ModelSettings,
+    PassagePolicy,
+    RetryPolicy,
+    Seconds,
+    Text,
+    Usd,
+    Workers,
+    settings_class,
+)
+from judge.types import Document, NuggetBank, Report, Request
+
+__all__ = ["EvalPlan", "EvalSpec", "Execution", "InputSources", "Outputs", "check_batch", "spec_fields"]
+
+# What an input takes: a path, several paths, or objects of the package's type or plain dicts in the file's format
+# (one or an iterable of them). The API checks them (judge.api._inputs) before the spec is built; the spec keeps
+# them as given (a generator stays unread until the run reads it).
+PathLike = str | Path
+Paths = PathLike | Sequence[PathLike]
+Record = Mapping[str, object]
+ReportInputs = Paths | Report | Record | Iterable[Report | Record]
+RequestInputs = Paths | Request | Record | Iterable[Request | Record]
+DocumentInputs = Paths | Document | Record | Iterable[Document | Record]
+NuggetInputs = Paths | NuggetBank | Record | Iterable[NuggetBank | Record]
+JudgmentInputs = Paths | ReportJudgment | Record | Iterable[ReportJudgment | Record]
+
+
+@settings_class
+class InputSources:
+    """What is judged, as given (None where a run is handed its inputs already loaded: judge.run.evaluate)."""
+
+    reports: SkipValidation[ReportInputs | None] = None
+    requests: SkipValidation[RequestInputs | None] = None
+    docs: SkipValidation[DocumentInputs | None] = None
+    nuggets: SkipValidation[NuggetInputs | None] = None
+    # Human judgments of a sample of the reports: prediction-powered estimates (docs/ppi.md). `sample` and
+    # `confidence` describe that sample and its intervals, so they are refused without it.
+    human: SkipValidation[JudgmentInputs | None] = None
+    sample: SampleDesign = "reports"
+    confidence: Confidence = 0.95
+    gold: SkipValidation[ReportInputs | None] = None   # gold reports, for the reference-based baselines
+
+    def __post_init__(self) -> None:
+        for name, default in (("sample", "reports"), ("confidence", 0.95)):
+            if self.human is None and getattr(self, name) != default:
+                raise SettingError(f"{name}={getattr(self, name)!r} (--{name}) describes the human sample: give "
+                                   "human= too (--human FILE), or leave it at its default")
+
+
+def _shard(value: Any) -> Any:
+    return Shard.parse(value) if isinstance(value, str) else value  # "2/3", as --shard takes it
+
+
+def _cache(value: Any) -> Any:
+    return str(value) if isinstance(value, Path) else value  # one spelling: a folder or a redis:// URL, as text
+
+
+@settings_class
+class Execution:
+    """Where the run judges and at what cost; nothing here changes a verdict."""
+
+    concurrency: Concurrency = 4                        # decisions in flight at once (per Ray worker)
+    cache: Annotated[Text | None, BeforeValidator(_cache)] = str(DEFAULT_CACHE_DIR)  # a folder or redis://HOST:PORT/DB
+    max_cost: Usd | None = None                          # stop before spending more (USD)
+    price_per_1k: Usd | None = None                      # USD per 1,000 tokens, for a model litellm has no price for
+    max_failed_fraction: Fraction = 0.2                  # above this share of failed sentences the run failed
+    # Keep the reports already judged whose inputs did not change: those of a killed run's log in OUT/.argue-run if
+    # there is one, else those of the finished OUT/judgments.jsonl (judge.run.evaluate.stream_for).
+    resume: Flag = False
+    shard: Annotated[Shard | None, BeforeValidator(_shard)] = None   # judge only shard I of N
+    # Who judges (judge.run.executors): None, this process; "local", a Ray runtime on this machine's cores; "auto" or
+    # "ray://HOST:PORT", an existing cluster. `workers`: Ray workers (default: the cluster's cores).
+    ray: Text | None = None
+    workers: Workers | None = None
+    # Ask through provider batch jobs (judge.llm.batch), looking at each job every `batch_poll` seconds.
+    batch: Flag = False
+    batch_poll: Seconds = 30.0
+
+    def __post_init__(self) -> None:
+        from judge.run.executors import check_ray_address
+
+        check_ray_address(self.ray, self.workers)
+
+
+@settings_class
+class Outputs:
+    """What the run writes besides what it returns."""
+
+    out: Path | None = None                       # eval's five files, and the working folder of a running eval
+    measures: tuple[Text, ...] | None = None      # the measures the rows and the leaderboard keep (None: all)
+    view: Flag = False                            # also write the HTML view to OUT/view
+    baselines: Flag = False                       # also score the reports with the baselines
+
+
+@settings_class
+class EvalSpec:
+    """One evaluation, every choice declared and checked (see the module's docstring)."""
+
+    model: ModelSettings
+    inputs: InputSources = InputSources()
+    judge: JudgeSettings = JudgeSettings()
+    retry: RetryPolicy = RetryPolicy()
+    execution: Execution = Execution()
+    outputs: Outputs = Outputs()
+
+    def __post_init__(self) -> None:
+        # What needs another setting is refused here, whoever built the spec (the API, eval's options, a script).
+        if self.outputs.view and self.outputs.out is None:
+            raise SettingError("view=True (--view) writes OUT/view: give out= too (--out)")
+        if self.inputs.gold is not None and not self.outputs.baselines:
+            raise SettingError("gold (--gold): only the baselines read it; give baselines=True too "
+                               "(--with-baselines), or leave it out")
+        execution = self.execution
+        if execution.batch:
+            check_batch(self.model, execution.ray)
+        if execution.max_cost is not None and execution.price_per_1k is None:
+            from judge.llm.pricing import price_known
+
+            if not price_known(self.model.model):
+                raise SettingError(f"max_cost: litellm has no price for {self.model.model!r}, so the budget cannot "
+                                   "be enforced; give price_per_1k (USD per 1,000 tokens; --price-per-1k)")
+
+    @classmethod
+    def of(cls, **settings: Any) -> EvalSpec:
+        """The spec from flat names (`EvalSpec.of(model="openai/gpt-4o-mini", seed=7, cache=None, out="o")`): every
+        field of every section by its own name (`spec_fields()`), or a section whole by the section's name
+        (`judge=JudgeSettings(...)`, `model=ModelSettings(...)`), its fields then overriding it. An unknown name is a
+        TypeError naming it."""
+        leaves = spec_fields()
+        sections: dict[str, Any] = {}
+        for name, value in settings.items():
+            if name in _SECTIONS and isinstance(value, _SECTIONS[name]):
+                sections[name] = value
+            elif name in _SECTIONS and name not in leaves:
+                raise TypeError(f"{name} must be a {_SECTIONS[name].__name__}, not {type(value).__name__} "
+                                f"{value!r:.60}")
+            elif name not in leaves:
+                raise TypeError(f"unknown setting {name!r}: the settings are the fields of judge.run.spec.EvalSpec's "
+                                "sections (judge.api.EvalOptions)")
+        fields_given = {name: value for name, value in settings.items() if name not in sections}
+        built = {name: _build(kind, sections.get(name), fields_given, (name,)) for name, kind in _SECTIONS.items()}
+        return cls(**built)
+
+    def but(self, **settings: Any) -> EvalSpec:
+        """This spec with the flat settings given changed (`spec.but(resume=True)`), checked as `of` checks."""
+        return EvalSpec.of(**{name: getattr(self, name) for name in _SECTIONS}, **settings)
+
+    def resolve(self) -> EvalPlan:
+        """What the run does, decided once: the model settings as the judge applies them (each one it cannot apply
+        said in `unapplied`), the thresholds this judge gets, the Ray workers, the calls in flight."""
+        from judge.judging.thresholds import check_confidence_for, default_thresholds
+        from judge.llm.applied import applied_settings
+        from judge.llm.batch import MAX_REQUESTS
+        from judge.run.executors import unapplied_ray_options
+
+        model, notes = applied_settings(self.model)
+        workers = self.execution.workers
+        ray_notes = unapplied_ray_options(self.execution.ray, workers, model)
+        if ray_notes:  # said to be ignored, so ignored: the local runtime would size llama.cpp's threads by it
+            workers = None
+        judge, notice = default_thresholds(model, self.judge)   # the one place a run's default thresholds are decided
+        check_confidence_for(model, judge)              # on the model as applied: a provider may drop logprobs
+        return EvalPlan(model=model, judge=judge, retry=self.retry, execution=self.execution, outputs=self.outputs,
+                        unapplied=tuple(dict.fromkeys([*notes, *ray_notes])), thresholds_notice=notice, workers=workers,
+                        in_flight=MAX_REQUESTS if self.execution.batch else self.execution.concurrency)
+
+
+# The sections of a spec, by name, and the settings objects nested in them (their fields are flat names too).
+_SECTIONS: dict[str, type] = {"inputs": InputSources, "model": ModelSettings, "judge": JudgeSettings,
+                              "retry": RetryPolicy, "execution": Execution, "outputs": Outputs}
+_NESTED: dict[type, dict[str, type]] = {JudgeSettings: {"passages": PassagePolicy}}
+
+
+@functools.cache
+def spec_fields() -> dict[str, tuple[str, ...]]:
+    """Every flat name of a spec and the path of its field (`seed` → ("model", "seed"), `max_chars` → ("judge",
+    "passages", "max_chars")). Names are unique across sections: a new field that repeats one fails here."""
+    found: dict[str, tuple[str, ...]] = {}
+
+    def walk(kind: type, path: tuple[str, ...]) -> None:
+        for field in fields(kind):
+            nested = _NESTED.get(kind, {}).get(field.name)
+            if nested is not None:
+                walk(nested, (*path, field.name))
+                continue
+            if field.name in found:
+                raise TypeError(f"spec field {field.name!r} is both {found[field.name]} and {(*path, field.name)}")
+            found[field.name] = (*path, field.name)
+
+    for section, kind in _SECTIONS.items():
+        walk(kind, (section,))
+    return found
+
+
+def _build(kind: type, base: Any, settings: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    """A `kind` object: `base` (or the defaults) with the flat settings of its fields over it."""
+    changes: dict[str, Any] = {}
+    for field in fields(kind):
+        nested = _NESTED.get(kind, {}).get(field.name)
+        if nested is not None:
+            inner = getattr(base, field.name) if base is not None else None
+            if any(f.name in settings for f in fields(nested)):
+                changes[field.name] = _build(nested, inner, settings, (*path, field.name))
+        elif field.name in settings and spec_fields().get(field.name) == (*path, field.name):
+            changes[field.name] = settings[field.name]
+    if base is not None:
+        return dataclasses.replace(base, **changes) if changes else base
+    return kind(**changes)
+
+
+@dataclass(frozen=True)
+class EvalPlan:
+    """A resolved spec: what the run executes (judge.run.evaluate). Built by `EvalSpec.resolve`, never by hand. Its
+    inputs are not in it: a plan goes to every Ray worker, the inputs stay with the driver."""
+
+    model: ModelSettings            # as the judge applies it (judge.llm.applied)
+    judge: JudgeSettings            # thresholds resolved (never DEFAULT_THRESHOLDS)
+    retry: RetryPolicy
+    execution: Execution
+    outputs: Outputs
+    unapplied: tuple[str, ...]      # each setting the judge could not apply, a sentence (run-summary.json)
+    thresholds_notice: str          # which default thresholds the judge got, or why none ("" when given or none)
+    workers: int | None             # Ray workers, once the embedded judge's are said to be ignored
+    in_flight: int                  # decisions let wait at once: a whole batch job's worth with batch jobs
+
+    def __post_init__(self) -> None:
+        if self.judge.thresholds is DEFAULT_THRESHOLDS:  # pragma: no cover - a contract of resolve()
+            raise TypeError("an EvalPlan holds resolved thresholds: build it with EvalSpec.resolve()")
+
+    # The execution settings the run reads, by their names.
+    concurrency = property(lambda self: self.execution.concurrency)
+    cache = property(lambda self: self.execution.cache)
+    max_cost = property(lambda self: self.execution.max_cost)
+    price_per_1k = property(lambda self: self.execution.price_per_1k)
+    max_failed_fraction = property(lambda self: self.execution.max_failed_fraction)
+    resume = property(lambda self: self.execution.resume)
+    shard = property(lambda self: self.execution.shard)
+    ray = property(lambda self: self.execution.ray)
+    batch = property(lambda self: self.execution.batch)
+    batch_poll = property(lambda self: self.execution.batch_poll)
+
+
+def check_batch(model: ModelSettings, ray: str | None) -> None:
+    """`batch` with a judge and executor that can take it: ConfigurationError (one line) otherwise."""
+    from judge.llm.batch import batch_provider
+    from judge.llm.judges import judge_of
+
+    if judge_of(model).in_process:
+        raise ConfigurationError("--batch needs a hosted model with a batch API (the embedded judge answers "
+                                 "locally, one prompt at a time): give --model, e.g. --model openai/gpt-4o-mini")
+    if model.routed:
+        raise ConfigurationError("--batch submits its jobs to one server: give one --api-base (a Router's fail-over "
+                                 "has no batch jobs)")
+    if ray is not None:
+        raise ConfigurationError("--batch and --ray do not go together: a provider batch job already runs the "
+                                 "whole round at the provider; drop --ray")
+    batch_provider(model.model)

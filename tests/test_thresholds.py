@@ -548,4 +548,4 @@ def test_fitting_thresholds_and_thresholds_none_use_the_models_own_verdicts():
     embedded = ModelSettings(EMBEDDED_MODEL)
     assert CalibrationConfig(model=embedded, fit_metric="kappa").judge.thresholds is None
     assert EvalSpec.of(model=embedded, judge=JudgeSettings(thresholds=None)).resolve().judge.thresholds is None
-    assert EvalSpec.of(model=ModelSettings("openai/gpt-4o-mini")).resolve().judge.thresholds is None  # not fitted for it
+    assert EvalSpec.of(model=ModelSettings("openai/gpt-4o-mini")).resolve().judge.thresholds is None  # not fitted

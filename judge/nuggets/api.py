@@ -84,7 +84,7 @@ class PooledNuggets:
     signature: str
 
 
-# judge.nuggets.asking, .create and .pool load the model client: they are imported by the calls that judge, so
+# judge.nuggets.calls, .create and .pool load the model client: they are imported by the calls that judge, so
 # `import judge` (which re-exports these functions) stays light.
 
 
@@ -96,11 +96,12 @@ def _client(settings: ModelSettings, cache: Any, concurrency: int) -> Any:
 
 def _signature(command: str, settings: ModelSettings, decisions: tuple[str, ...], prompts_dir: Path | None,
                tag: str, thresholds: Thresholds | None = None) -> str:
-    from judge.nuggets.asking import prompt_hashes
+    from judge.judging.fingerprints import prompt_hashes, prompts_tag
 
     applied = f"|thr:{thresholds.digest}" if thresholds is not None else ""
+    prompts = prompts_tag(prompt_hashes(prompts_dir, decisions))
     return (f"argue-judge:{__version__}|judge:{settings.model}|t={settings.temperature}|seed={settings.seed}|"
-            f"max-tokens={settings.max_tokens}|{command}:{prompt_hashes(decisions, prompts_dir)}|{tag}{applied}")
+            f"max-tokens={settings.max_tokens}|{command}:{prompts}|{tag}{applied}")
 
 
 def _thresholds(model: ModelSettings, thresholds: Thresholds | DefaultThresholds | None,
@@ -195,7 +196,7 @@ async def _create(requests: PathLike, docs: PathLike | Sequence[PathLike], doc_l
                   gold_report: PathLike | Sequence[PathLike] | None, settings: NuggetSettings,
                   model_settings: ModelSettings, rules: Thresholds | None, cache: PathLike | None,
                   prompts_dir: PathLike | None, out_path: Path | None) -> CreatedNuggets:
-    from judge.nuggets.asking import Asker
+    from judge.judging.decisions.asker import Decider
     from judge.nuggets.create import CREATION_DECISIONS, create_request, documents_of
 
     reqs = read_requests(requests)
@@ -223,8 +224,8 @@ async def _create(requests: PathLike, docs: PathLike | Sequence[PathLike], doc_l
                        if "doc_id" in row] if lists is None else []
             documents = documents_of(list(reqs), lists, all_ids, store, str(doc_lists or docs))
             client = _client(model_settings, decision_cache, settings.concurrency)
-            asker = Asker(client, prompts, rules)
-            made = [await create_request(reqs[rid], documents[rid], asker, settings, gold.get(rid, []))
+            decider = Decider(client, prompts, rules)
+            made = [await create_request(reqs[rid], documents[rid], decider, settings, gold.get(rid, []))
                     for rid in reqs]
     finally:
         if decision_cache is not None:
@@ -290,7 +291,7 @@ async def _pool(nuggets: PathLike | Sequence[PathLike], reports: PathLike | Sequ
                 docs: PathLike | Sequence[PathLike], settings: NuggetSettings, model_settings: ModelSettings,
                 rules: Thresholds | None, cache: PathLike | None, prompts_dir: PathLike | None,
                 out_path: Path | None) -> PooledNuggets:
-    from judge.nuggets.asking import Asker
+    from judge.judging.decisions.asker import Decider
     from judge.nuggets.pool import POOL_DECISIONS, check_banks, pool
 
     banks = read_nugget_banks(_paths(nuggets))
@@ -303,7 +304,7 @@ async def _pool(nuggets: PathLike | Sequence[PathLike], reports: PathLike | Sequ
         index = docstore_dir(cache)
         with DocumentStore.open(_paths(docs), index) as store:
             client = _client(model_settings, decision_cache, settings.concurrency)
-            pooled = await pool(runs, banks, reqs, store, Asker(client, prompts, rules), settings)
+            pooled = await pool(runs, banks, reqs, store, Decider(client, prompts, rules), settings)
     finally:
         if decision_cache is not None:
             decision_cache.close()

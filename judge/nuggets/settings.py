@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, get_args
 
+from judge.judging.decisions.base import MAX_DOCUMENT_CHARS
+from judge.judging.decisions.draft_nuggets import MAX_DRAFTED
 from judge.settings import (
     CONCURRENCY,
     COUNT,
@@ -22,7 +24,6 @@ from judge.settings import (
 
 BankFormat = Literal["v3", "nuggetizer"]
 BANK_FORMATS: tuple[BankFormat, ...] = get_args(BankFormat)
-MAX_DRAFTED = 8   # nuggets one drafting call may propose (the draft_nuggets response model's own limit too)
 SHARE = Bounds(0, 1, low_open=True)
 
 
@@ -60,8 +61,6 @@ class NuggetSettings:
     @property
     def tag(self) -> str:
         """The creation settings in the signature."""
-        from judge.nuggets.decisions.common import MAX_DOCUMENT_CHARS
-
         docs = "all" if self.max_docs is None else str(self.max_docs)
         return (f"K={self.max_nuggets},M={docs},per-doc={self.per_document},merge=jaccard{self.merge_overlap},"
                 f"bind={self.bind_share}x{self.max_extra_bindings},claim=answer{self.claim_share},"

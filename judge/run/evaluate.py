@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from judge.diagnostics import Diagnostics
-from judge.errors import ConfigurationError, SettingError
+from judge.errors import SettingError
 from judge.event_loop import run_sync
 from judge.formats.atomic import WorkingFolder
 from judge.formats.judgments import ReportJudgment, nugget_summaries
@@ -26,10 +26,9 @@ from judge.judging.signature import JudgeSignature
 from judge.judging.thresholds import check_confidence_for, resolve_thresholds
 from judge.judging.walker import ReportWalker, within_limit
 from judge.llm.applied import applied_settings
-from judge.llm.batch import JOURNAL, MAX_REQUESTS, BatchRounds, batch_provider
+from judge.llm.batch import JOURNAL, MAX_REQUESTS, BatchRounds, check_batch
 from judge.llm.cache.store import DEFAULT_CACHE_DIR, DecisionCache, open_decision_cache
 from judge.llm.client import DecisionClient, Usage
-from judge.llm.judges import judge_of
 from judge.llm.logprob import asks_logprobs
 from judge.llm.pricing import price_known
 from judge.llm.router import servers
@@ -120,21 +119,6 @@ class EvalConfig:
         """Decisions the client lets wait at once: `concurrency` online; with batch jobs, a whole job's worth, so
         that every walk's next question joins the same round."""
         return MAX_REQUESTS if self.batch else self.concurrency
-
-
-def check_batch(model: ModelSettings, ray: str | None) -> None:
-    """`batch` with a judge and executor that can take it: ConfigurationError (one line) otherwise."""
-    judge = judge_of(model)
-    if judge.in_process:
-        raise ConfigurationError("--batch needs a hosted model with a batch API (the embedded judge answers "
-                                 "locally, one prompt at a time): give --model, e.g. --model openai/gpt-4o-mini")
-    if model.routed:
-        raise ConfigurationError("--batch submits its jobs to one server: give one --api-base (a Router's fail-over "
-                                 "has no batch jobs)")
-    if ray is not None:
-        raise ConfigurationError("--batch and --ray do not go together: a provider batch job already runs the "
-                                 "whole round at the provider; drop --ray")
-    batch_provider(model.model)
 
 
 @dataclass

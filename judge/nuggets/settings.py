@@ -13,7 +13,9 @@ from judge.judging.decisions.draft_nuggets import MAX_DRAFTED
 from judge.settings import (
     CONCURRENCY,
     COUNT,
+    SECONDS,
     Bounds,
+    Flag,
     InstanceOf,
     Number,
     OneOf,
@@ -30,9 +32,9 @@ SHARE = Bounds(0, 1, low_open=True)
 @dataclass(frozen=True)
 class NuggetSettings:
     """What a nugget call is asked to do besides its inputs and model. The creation fields change a created bank
-    (all of them are in the signature, `tag`); `concurrency` and `format` change how it runs and where it is
-    written, never what it holds; `passages` is what the supports_citation decision shows of a document (creation
-    and pooling alike)."""
+    (all of them are in the signature, `tag`); `concurrency`, `batch`, `batch_poll` and `format` change how it
+    runs and where it is written, never what it holds; `passages` is what the supports_citation decision shows of
+    a document (creation and pooling alike)."""
 
     max_nuggets: int = 10            # K: nuggets kept per request
     max_docs: int | None = None      # M: documents drafted from per request (None: all)
@@ -44,6 +46,8 @@ class NuggetSettings:
     max_extra_bindings: int = 3      # documents besides the drafting one asked to attest each answer
     concurrency: int = 4             # decisions in flight at once
     format: BankFormat = "v3"        # the banks' layout: v3 (Auto-ARGUE, AutoJudge) or castorini's nuggetizer
+    batch: bool = False              # ask through the provider's batch jobs (judge.llm.batch, docs/batch.md)
+    batch_poll: float = 30.0         # with batch: seconds between two looks at a running job
     passages: PassagePolicy = field(default_factory=PassagePolicy)
 
     RULES: ClassVar[dict[str, Rule]] = {
@@ -52,6 +56,7 @@ class NuggetSettings:
         "bind_share": Number(SHARE), "claim_share": Number(SHARE),
         "max_extra_bindings": Number(Bounds(0, 1000), integer=True),
         "concurrency": Number(CONCURRENCY, integer=True), "format": OneOf(BANK_FORMATS),
+        "batch": Flag(), "batch_poll": Number(SECONDS),
         "passages": InstanceOf((PassagePolicy,)),
     }
 

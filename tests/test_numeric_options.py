@@ -117,6 +117,7 @@ from judge.calibration.suite import CalibrationConfig  # noqa: E402
 from judge.nuggets.settings import NuggetSettings  # noqa: E402
 from judge.run.evaluate import EvalConfig  # noqa: E402
 from judge.settings import (  # noqa: E402
+    SECONDS,
     Flag,
     HumanSample,
     InstanceOf,
@@ -164,16 +165,18 @@ ENTRY_POINTS = {
                    "n_boot": CalibrationConfig.RULES["n_boot"], "wice_partial": OneOf(("strict", "exclude",
                                                                                         "separate")),
                    "fit_metric": OneOf(("kappa",), optional=True), "plots": Flag(),
-                   "judge": InstanceOf((JudgeSettings,), optional=True)}, [ModelSettings]),
+                   "judge": InstanceOf((JudgeSettings,), optional=True), "batch": Flag(),
+                   "batch_poll": Number(SECONDS)}, [ModelSettings]),
     "html_view": ({"policy": JudgeSettings.RULES["policy"]}, []),
     "baseline": ({"name": OneOf(tuple(api.BASELINE_SETTINGS))}, []),
     "read_judgments": ({"format": OneOf(("argue-judge", "auto-argue"), optional=True)}, []),
     "write_judgments": ({"format": OneOf(("argue-judge", "auto-argue"))}, []),
     "create_nuggets": ({name: NuggetSettings.RULES[name] for name in ("max_nuggets", "max_docs", "per_document",
-                                                                      "concurrency", "format")}
+                                                                      "concurrency", "format", "batch",
+                                                                      "batch_poll")}
                        | {"passages": InstanceOf((PassagePolicy,), optional=True),
                           "thresholds": JudgeSettings.RULES["thresholds"]}, [ModelSettings]),
-    "pool_nuggets": ({"concurrency": NuggetSettings.RULES["concurrency"],
+    "pool_nuggets": ({name: NuggetSettings.RULES[name] for name in ("concurrency", "batch", "batch_poll")} | {
                       "passages": InstanceOf((PassagePolicy,), optional=True),
                       "thresholds": JudgeSettings.RULES["thresholds"]}, [ModelSettings]),
     "accept_candidates": ({}, []),

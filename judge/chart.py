@@ -28,6 +28,12 @@ CLAIMS_ABSENCE = "claims_absence"        # does an uncited sentence claim some i
 ABSENCE_NUGGET = "absence_nugget"        # which absence nugget (if any) confirms that claim?
 NEEDS_CITATION = "needs_citation"        # does an uncited sentence state something that needs a citation?
 REPEATED_CLAIM = "repeated_claim"        # is it stated earlier, or a lead-in/summary of cited sentences?
+# The questions nugget creation and pooling ask (judge.nuggets), outside the flowchart: declared and asked as the
+# diamonds' are (judge.judging.decisions.NUGGET_REGISTRY), never walked.
+DOCUMENT_RELEVANCE = "document_relevance"  # how useful is a document for a report on the request?
+DRAFT_NUGGETS = "draft_nuggets"            # which nugget questions does a document answer, and how?
+ANSWERS_QUESTION = "answers_question"      # which bank questions does a report sentence answer, and how?
+NUGGET_QUESTIONS: tuple[str, ...] = (DOCUMENT_RELEVANCE, DRAFT_NUGGETS, ANSWERS_QUESTION)
 
 
 class Value(str, Enum):

@@ -16,11 +16,19 @@ from types import ModuleType
 
 import pytest
 
-from judge.chart import CHART, SUPPORTS_CITATION
+from judge.chart import CHART, DRAFT_NUGGETS, NUGGET_QUESTIONS, SUPPORTS_CITATION
 from judge.errors import InputError
 from judge.formats.judgments import DecisionRecord, ReportJudgment, SentenceJudgment, iter_judgment_lines
 from judge.judging import decisions
-from judge.judging.decisions import REGISTRY, Registry, claims_absence, needs_citation
+from judge.judging.decisions import (
+    NUGGET_REGISTRY,
+    REGISTRY,
+    Registry,
+    claims_absence,
+    draft_nuggets,
+    needs_citation,
+    spec_of,
+)
 from judge.judging.decisions.asker import question, verdict_values
 from judge.judging.decisions.base import contract_hash
 from judge.judging.decisions.spec import DecisionSpec, SentenceCase
@@ -71,7 +79,7 @@ def test_each_decision_names_its_response_model_after_itself():
     class name), so a decision's model is its name in CamelCase (judge.testing.responders.decision_of)."""
     from judge.testing.responders import decision_of
 
-    for spec in [*REGISTRY, load_toy().DECISION]:
+    for spec in [*REGISTRY, *NUGGET_REGISTRY, load_toy().DECISION]:
         assert decision_of(spec.response_model.__name__) == spec.name
 
 
@@ -123,7 +131,7 @@ def test_the_shipped_declarations_sign_as_the_readme_shows():
 
 
 def test_every_decision_names_its_own_prompt_file():
-    for spec in REGISTRY:
+    for spec in [*REGISTRY, *NUGGET_REGISTRY]:
         assert spec.template().path == default_prompts_dir().resolve() / f"{spec.prompt}.md"
 
 
@@ -190,7 +198,54 @@ def test_every_decision_module_of_the_package_is_in_the_registry():
         module = importlib.import_module(f"{decisions.__name__}.{info.name}")
         if isinstance(getattr(module, "DECISION", None), DecisionSpec):
             declaring.add(module.DECISION.name)
-    assert declaring == set(REGISTRY.names)
+    assert declaring == set(REGISTRY.names) | set(NUGGET_REGISTRY.names)
+    assert not set(REGISTRY.names) & set(NUGGET_REGISTRY.names)
+
+
+def test_nugget_questions_are_registered_as_the_diamonds_are_but_never_walked():
+    """One kind of declaration, two registries built the same way: the nugget commands' questions are found by
+    their names in the chart, declare no `prepare_for` (nothing walks them) and no threshold may flip them."""
+    assert NUGGET_REGISTRY.names == NUGGET_QUESTIONS
+    assert all(spec.in_flowchart for spec in REGISTRY) and not any(spec.in_flowchart for spec in NUGGET_REGISTRY)
+    assert not any(spec.takes_threshold for spec in NUGGET_REGISTRY)
+    # document_relevance has a verdict field (its confidence is read), yet no threshold may flip it
+    assert spec_of("document_relevance").response_model.verdict_field == "relevance"
+    for name in (*REGISTRY.names, *NUGGET_REGISTRY.names):
+        assert spec_of(name).name == name
+    with pytest.raises(KeyError, match="unknown decision 'hedged_claim'; known: supports_citation, .*draft_nuggets"):
+        spec_of("hedged_claim")
+    with pytest.raises(ValueError, match="draft_nuggets: a diamond of the flowchart declares how the walker fills"):
+        Registry.of_package(decisions.__name__, [DRAFT_NUGGETS])
+    with pytest.raises(ValueError, match="needs_citation: a question outside the flowchart declares no prepare_for"):
+        Registry.of_package(decisions.__name__, ["needs_citation"], flowchart=False)
+
+
+def test_the_one_asker_asks_a_nugget_question_as_it_asks_a_diamond():
+    """The Decider renders a nugget question's template, sends its response model with its contract hash, and
+    returns the validated response beside the record (the nugget commands read the drafted nuggets from it)."""
+    from judge.judging.decisions.asker import Decider
+    from judge.llm.client import Answered
+    from judge.types import Document
+
+    sent = []
+
+    class Scripted:
+        settings = ModelSettings("scripted/judge")
+
+        async def ask(self, messages, response_model, context, contract=""):
+            sent.append((messages, response_model, contract))
+            return Answered(response_model(rationale="r", nuggets=[]), None, cached=True)
+
+    prepared = draft_nuggets.prepare(REQUEST, Document(doc_id="d1", text="The port doubled its traffic."), 3)
+    asked = asyncio.run(Decider(Scripted()).answer(prepared))  # type: ignore[arg-type]
+    [(messages, response_model, contract)] = sent
+    assert (messages, response_model, contract) == question(prepared)
+    assert issubclass(response_model, draft_nuggets.DraftNuggets)  # tailored to the prompt's rationale option
+    assert contract == contract_hash(draft_nuggets.DraftNuggets)
+    assert "The port doubled its traffic." in messages[1]["content"]
+    assert isinstance(asked.response, draft_nuggets.DraftNuggets) and asked.response.nuggets == []
+    assert asked.record.decision == DRAFT_NUGGETS and asked.record.verdict is False and asked.record.cached
+    assert asked.record.prompt_hash == spec_of(DRAFT_NUGGETS).template().short_hash
 
 
 def load_decision_table() -> ModuleType:
@@ -221,9 +276,12 @@ def test_the_documentation_table_is_generated_from_the_registry_at_its_marker():
             src_uri = hook.PAGE
 
     built = hook.on_page_markdown(page_text, Page, None, None)
-    assert hook.MARKER not in built and table_rows(built) == registry_rows(REGISTRY)
+    assert hook.MARKER not in built and hook.NUGGET_MARKER not in built
+    assert table_rows(built) == registry_rows(REGISTRY) + registry_rows(NUGGET_REGISTRY)
     with pytest.raises(PluginError, match="docs/decisions.md lost its marker .*the generated decision table"):
         hook.on_page_markdown("# Decisions, marker gone\n", Page, None, None)
+    with pytest.raises(PluginError, match="lost its marker <!-- nugget-decision-table -->"):
+        hook.on_page_markdown(hook.MARKER, Page, None, None)
 
 
 def test_the_smart_fake_judge_has_rules_for_registered_decisions_only_and_answers_a_new_one_validly(toy):

@@ -188,6 +188,27 @@ def test_rerun_is_byte_identical(endpoint, tmp_path, bank_format):
     assert _files(tmp_path / "one") == banks and _files(tmp_path) == beside
 
 
+def test_a_cached_create_and_pool_replay_without_a_model_call(endpoint, tmp_path):
+    """Every decision of creation (relevance, drafting, bindings) and pooling is keyed in the decision cache as
+    eval's are, so the same commands again ask the model nothing and give the same results."""
+    cache = tmp_path / "cache"
+    docs, reports = _pool_inputs(tmp_path)
+    first, replay = [], []
+    for runs in (first, replay):
+        before = endpoint.calls
+        created = api.create_nuggets(requests=REQUESTS, docs=DOCS, cache=cache, max_docs=1, **_model(endpoint))
+        pooled = api.pool_nuggets(nuggets=BANKS, reports=reports, requests=REQUESTS, docs=docs, cache=cache,
+                                  **_model(endpoint))
+        runs.append((endpoint.calls - before, created.banks, created.review, pooled.candidates, pooled.refused,
+                     {rid: c["answered"] for rid, c in created.calls.items()}, pooled.calls["answered"]))
+    [(asked, *results, answered, pool_answered)] = first
+    assert asked > 0 and pool_answered > 0 and all(n > 0 for n in answered.values())
+    [(asked_again, *again, answered_again, pool_answered_again)] = replay
+    assert asked_again == 0 and again == results
+    assert set(answered_again.values()) == {0} and pool_answered_again == 0
+    assert {"document_relevance", "draft_nuggets", "supports_citation"} <= set(created.calls["ex-101"])
+
+
 def test_no_documents_for_a_request_is_one_line(endpoint, tmp_path):
     lists = tmp_path / "lists.jsonl"
     lists.write_text('{"request_id": "ex-101", "doc_ids": ["ex-d01"]}\n{"request_id": "ex-102", "doc_ids": ["nope"]}\n')

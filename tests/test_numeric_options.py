@@ -125,6 +125,7 @@ from judge.settings import (  # noqa: E402
     ModelSettings,
     PassagePolicy,
     RetryPolicy,
+    Seconds,
     _declared,
 )
 
@@ -182,16 +183,18 @@ ENTRY_POINTS = {
                    "n_boot": _fields(CalibrationConfig)["n_boot"],
                    "wice_partial": Literal["strict", "exclude", "separate"],
                    "fit_metric": Literal["kappa"] | None, "plots": Flag,
-                   "judge": JudgeSettings | None}, [ModelSettings]),
+                   "judge": JudgeSettings | None, "batch": Flag,
+                   "batch_poll": Seconds}, [ModelSettings]),
     "html_view": ({"policy": CitationPolicy}, []),
     "baseline": ({"name": Literal[tuple(api.BASELINE_SETTINGS)]}, []),
     "read_judgments": ({"format": Literal["argue-judge", "auto-argue"] | None}, []),
     "write_judgments": ({"format": Literal["argue-judge", "auto-argue"]}, []),
     "create_nuggets": ({name: _fields(NuggetSettings)[name] for name in ("max_nuggets", "max_docs", "per_document",
-                                                                          "concurrency", "format")}
+                                                                          "concurrency", "format", "batch",
+                                                                          "batch_poll")}
                        | {"passages": PassagePolicy | None,
                           "thresholds": _fields(JudgeSettings)["thresholds"]}, [ModelSettings]),
-    "pool_nuggets": ({"concurrency": _fields(NuggetSettings)["concurrency"],
+    "pool_nuggets": ({name: _fields(NuggetSettings)[name] for name in ("concurrency", "batch", "batch_poll")} | {
                       "passages": PassagePolicy | None,
                       "thresholds": _fields(JudgeSettings)["thresholds"]}, [ModelSettings]),
     "accept_candidates": ({}, []),

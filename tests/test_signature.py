@@ -74,16 +74,17 @@ NEUTRAL: dict[str, set[str]] = {
     "score": {"judgments", "nuggets", "out", "debug"},
     "merge": {"shards", "out", "debug"},
     "calibrate": {"attributionbench", "wice", "nuggets", "docs", "human", "judged", "api_base", "api_key",
-                  "concurrency", "threads", "kernels", "cache_dir", "out", "plots", "debug"},
+                  "concurrency", "threads", "kernels", "cache_dir", "out", "plots", "debug",
+                  "batch", "batch_poll"},  # how answers are fetched, as for eval (tests/test_batch_commands.py)
     "baseline exam": {"reports", "out", "nuggets", "gold", "debug"},
     "baseline rouge": {"reports", "gold", "out", "debug"},
     "baseline pa-bleu": {"reports", "gold", "out", "debug"},
     "baseline pa-meteor": {"reports", "gold", "out", "debug"},
     # the inputs, the file layout of the banks and the serving options, as for eval
     "nuggets create": {"requests", "docs", "out", "doc_lists", "gold_report", "bank_format", "api_base", "api_key",
-                       "timeout", "threads", "concurrency", "cache", "no_cache", "debug"},
+                       "timeout", "threads", "concurrency", "cache", "no_cache", "debug", "batch", "batch_poll"},
     "nuggets pool": {"nuggets", "out", "reports", "requests", "docs", "accept", "api_base", "api_key", "timeout",
-                     "threads", "concurrency", "cache", "no_cache", "debug"},
+                     "threads", "concurrency", "cache", "no_cache", "debug", "batch", "batch_poll"},
 }
 
 

@@ -1,7 +1,8 @@
-"""MkDocs hook: the table of the judge's decisions in docs/decisions.md, generated from the decision registry at
-build time (judge.judging.decisions.REGISTRY: each decision module's `DECISION` declaration, in the flowchart's
-order), so a new decision appears in it without an edit to the page. The page holds the marker below where the
-table goes; a page without it fails the build.
+"""MkDocs hook: the tables of the judge's decisions in docs/decisions.md, generated from the decision registries at
+build time (judge.judging.decisions.REGISTRY, the flowchart's diamonds in the order of its rows, and
+NUGGET_REGISTRY, the questions of nugget creation and pooling: each decision module's `DECISION` declaration), so
+a new decision appears in them without an edit to the page. The page holds the markers below where the tables go;
+a page without them fails the build.
 """
 
 from __future__ import annotations
@@ -9,13 +10,14 @@ from __future__ import annotations
 from generated_section import checkout_first, insert_section
 
 MARKER = "<!-- decision-table -->"
+NUGGET_MARKER = "<!-- nugget-decision-table -->"
 PAGE = "decisions.md"
 HEADER = ("| decision | abbreviation | prompt file | yes / no labels | threshold may flip it | the view asks |\n"
           "|----------|--------------|-------------|-----------------|-----------------------|---------------|")
 
 
 def render(registry=None) -> str:
-    """One row per decision of `registry` (the shipped one by default), in its order."""
+    """One row per decision of `registry` (the flowchart's by default), in its order."""
     if registry is None:
         checkout_first()
         from judge.judging.decisions import REGISTRY as registry
@@ -24,5 +26,14 @@ def render(registry=None) -> str:
     return "\n".join([HEADER, *rows])
 
 
+def render_nuggets() -> str:
+    """The same table for the questions nugget creation and pooling ask."""
+    checkout_first()
+    from judge.judging.decisions import NUGGET_REGISTRY
+
+    return render(NUGGET_REGISTRY)
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ARG001 (MkDocs' hook signature)
-    return insert_section(markdown, page, PAGE, MARKER, "decision table", render)
+    markdown = insert_section(markdown, page, PAGE, MARKER, "decision table", render)
+    return insert_section(markdown, page, PAGE, NUGGET_MARKER, "table of nugget decisions", render_nuggets)

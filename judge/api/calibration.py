@@ -26,7 +26,7 @@ from judge.errors import SettingError
 from judge.formats.judgments import ReportJudgment
 from judge.llm.cache.backends import docstore_dir
 from judge.llm.embedded.weights import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
-from judge.settings import Flag, JudgeSettings, ModelSettings, Text, Thresholds, check, check_field
+from judge.settings import Flag, JudgeSettings, ModelSettings, Seconds, Text, Thresholds, check, check_field
 
 if TYPE_CHECKING:  # the model client loads only when a call judges something
     from judge.calibration.report import CalibrationResults
@@ -102,7 +102,8 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
               attacks: str | Sequence[str] | None = None, attacks_file: PathLike | None = None,
               fit_metric: str | None = None, cache: PathLike | None = DEFAULT_CACHE, n_boot: int = 1000,
               concurrency: int = 4, out: PathLike | None = None, plots: bool = False,
-              progress: CalibrationProgress | None = None, **model_options: Any) -> CalibrationResults:
+              progress: CalibrationProgress | None = None, batch: bool = False, batch_poll: float = 30.0,
+              **model_options: Any) -> CalibrationResults:
     """How far each judge decision agrees with human labels, as `argue-judge calibrate` does: AttributionBench and
     WiCE (supports_citation) and nugget banks with their documents (answers_nugget); `human` with `judged` (the
     judge's judgments of the same reports) compares them decision by decision and report by report.
@@ -111,7 +112,10 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     old prompt directory to compare with the judge's (McNemar). `attacks` (with `attacks_file`): the red team's
     attack kinds. `fit_metric`: fit a confidence threshold per decision maximising it ('kappa', ...). `out`: also
     write calibration.md/.html/.json (and with `plots` the figures, with `fit_metric` the thresholds file) there;
-    `results.files` lists them. Safe inside a running event loop; `calibrate_async` is the awaitable twin.
+    `results.files` lists them. `batch`: ask the items through the provider's batch jobs, polled every
+    `batch_poll` seconds and journalled under `out`, so that a call killed and made again polls its jobs instead
+    of paying twice (docs/batch.md; `results.batch` says what the jobs did). Safe inside a running event loop;
+    `calibrate_async` is the awaitable twin.
 
     >>> import judge
     >>> from judge.testing import FakeEndpoint, smart_responder
@@ -135,6 +139,8 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     check("wice_partial", wice_partial, Literal[WICE_PARTIAL_POLICIES])
     check("fit_metric", fit_metric, Literal[FIT_METRICS] | None)
     check("plots", plots, Flag)
+    check("batch", batch, Flag)
+    check("batch_poll", batch_poll, Seconds)
     for name, value in (("concurrency", concurrency), ("n_boot", n_boot), ("seed", seed)):
         check_field(CalibrationConfig, name, value)  # now, not after the items are read
     for name, value in (("attributionbench", attributionbench), ("wice", wice), ("exclude", exclude),
@@ -152,11 +158,16 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     if judge is not None:
         check("judge.on_injection", judge.on_injection, Literal[CALIBRATED_POLICIES])
     check_calibrated_judge(settings, judge or JudgeSettings(), fit_metric)  # before the items are read
+    if batch:
+        from judge.llm.batch import check_batch
+
+        check_batch(settings)
     if (human is None) != (judged is None):
         raise SettingError("human and judged go together: the assessors' judgments and the judge's of the same reports")
     if attributionbench is None and wice is None and nuggets is None:
         # No item will be asked: what only the asked judge uses would be left unused without a word.
         unused = [name for name, value in (("fit_metric", fit_metric), ("against", against), ("attacks", attacks),
+                                           ("batch", batch),
                                            ("judge.thresholds", isinstance((judge or JudgeSettings()).thresholds,
                                                                            Thresholds) or None)) if value]
         if unused:
@@ -191,7 +202,8 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     with calibration_config(settings, judge, sources, cache=cache, sample=sample_size, seed=seed, n_boot=n_boot,
                             concurrency=concurrency,
                             against=JudgeSettings(prompts_dir=Path(against)) if against else None,
-                            exclude=exclusion, attacks=chosen_attacks, fit_metric=fit_metric) as config:
+                            exclude=exclusion, attacks=chosen_attacks, fit_metric=fit_metric,
+                            batch=_batch_jobs(batch, batch_poll, out)) as config:
         progress.start(len(items) * (2 if against else 1) + attacked_count(items, chosen_attacks))
         results = run_calibration(items, config, human=human_records or None, judged=judged_records or None,
                                   score=lambda js: score_records(js, "calibration")[0].rows(),
@@ -200,7 +212,19 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
         written = write_calibration_report(results, out, plots=plots)
         thresholds = write_thresholds(results, config, items, Path(out) / THRESHOLDS_NAME)
         results.files = [*written, *([thresholds] if thresholds else [])]
+    if config.batch is not None:
+        config.batch.done()  # every answer is in the cache: the jobs are done with
     return results
+
+
+def _batch_jobs(batch: bool, poll: float, out: PathLike | None) -> Any:
+    """The batch jobs of a call with `batch` (journalled in the working folder of `out`), else None."""
+    if not batch:
+        return None
+    from judge.formats.atomic import WorkingFolder
+    from judge.llm.batch import JOURNAL, BatchJobs
+
+    return BatchJobs(poll, WorkingFolder(out).file(JOURNAL) if out is not None else None)
 
 
 async def calibrate_async(**arguments: Any) -> CalibrationResults:

@@ -62,6 +62,8 @@ class CalibrationResults(BaseModel):
                                      description="per item (written to items.jsonl, not to calibration.json)")
     files: list[Path] = Field(default_factory=list, exclude=True,
                               description="what a call with an output folder wrote there (not in calibration.json)")
+    batch: dict[str, Any] | None = Field(default=None, exclude=True, description="with batch jobs: what they did "
+                                         "(judge.llm.batch.RoundStats; not in calibration.json)")
 
 
 def _canonical(value: Any) -> Any:

@@ -26,6 +26,7 @@ from judge.judging.decisions.asker import Decider
 from judge.judging.fingerprints import prompt_hashes
 from judge.judging.signature import CalibrationSignature, JudgeSignature
 from judge.judging.thresholds import check_confidence_for, resolve_thresholds, thresholds_json
+from judge.llm.batch import MAX_REQUESTS, BatchJobs, BatchRounds
 from judge.llm.cache.store import DecisionCache
 from judge.llm.client import DecisionClient
 from judge.settings import (
@@ -55,6 +56,7 @@ class CalibrationConfig:
     wice_partial: str | None = None        # how WiCE's partially_supported was labelled (None: no WiCE items)
     attacks: tuple[Attack, ...] = ()       # red team: each item is asked again under each of these attacks
     fit_metric: FitMetric | None = None    # --fit-threshold: fit decision thresholds maximising this metric
+    batch: BatchJobs | None = None         # --batch: ask through the provider's batch jobs (judge.llm.batch)
 
     def __post_init__(self) -> None:
         check_calibrated_judge(self.model, self.judge, self.fit_metric)
@@ -119,7 +121,9 @@ def calibrate(items: list[CalibrationItem], config: CalibrationConfig, *,
     results = CalibrationResults(signature=config.signature(len(items), judged if compared else ()).short(),
                                  notes=notes)
     if items:
-        records, old_labels, attacked = run_sync(_predict_all(items, config, on_item))
+        rounds = config.batch.rounds(config.model) if config.batch is not None else None
+        records, old_labels, attacked = run_sync(_predict_all(items, config, on_item, rounds))
+        results.batch = rounds.stats.as_dict() if rounds is not None else None
         labels = labels_of(items, records)
         results.items.extend(
             ItemOutcome(item_id=i.item_id, decision=i.decision, group=i.group, human=i.human_label,
@@ -150,9 +154,13 @@ def calibrate(items: list[CalibrationItem], config: CalibrationConfig, *,
     return results
 
 
-async def _predict_all(items: list[CalibrationItem], config: CalibrationConfig, on_item: Callable[[], None]
+async def _predict_all(items: list[CalibrationItem], config: CalibrationConfig, on_item: Callable[[], None],
+                       rounds: BatchRounds | None = None
                        ) -> tuple[dict[str, DecisionRecord], dict[str, str | None] | None, list[AttackResult]]:
-    client = DecisionClient(config.model, config.cache, concurrency=config.concurrency, retry=config.retry)
+    # With batch jobs, every item waiting at once joins the round: a job's worth in flight, not `concurrency`.
+    client = DecisionClient(config.model, config.cache, retry=config.retry,
+                            concurrency=config.concurrency if rounds is None else MAX_REQUESTS,
+                            completions=rounds.acompletion if rounds is not None else None)
     # With --thresholds the judge is measured as eval runs it with those rules: every verdict (clean, attacked,
     # old prompts) passes the same rules before it is compared.
     decider = Decider(client, config.judge.prompts_dir, config.judge.thresholds)

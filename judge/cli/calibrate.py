@@ -83,6 +83,8 @@ def calibrate_command(
     cache_dir: options.Cache = options.DEFAULT_CACHE_TARGET,
     out: options.Out = Path("calibration/latest"),
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write PNG figures.")] = True,
+    batch: options.Batch = False,
+    batch_poll: options.BatchPoll = 30.0,
     debug: options.Debug = False,
 ) -> None:
     """Measure how far each judge decision agrees with human labels, and write a calibration report."""
@@ -124,7 +126,8 @@ def calibrate_command(
                 concurrency=concurrency, out=out, plots=plots,
                 progress=CalibrationProgress(start=lambda total: bar.update(task, total=total),
                                              item_done=lambda: bar.advance(task)),
-                max_tokens=max_tokens, logprobs=logprobs, threads=threads, kernels=kernels)
+                max_tokens=max_tokens, logprobs=logprobs, threads=threads, kernels=kernels, batch=batch,
+                batch_poll=batch_poll)
         written = results.files
     for name, result in results.decisions.items():
         ci = f"[{_fmt(result, 'kappa_ci_low')}, {_fmt(result, 'kappa_ci_high')}]" \
@@ -153,6 +156,10 @@ def calibrate_command(
         console.print(f"prompt A/B: see {out / 'calibration.md'} (McNemar per decision, flipped items)")
     for note in results.notes:
         console.print(f"note: {note}", highlight=False, soft_wrap=True)
+    if results.batch is not None:
+        from judge.llm.batch import batch_line
+
+        console.print(batch_line(results.batch), highlight=False, soft_wrap=True)
     console.print(f"signature: {results.signature}", highlight=False, soft_wrap=True)
     console.print(f"wrote {', '.join(str(p) for p in written)}", highlight=False, soft_wrap=True)
 

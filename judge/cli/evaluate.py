@@ -95,14 +95,8 @@ def eval_command(
     workers: Annotated[int | None, options.number(
         "--workers", bounds=options.settings.WORKERS, help="Ray workers (with --ray; default: every core of the "
         "cluster). --concurrency is per worker.")] = None,
-    batch: Annotated[bool, typer.Option(
-        "--batch", help="Ask every decision not in the cache through the provider's batch jobs (about half the "
-        "online price; answers within the provider's window), in rounds: openai, azure, hosted_vllm and "
-        "litellm_proxy models (docs/batch.md). A killed run started again polls its jobs instead of paying twice."
-    )] = False,
-    batch_poll: Annotated[float, options.number(
-        "--batch-poll", bounds=options.settings.SECONDS, metavar="SECONDS",
-        help="With --batch: seconds between two looks at a running job.")] = 30.0,
+    batch: options.Batch = False,
+    batch_poll: options.BatchPoll = 30.0,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="With --batch: print how many requests, rounds and dollars (at the batch price) the run "
         "would take, at most, and submit nothing.")] = False,

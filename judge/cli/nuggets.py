@@ -71,6 +71,8 @@ def create_command(
     thresholds: options.ThresholdsOption = None,
     cache: options.Cache = options.DEFAULT_CACHE_TARGET,
     no_cache: options.NoCache = False,
+    batch: options.Batch = False,
+    batch_poll: options.BatchPoll = 30.0,
     debug: options.Debug = False,
 ) -> None:
     """Draft nugget questions with short answers from each request's documents; every answer is bound only to
@@ -81,13 +83,15 @@ def create_command(
         created = create_nuggets(requests=requests, docs=docs, out=out, doc_lists=doc_lists, gold_report=gold_report,
                                  max_nuggets=max_nuggets, max_docs=max_docs, format=bank_format, model=model,
                                  api_base=api_base, api_key=api_key, cache=None if no_cache else cache,
-                                 concurrency=concurrency, prompts_dir=prompts, thresholds=rules, **model_options)
+                                 concurrency=concurrency, prompts_dir=prompts, thresholds=rules, batch=batch,
+                                 batch_poll=batch_poll, **model_options)
     for request_id, bank in created.banks.items():
         answers = sum(len(n.answers) for n in bank.nuggets)
         calls = created.calls[request_id]
         console.print(f"{request_id}: {len(bank.nuggets)} nuggets, {answers} attested answers "
                       f"({calls['asked']} decisions, {calls['answered']} asked of the model, {calls['failed']} failed)",
                       highlight=False)
+    _print_batch(created.batch)
     console.print(f"signature: {created.signature}", highlight=False, soft_wrap=True)
     console.print(f"wrote {', '.join(str(p) for p in created.written)}; read the review file before using the banks",
                   highlight=False, soft_wrap=True)
@@ -119,6 +123,8 @@ def pool_command(
     thresholds: options.ThresholdsOption = None,
     cache: options.Cache = options.DEFAULT_CACHE_TARGET,
     no_cache: options.NoCache = False,
+    batch: options.Batch = False,
+    batch_poll: options.BatchPoll = 30.0,
     debug: options.Debug = False,
 ) -> None:
     """Find answers to the banks' questions that runs' reports give and the banks lack, each attested by a
@@ -143,7 +149,8 @@ def pool_command(
         pooled_outputs(out, nuggets, reports, requests, docs, files=tuple(POOL_FILES)).check()
         pooled = pool_nuggets(nuggets=nuggets, reports=reports, requests=requests, docs=docs, out=out, model=model,
                               api_base=api_base, api_key=api_key, cache=None if no_cache else cache,
-                              concurrency=concurrency, prompts_dir=prompts, thresholds=rules, **model_options)
+                              concurrency=concurrency, prompts_dir=prompts, thresholds=rules, batch=batch,
+                              batch_poll=batch_poll, **model_options)
         from judge.formats import read_nugget_banks
         from judge.formats.lock import output_lock
         from judge.view.candidates import candidates_page
@@ -159,9 +166,17 @@ def pool_command(
     console.print(f"{counts['sentences']} cited sentences, {counts['answers']} answers given, {counts['restated']} "
                   f"restate a bank answer, {counts['unattested']} refused (no cited document attests them), "
                   f"{len(pooled.candidates)} candidates; {counts['failed']} decisions failed", highlight=False)
+    _print_batch(pooled.batch)
     console.print(f"signature: {pooled.signature}", highlight=False, soft_wrap=True)
     console.print(f"wrote {out} and {path}: set \"accept\" to true or false on each line, then pool --accept {out}",
                   highlight=False, soft_wrap=True)
+
+
+def _print_batch(batch: dict[str, object] | None) -> None:
+    if batch is not None:
+        from judge.llm.batch import batch_line
+
+        console.print(batch_line(batch), highlight=False, soft_wrap=True)
 
 
 def _given(ctx: typer.Context, exclude: tuple[str, ...]) -> list[str]:

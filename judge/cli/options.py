@@ -190,3 +190,13 @@ Sample = Annotated[str, setting(
     "each judged).")]
 Confidence = Annotated[float, setting(
     settings.HumanSample, "confidence", "--confidence", help="Confidence level of the --human intervals (e.g. 0.95).")]
+
+
+# Provider batch jobs (judge.llm.batch; docs/batch.md): eval, nuggets create and pool, calibrate take them alike.
+Batch = Annotated[bool, typer.Option(
+    "--batch", help="Ask every decision not in the cache through the provider's batch jobs (about half the online "
+    "price; answers within the provider's window), in rounds: openai, azure, hosted_vllm and litellm_proxy models "
+    "(docs/batch.md). A killed command started again polls its jobs instead of paying twice.")]
+BatchPoll = Annotated[float, number(
+    "--batch-poll", bounds=settings.SECONDS, metavar="SECONDS",
+    help="With --batch: seconds between two looks at a running job.")]

@@ -67,9 +67,11 @@ def code_of(module: object) -> str:
     return ast.dump(tree)
 
 
-def prompt_hashes(prompts_dir: Path | None) -> tuple[tuple[str, str], ...]:
-    """(decision, short hash of its template) for every decision, in the registry's order."""
-    return tuple((spec.name, spec.template(prompts_dir).short_hash) for spec in decisions.REGISTRY)
+def prompt_hashes(prompts_dir: Path | None, names: tuple[str, ...] | None = None) -> tuple[tuple[str, str], ...]:
+    """(decision, short hash of its template) for every diamond, in the registry's order; or for the decisions
+    `names` (a nugget command's, diamonds or nugget questions alike), in that order."""
+    specs = decisions.REGISTRY if names is None else [decisions.spec_of(name) for name in names]
+    return tuple((spec.name, spec.template(prompts_dir).short_hash) for spec in specs)
 
 
 def prompt_hashes_in(signature: str) -> dict[str, str]:
@@ -82,4 +84,4 @@ def prompt_hashes_in(signature: str) -> dict[str, str]:
 
 def prompts_tag(hashes: tuple[tuple[str, str], ...], short: bool = True) -> str:
     """`sc=4efaea34+an=...` (short: each decision's abbreviation) or with the decisions' full names."""
-    return "+".join(f"{decisions.REGISTRY[d].abbreviation if short else d}={h}" for d, h in hashes)
+    return "+".join(f"{decisions.spec_of(d).abbreviation if short else d}={h}" for d, h in hashes)

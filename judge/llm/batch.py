@@ -12,9 +12,14 @@ output) is a new completion, so it lands in the next round too; a line the job f
 counts like an online failure.
 
 Nothing is paid twice. A request's `custom_id` is the hash of its body, so the same question has the same id in
-every run. Each submitted job is written to the journal (OUT/batch-journal.jsonl) before it is polled: a run that
-is killed and started again finds its questions in a job of the journal and polls that job (or reads its output)
-instead of submitting them again; answers already handed back are in the decision cache and never asked.
+every run. Each submitted job is written to the journal (OUT/.argue-run/batch-journal.jsonl of the command's output
+folder) before it is polled: a command that is killed and started again finds its questions in a job of the
+journal and polls that job (or reads its output) instead of submitting them again; answers already handed back
+are in the decision cache and never asked.
+
+Every command that asks a model takes it the same way (eval, nuggets create and pool, calibrate): `check_batch`
+refuses what cannot be batched before anything is read, and `BatchJobs.rounds` gives the `acompletion` the
+command's DecisionClient asks through.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from typing import Any
 import litellm
 
 from judge.errors import ConfigurationError
+from judge.llm.judges import judge_of
+from judge.settings import ModelSettings
 
 # Providers whose batch API litellm drives with OpenAI-format request files (the format written here).
 BATCH_PROVIDERS = ("openai", "azure", "hosted_vllm", "litellm_proxy")
@@ -57,6 +64,57 @@ def batch_provider(model: str) -> str:
             f"--batch: {model!r} is served by {provider!r}, which has no batch API argue-judge can drive; batch jobs "
             f"work with the providers {', '.join(BATCH_PROVIDERS)} (drop --batch to ask online)")
     return provider
+
+
+def check_batch(model: ModelSettings, ray: str | None = None) -> None:
+    """`batch` with a judge and executor that can take it: ConfigurationError (one line) otherwise."""
+    judge = judge_of(model)
+    if judge.in_process:
+        raise ConfigurationError("--batch needs a hosted model with a batch API (the embedded judge answers "
+                                 "locally, one prompt at a time): give --model, e.g. --model openai/gpt-4o-mini")
+    if model.routed:
+        raise ConfigurationError("--batch submits its jobs to one server: give one --api-base (a Router's fail-over "
+                                 "has no batch jobs)")
+    if ray is not None:
+        raise ConfigurationError("--batch and --ray do not go together: a provider batch job already runs the "
+                                 "whole round at the provider; drop --ray")
+    batch_provider(model.model)
+
+
+@dataclass(frozen=True)
+class BatchJobs:
+    """How a command asks through batch jobs: `poll` seconds between two looks at a running job, and the journal
+    of its jobs (None: not kept, so a command killed and started again submits its questions again)."""
+
+    poll: float = 30.0
+    journal: Path | None = None
+
+    def done(self) -> None:
+        """The command finished (every answer in its decision cache): the journal goes (BatchJournal.forget)."""
+        forget_journal(self.journal)
+
+    def rounds(self, model: ModelSettings, on_state: Callable[[RoundStats], None] | None = None) -> BatchRounds:
+        """The rounds a DecisionClient asks through (its `completions=`), for the checked `model`."""
+        return BatchRounds(model.model, api_base=model.api_base, api_key=model.api_key,  # type: ignore[arg-type]
+                           journal=self.journal, poll_interval=self.poll, on_state=on_state)
+
+
+def forget_journal(path: Path | None) -> None:
+    """Remove a finished command's journal, and its folder if nothing else is in it (a killed eval's log may be)."""
+    if path is None:
+        return
+    path.unlink(missing_ok=True)
+    try:
+        path.parent.rmdir()
+    except OSError:
+        pass  # not empty, or gone already
+
+
+def batch_line(batch: dict[str, Any]) -> str:
+    """What a command prints of its batch jobs (RoundStats.as_dict())."""
+    resumed = f" ({n} of an earlier run polled)" if (n := batch["resumed_jobs"]) else ""
+    return (f"batch: {batch['rounds']} rounds, {batch['jobs']} jobs submitted{resumed}, {batch['requests']} "
+            f"requests, {batch['failed_lines']} re-asked after a failed line; cost at the batch price")
 
 
 def custom_id(body: dict[str, Any]) -> str:
@@ -112,6 +170,10 @@ class BatchJournal:
             if request_id in job["ids"]:
                 return None if request_id in job["failed"] else batch_id
         return None
+
+    def forget(self) -> None:
+        """The command finished, every answer in the decision cache: its jobs are done with (forget_journal)."""
+        forget_journal(self.path)
 
     def record(self, batch_id: str, **fields: Any) -> None:
         self._apply(batch_id, fields)

@@ -19,6 +19,7 @@ over a file the command did not write itself (its record: `.argue-written` in th
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ from judge.errors import InputError
 from judge.event_loop import run_sync
 from judge.formats import DocumentStore, read_nugget_banks, read_reports, read_requests
 from judge.formats._jsonl import expand_paths, iter_jsonl
+from judge.formats.atomic import WorkingFolder
 from judge.formats.doc_lists import read_doc_lists
 from judge.formats.lock import output_lock
 from judge.formats.nugget_writer import AnswerKey, read_provenance, write_nuggetizer_banks, write_v3_banks
@@ -61,7 +63,8 @@ __all__ = ["CreatedNuggets", "PooledNuggets", "accept_candidates", "create_nugge
 @dataclass(frozen=True)
 class CreatedNuggets:
     """What `create_nuggets` returns: the banks, the review rows, the signature, and per request the decisions
-    asked (`calls`: asked, answered by the model, failed) and seconds taken."""
+    asked (`calls`: asked, answered by the model, failed) and seconds taken; with `batch=True`, what the batch jobs
+    did (`batch`: judge.llm.batch.RoundStats.as_dict())."""
 
     banks: dict[str, NuggetBank]
     review: list[dict[str, Any]]
@@ -70,37 +73,56 @@ class CreatedNuggets:
     seconds: dict[str, float]
     statements: dict[AnswerKey, str] = field(repr=False, default_factory=dict)
     written: list[Path] = field(default_factory=list)
+    batch: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
 class PooledNuggets:
     """What `pool_nuggets` returns: the candidates (each with `"accept": null` for a person to set), the answers
-    refused (no cited document attests them), the counts and the signature."""
+    refused (no cited document attests them), the counts and the signature; with `batch=True`, what the batch jobs
+    did."""
 
     candidates: list[dict[str, Any]]
     refused: list[dict[str, Any]]
     counts: dict[str, int]
     calls: dict[str, Any]
     signature: str
+    batch: dict[str, Any] | None = None
 
 
-# judge.nuggets.asking, .create and .pool load the model client: they are imported by the calls that judge, so
+# judge.nuggets.calls, .create and .pool load the model client: they are imported by the calls that judge, so
 # `import judge` (which re-exports these functions) stays light.
 
 
-def _client(settings: ModelSettings, cache: Any, concurrency: int) -> Any:
+def _client(settings: ModelSettings, cache: Any, nugget: NuggetSettings, home: Path | None) -> tuple[Any, Any]:
+    """The decision client; with `nugget.batch`, it asks through provider batch jobs, whose rounds are returned
+    beside it, journalled in the working folder of `home` (the folder the command writes, None: no journal)."""
+    from judge.llm.batch import JOURNAL, MAX_REQUESTS, BatchJobs
     from judge.llm.client import DecisionClient
 
-    return DecisionClient(settings, cache, concurrency=concurrency)
+    if not nugget.batch:
+        return DecisionClient(settings, cache, concurrency=nugget.concurrency), None
+    journal = WorkingFolder(home).file(JOURNAL) if home is not None else None
+    rounds = BatchJobs(nugget.batch_poll, journal).rounds(settings)
+    # Every question waiting at once joins the round: a job's worth in flight, not `concurrency`.
+    return DecisionClient(settings, cache, concurrency=MAX_REQUESTS, completions=rounds.acompletion), rounds
+
+
+def _check_batch(settings: NuggetSettings, model: ModelSettings) -> None:
+    if settings.batch:
+        from judge.llm.batch import check_batch
+
+        check_batch(model)
 
 
 def _signature(command: str, settings: ModelSettings, decisions: tuple[str, ...], prompts_dir: Path | None,
                tag: str, thresholds: Thresholds | None = None) -> str:
-    from judge.nuggets.asking import prompt_hashes
+    from judge.judging.fingerprints import prompt_hashes, prompts_tag
 
     applied = f"|thr:{thresholds.digest}" if thresholds is not None else ""
+    prompts = prompts_tag(prompt_hashes(prompts_dir, decisions))
     return (f"argue-judge:{__version__}|judge:{settings.model}|t={settings.temperature}|seed={settings.seed}|"
-            f"max-tokens={settings.max_tokens}|{command}:{prompt_hashes(decisions, prompts_dir)}|{tag}{applied}")
+            f"max-tokens={settings.max_tokens}|{command}:{prompts}|{tag}{applied}")
 
 
 def _thresholds(model: ModelSettings, thresholds: Thresholds | DefaultThresholds | None,
@@ -164,6 +186,7 @@ async def create_nuggets_async(*, requests: PathLike, docs: PathLike | Sequence[
                                cache: PathLike | None = str(DEFAULT_CACHE_DIR), concurrency: int = 4,
                                prompts_dir: PathLike | None = None, passages: PassagePolicy | None = None,
                                thresholds: Thresholds | DefaultThresholds | None = DEFAULT_THRESHOLDS,
+                               batch: bool = False, batch_poll: float = 30.0,
                                **model_options: Any) -> CreatedNuggets:
     """Create a nugget bank per request from its documents (see judge.nuggets.create for the steps).
 
@@ -171,12 +194,16 @@ async def create_nuggets_async(*, requests: PathLike, docs: PathLike | Sequence[
     (a TREC run, qrels or JSONL; without it every document is every request's); `gold_report`: reports whose
     sentences are drafted from too (they attest nothing); `max_nuggets` (K), `max_docs` (M: the top documents by
     the relevance decision); `format`: the banks' layout when `out` is given; `thresholds`: eval's decision
-    thresholds for the bindings (default: the judge's own, as eval applies them; None: the model's verdicts)."""
+    thresholds for the bindings (default: the judge's own, as eval applies them; None: the model's verdicts);
+    `batch`: ask through the provider's batch jobs, polled every `batch_poll` seconds, journalled under `out` so
+    that a call killed and made again polls its jobs instead of paying twice (docs/batch.md)."""
     _check_paths(("out", "doc_lists", "gold_report"), requests=requests, docs=docs, out=out, doc_lists=doc_lists,
                  gold_report=gold_report)
     settings = NuggetSettings(max_nuggets=max_nuggets, max_docs=max_docs, per_document=per_document,
-                              concurrency=concurrency, format=format, passages=passages or PassagePolicy())
+                              concurrency=concurrency, format=format, passages=passages or PassagePolicy(),
+                              batch=batch, batch_poll=batch_poll)
     model_settings = ModelSettings(model, api_base, api_key, **{"max_tokens": CREATE_MAX_TOKENS, **model_options})
+    _check_batch(settings, model_settings)
     rules = _thresholds(model_settings, thresholds, prompts_dir)
     out_path = Path(out) if out is not None else None
     if out_path is None:
@@ -195,7 +222,7 @@ async def _create(requests: PathLike, docs: PathLike | Sequence[PathLike], doc_l
                   gold_report: PathLike | Sequence[PathLike] | None, settings: NuggetSettings,
                   model_settings: ModelSettings, rules: Thresholds | None, cache: PathLike | None,
                   prompts_dir: PathLike | None, out_path: Path | None) -> CreatedNuggets:
-    from judge.nuggets.asking import Asker
+    from judge.judging.decisions.asker import Decider
     from judge.nuggets.create import CREATION_DECISIONS, create_request, documents_of
 
     reqs = read_requests(requests)
@@ -222,13 +249,18 @@ async def _create(requests: PathLike, docs: PathLike | Sequence[PathLike], doc_l
             all_ids = [str(row["doc_id"]) for path in expand_paths(_paths(docs)) for _, row in iter_jsonl(path)
                        if "doc_id" in row] if lists is None else []
             documents = documents_of(list(reqs), lists, all_ids, store, str(doc_lists or docs))
-            client = _client(model_settings, decision_cache, settings.concurrency)
-            asker = Asker(client, prompts, rules)
-            made = [await create_request(reqs[rid], documents[rid], asker, settings, gold.get(rid, []))
-                    for rid in reqs]
+            client, rounds = _client(model_settings, decision_cache, settings, out_path)
+            decider = Decider(client, prompts, rules)
+            if rounds is None:
+                made = [await create_request(reqs[rid], documents[rid], decider, settings, gold.get(rid, []))
+                        for rid in reqs]
+            else:  # every request's questions in the same rounds
+                made = list(await asyncio.gather(*(create_request(reqs[rid], documents[rid], decider, settings,
+                                                                  gold.get(rid, [])) for rid in reqs)))
     finally:
         if decision_cache is not None:
             decision_cache.close()
+    batch = rounds.stats.as_dict() if rounds is not None else None
     signature = _signature("create", client.settings, CREATION_DECISIONS, prompts, settings.tag, rules)
     banks = {m.bank.request_id: m.bank for m in made}
     statements = {k: v for m in made for k, v in m.statements.items()}
@@ -236,7 +268,7 @@ async def _create(requests: PathLike, docs: PathLike | Sequence[PathLike], doc_l
         banks=banks, review=[row for m in made for row in m.review], signature=signature,
         calls={m.bank.request_id: {"asked": m.calls.asked, "answered": m.calls.answered, "failed": m.calls.failed,
                                    **m.calls.by_decision} for m in made},
-        seconds={m.bank.request_id: round(m.seconds, 3) for m in made}, statements=statements)
+        seconds={m.bank.request_id: round(m.seconds, 3) for m in made}, statements=statements, batch=batch)
     if out_path is None:
         return created
     provenance = {(rid, n.nugget_id, a.text): "created" for rid, b in banks.items() for n in b.nuggets
@@ -244,10 +276,12 @@ async def _create(requests: PathLike, docs: PathLike | Sequence[PathLike], doc_l
     creator = {"tool": "argue-judge nuggets create", "signature": signature}
     review = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in created.review)
     summary = {"signature": signature, "banks": {rid: len(b.nuggets) for rid, b in banks.items()},
-               "calls": created.calls, "seconds": created.seconds}
+               "calls": created.calls, "seconds": created.seconds, **({"batch": batch} if batch else {})}
     outputs, written = _created_outputs(out_path, inputs, settings.format, banks, queries, statements, provenance,
                                         creator, review, json.dumps(summary, indent=2) + "\n")
     outputs.write()
+    if rounds is not None:
+        rounds.journal.forget()  # written: the jobs are done with
     return CreatedNuggets(**{**created.__dict__, "written": written})
 
 
@@ -266,13 +300,17 @@ async def pool_nuggets_async(*, nuggets: PathLike | Sequence[PathLike], reports:
                              cache: PathLike | None = str(DEFAULT_CACHE_DIR), concurrency: int = 4,
                              prompts_dir: PathLike | None = None, passages: PassagePolicy | None = None,
                              thresholds: Thresholds | DefaultThresholds | None = DEFAULT_THRESHOLDS,
+                             batch: bool = False, batch_poll: float = 30.0,
                              **model_options: Any) -> PooledNuggets:
     """Candidate new answers to the banks' questions from the reports' cited sentences (judge.nuggets.pool).
     Nothing changes a bank: `out` gets the candidates (each `"accept": null`) for a person to review, then
-    `accept_candidates`. `thresholds`: eval's decision thresholds, as in `create_nuggets`."""
+    `accept_candidates`. `thresholds`, `batch` and `batch_poll`: as in `create_nuggets` (the batch journal is kept
+    in the folder of `out`)."""
     _check_paths(("out",), nuggets=nuggets, reports=reports, requests=requests, docs=docs, out=out)
-    settings = NuggetSettings(concurrency=concurrency, passages=passages or PassagePolicy())
+    settings = NuggetSettings(concurrency=concurrency, passages=passages or PassagePolicy(), batch=batch,
+                              batch_poll=batch_poll)
     model_settings = ModelSettings(model, api_base, api_key, **model_options)
+    _check_batch(settings, model_settings)
     rules = _thresholds(model_settings, thresholds, prompts_dir)
     if out is None:
         return await _pool(nuggets, reports, requests, docs, settings, model_settings, rules, cache, prompts_dir,
@@ -290,7 +328,7 @@ async def _pool(nuggets: PathLike | Sequence[PathLike], reports: PathLike | Sequ
                 docs: PathLike | Sequence[PathLike], settings: NuggetSettings, model_settings: ModelSettings,
                 rules: Thresholds | None, cache: PathLike | None, prompts_dir: PathLike | None,
                 out_path: Path | None) -> PooledNuggets:
-    from judge.nuggets.asking import Asker
+    from judge.judging.decisions.asker import Decider
     from judge.nuggets.pool import POOL_DECISIONS, check_banks, pool
 
     banks = read_nugget_banks(_paths(nuggets))
@@ -302,15 +340,17 @@ async def _pool(nuggets: PathLike | Sequence[PathLike], reports: PathLike | Sequ
     try:
         index = docstore_dir(cache)
         with DocumentStore.open(_paths(docs), index) as store:
-            client = _client(model_settings, decision_cache, settings.concurrency)
-            pooled = await pool(runs, banks, reqs, store, Asker(client, prompts, rules), settings)
+            client, rounds = _client(model_settings, decision_cache, settings,
+                                     out_path.parent if out_path is not None else None)
+            pooled = await pool(runs, banks, reqs, store, Decider(client, prompts, rules), settings)
     finally:
         if decision_cache is not None:
             decision_cache.close()
+    batch = rounds.stats.as_dict() if rounds is not None else None
     signature = _signature("pool", client.settings, POOL_DECISIONS, prompts, settings.pool_tag, rules)
     result = PooledNuggets(pooled.candidates, pooled.refused, pooled.counts.as_dict(),
                            {"asked": pooled.calls.asked, "answered": pooled.calls.answered,
-                            "failed": pooled.calls.failed, **pooled.calls.by_decision}, signature)
+                            "failed": pooled.calls.failed, **pooled.calls.by_decision}, signature, batch)
     if out_path is not None:
         outputs = pooled_outputs(out_path, nuggets, reports, requests, docs)
         outputs.add(out_path, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in result.candidates))
@@ -318,8 +358,10 @@ async def _pool(nuggets: PathLike | Sequence[PathLike], reports: PathLike | Sequ
                     "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in result.refused))
         outputs.add(beside(out_path, ".summary.json"), json.dumps(
             {"signature": signature, "candidates": len(result.candidates), "counts": result.counts,
-             "calls": result.calls}, indent=2) + "\n")
+             "calls": result.calls, **({"batch": batch} if batch else {})}, indent=2) + "\n")
         outputs.write()
+    if rounds is not None:
+        rounds.journal.forget()  # the jobs are done with
     return result
 
 

@@ -29,19 +29,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge.chart import SUPPORTS_CITATION
+from judge.chart import DOCUMENT_RELEVANCE, DRAFT_NUGGETS, SUPPORTS_CITATION
 from judge.errors import InputError
 from judge.formats.nugget_fields import derived_id
-from judge.judging.decisions import supports_citation
+from judge.judging.decisions import document_relevance, draft_nuggets, supports_citation
+from judge.judging.decisions.asker import Decider
 from judge.judging.decisions.spec import DocumentLookup
 from judge.labels import Importance
-from judge.nuggets.asking import Asker, Calls
-from judge.nuggets.decisions import document_relevance, draft_nuggets
+from judge.nuggets.calls import Calls, ask
 from judge.nuggets.settings import NuggetSettings
 from judge.nuggets.text import claim_of, normalised, overlap, share_in
 from judge.types import Answer, Document, Nugget, NuggetBank, Report, Request
 
-CREATION_DECISIONS = ("document_relevance", "draft_nuggets", SUPPORTS_CITATION)
+CREATION_DECISIONS = (DOCUMENT_RELEVANCE, DRAFT_NUGGETS, SUPPORTS_CITATION)
 
 
 @dataclass
@@ -77,45 +77,45 @@ class RequestCreation:
     seconds: float
 
 
-async def create_request(request: Request, documents: list[Document], asker: Asker, settings: NuggetSettings,
+async def create_request(request: Request, documents: list[Document], decider: Decider, settings: NuggetSettings,
                          gold: list[Report] = ()) -> RequestCreation:
     """One request's bank from its documents (see the module's steps)."""
     started = time.perf_counter()
     calls = Calls()
     review: list[dict[str, Any]] = []
-    chosen = await _choose(request, documents, asker, settings, calls, review)
+    chosen = await _choose(request, documents, decider, settings, calls, review)
     sources: list[Document] = chosen + [_gold_source(report) for report in gold]
-    drafts = await asyncio.gather(*(asker.creation(draft_nuggets.prepare(request, doc, settings.per_document), calls)
+    drafts = await asyncio.gather(*(ask(decider, draft_nuggets.prepare(request, doc, settings.per_document), calls)
                                     for doc in sources))
     drafted: list[Drafted] = []
-    for doc, (response, error) in zip(sources, drafts, strict=True):
-        if response is None:
+    for doc, draft in zip(sources, drafts, strict=True):
+        if draft.response is None:
             review.append({"kind": "draft_failed", "request_id": request.request_id, "source": doc.doc_id,
-                           "error": error})
+                           "error": draft.record.error})
             continue
-        for item in response.nuggets:  # type: ignore[attr-defined]
+        for item in draft.response.nuggets:  # type: ignore[attr-defined]
             drafted.append(Drafted(request.request_id, doc.doc_id, item.question.strip(), item.answer.strip(),
                                    item.statement.strip(), item.importance))
     _merge(drafted, settings)
     by_id = {doc.doc_id: doc for doc in chosen}
-    await asyncio.gather(*(_bind(request, d, chosen, by_id, asker, settings, calls) for d in drafted))
+    await asyncio.gather(*(_bind(request, d, chosen, by_id, decider, settings, calls) for d in drafted))
     bank, statements = _bank(request.request_id, drafted, settings)
     review.extend(d.row() for d in drafted)
     return RequestCreation(bank, statements, review, calls, time.perf_counter() - started)
 
 
-async def _choose(request: Request, documents: list[Document], asker: Asker, settings: NuggetSettings,
+async def _choose(request: Request, documents: list[Document], decider: Decider, settings: NuggetSettings,
                   calls: Calls, review: list[dict[str, Any]]) -> list[Document]:
     if settings.max_docs is None or len(documents) <= settings.max_docs:
         return documents
-    responses = await asyncio.gather(*(asker.creation(document_relevance.prepare(request, doc), calls)
-                                       for doc in documents))
+    responses = [asked.response for asked in await asyncio.gather(
+        *(ask(decider, document_relevance.prepare(request, doc), calls) for doc in documents))]
     grades = [document_relevance.GRADE[r.relevance] if r is not None else -1  # type: ignore[attr-defined]
-              for r, _ in responses]
+              for r in responses]
     order = sorted(range(len(documents)), key=lambda i: (-grades[i], i))
     kept = set(order[: settings.max_docs])
     for i, doc in enumerate(documents):
-        relevance = responses[i][0].relevance if responses[i][0] is not None else None  # type: ignore[attr-defined]
+        relevance = responses[i].relevance if responses[i] is not None else None  # type: ignore[attr-defined]
         review.append({"kind": "document", "request_id": request.request_id, "doc_id": doc.doc_id,
                        "relevance": relevance, "chosen": i in kept})
     return [doc for i, doc in enumerate(documents) if i in kept]
@@ -138,16 +138,16 @@ def _merge(drafted: list[Drafted], settings: NuggetSettings) -> None:
             item.nugget_id = same.nugget_id
 
 
-async def _bind(request: Request, item: Drafted, chosen: list[Document], by_id: dict[str, Document], asker: Asker,
-                settings: NuggetSettings, calls: Calls) -> None:
+async def _bind(request: Request, item: Drafted, chosen: list[Document], by_id: dict[str, Document],
+                decider: Decider, settings: NuggetSettings, calls: Calls) -> None:
     """Ask supports_citation of the drafting document and of the others that hold most of the answer's words."""
     item.claim = claim_of(item.question, item.answer, item.statement, settings.claim_share)
     probe = item.answer if share_in(item.answer, item.answer) else item.claim
     targets = [by_id[item.source]] if item.source in by_id else []
     others = [d for d in chosen if d.doc_id != item.source and share_in(probe, d.text) >= settings.bind_share]
     targets += others[: settings.max_extra_bindings]
-    records = await asyncio.gather(*(asker.decision(
-        supports_citation.prepare(request, item.claim, [doc], settings.passages), calls) for doc in targets))
+    records = [asked.record for asked in await asyncio.gather(*(ask(
+        decider, supports_citation.prepare(request, item.claim, [doc], settings.passages), calls) for doc in targets))]
     for doc, record in zip(targets, records, strict=True):
         # model_verdict and threshold say when eval's threshold flipped the model's verdict (else None)
         item.bindings.append({"doc_id": doc.doc_id, "verdict": record.verdict, "evidence": record.evidence,

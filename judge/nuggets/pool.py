@@ -21,17 +21,17 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge.chart import ANSWERS_NUGGET, SUPPORTS_CITATION
+from judge.chart import ANSWERS_NUGGET, ANSWERS_QUESTION, SUPPORTS_CITATION
 from judge.errors import InputError
-from judge.judging.decisions import answers_nugget, supports_citation
+from judge.judging.decisions import answers_nugget, answers_question, supports_citation
+from judge.judging.decisions.asker import Decider
 from judge.judging.decisions.spec import DocumentLookup
-from judge.nuggets.asking import Asker, Calls
-from judge.nuggets.decisions import answers_question
+from judge.nuggets.calls import Calls, ask
 from judge.nuggets.settings import NuggetSettings
 from judge.nuggets.text import claim_of, normalised
 from judge.types import Answer, NuggetBank, Report, Request, Sentence
 
-POOL_DECISIONS = ("answers_question", ANSWERS_NUGGET, SUPPORTS_CITATION)
+POOL_DECISIONS = (ANSWERS_QUESTION, ANSWERS_NUGGET, SUPPORTS_CITATION)
 
 
 @dataclass
@@ -88,14 +88,15 @@ def check_banks(banks: dict[str, NuggetBank], requests: dict[str, Request], wher
 
 
 async def pool(reports: list[Report], banks: dict[str, NuggetBank], requests: dict[str, Request],
-               documents: DocumentLookup, asker: Asker, settings: NuggetSettings = NuggetSettings()) -> Pooled:
+               documents: DocumentLookup, decider: Decider, settings: NuggetSettings = NuggetSettings()) -> Pooled:
     counts, calls = PoolCounts(), Calls()
     found: dict[tuple[str, str, str], Candidate] = {}
     refused: list[dict[str, Any]] = []
     work = [(report, sentence) for report in reports if report.request_id in banks
             for sentence in report.sentences if sentence.citations]
     results = await asyncio.gather(*(_sentence(report, sentence, banks[report.request_id],
-                                               requests[report.request_id], documents, asker, settings, calls, counts)
+                                               requests[report.request_id], documents, decider, settings, calls,
+                                               counts)
                                      for report, sentence in work))
     for (report, sentence), outcomes in zip(work, results, strict=True):
         for outcome in outcomes:
@@ -116,14 +117,14 @@ async def pool(reports: list[Report], banks: dict[str, NuggetBank], requests: di
 
 
 async def _sentence(report: Report, sentence: Sentence, bank: NuggetBank, request: Request,
-                    documents: DocumentLookup, asker: Asker, settings: NuggetSettings, calls: Calls,
+                    documents: DocumentLookup, decider: Decider, settings: NuggetSettings, calls: Calls,
                     counts: PoolCounts) -> list[dict[str, Any]]:
     questions = [n for n in bank.nuggets if not n.absence]
     if not questions:
         return []
     counts.sentences += 1
     cited = tuple(sentence.citations)
-    response, _ = await asker.creation(answers_question.prepare(request, sentence.text, questions, cited), calls)
+    response = (await ask(decider, answers_question.prepare(request, sentence.text, questions, cited), calls)).response
     if response is None:
         counts.failed += 1
         return []
@@ -138,8 +139,8 @@ async def _sentence(report: Report, sentence: Sentence, bank: NuggetBank, reques
                 "statement": statement, "claim": claim_of(nugget.question, answer, statement, settings.claim_share)}
         held = [a.text for a in nugget.answers if a.text.strip()]
         if held:
-            record = await asker.decision(answers_nugget.prepare(request, item["claim"], [(nugget, held)],
-                                                                 cited), calls)
+            record = (await ask(decider, answers_nugget.prepare(request, item["claim"], [(nugget, held)], cited),
+                                calls)).record
             if record.verdict is None:
                 counts.failed += 1
                 continue
@@ -148,8 +149,9 @@ async def _sentence(report: Report, sentence: Sentence, bank: NuggetBank, reques
                 outcomes.append({"status": "restated", "item": item})
                 continue
         found = [d for d in (documents.get(i) for i in cited) if d is not None]
-        records = await asyncio.gather(*(asker.decision(
-            supports_citation.prepare(request, item["claim"], [doc], settings.passages), calls) for doc in found))
+        records = [asked.record for asked in await asyncio.gather(*(ask(
+            decider, supports_citation.prepare(request, item["claim"], [doc], settings.passages), calls)
+            for doc in found))]
         counts.failed += sum(r.verdict is None for r in records)
         attesting = [doc.doc_id for doc, r in zip(found, records, strict=True) if r.verdict is True]
         if not attesting:

@@ -10,11 +10,12 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import Strict
 
-from judge.settings import Bounds, Concurrency, Count, PassagePolicy, settings_class
+from judge.judging.decisions.base import MAX_DOCUMENT_CHARS
+from judge.judging.decisions.draft_nuggets import MAX_DRAFTED
+from judge.settings import Bounds, Concurrency, Count, Flag, PassagePolicy, Seconds, settings_class
 
 BankFormat = Literal["v3", "nuggetizer"]
 BANK_FORMATS: tuple[BankFormat, ...] = get_args(BankFormat)
-MAX_DRAFTED = 8   # nuggets one drafting call may propose (the draft_nuggets response model's own limit too)
 SHARE = Bounds(0, 1, low_open=True)
 DRAFTED = Bounds(1, MAX_DRAFTED)
 EXTRA_BINDINGS = Bounds(0, 1000)
@@ -24,9 +25,9 @@ Share = Annotated[float, Strict(), SHARE.constraint(), SHARE]
 @settings_class
 class NuggetSettings:
     """What a nugget call is asked to do besides its inputs and model. The creation fields change a created bank
-    (all of them are in the signature, `tag`); `concurrency` and `format` change how it runs and where it is
-    written, never what it holds; `passages` is what the supports_citation decision shows of a document (creation
-    and pooling alike)."""
+    (all of them are in the signature, `tag`); `concurrency`, `batch`, `batch_poll` and `format` change how it
+    runs and where it is written, never what it holds; `passages` is what the supports_citation decision shows of
+    a document (creation and pooling alike)."""
 
     max_nuggets: Count = 10          # K: nuggets kept per request
     max_docs: Count | None = None    # M: documents drafted from per request (None: all)
@@ -39,13 +40,13 @@ class NuggetSettings:
     max_extra_bindings: Annotated[int, Strict(), EXTRA_BINDINGS.constraint(), EXTRA_BINDINGS] = 3
     concurrency: Concurrency = 4     # decisions in flight at once
     format: BankFormat = "v3"        # the banks' layout: v3 (Auto-ARGUE, AutoJudge) or castorini's nuggetizer
+    batch: Flag = False              # ask through the provider's batch jobs (judge.llm.batch, docs/batch.md)
+    batch_poll: Seconds = 30.0       # with batch: seconds between two looks at a running job
     passages: PassagePolicy = field(default_factory=PassagePolicy)
 
     @property
     def tag(self) -> str:
         """The creation settings in the signature."""
-        from judge.nuggets.decisions.common import MAX_DOCUMENT_CHARS
-
         docs = "all" if self.max_docs is None else str(self.max_docs)
         return (f"K={self.max_nuggets},M={docs},per-doc={self.per_document},merge=jaccard{self.merge_overlap},"
                 f"bind={self.bind_share}x{self.max_extra_bindings},claim=answer{self.claim_share},"

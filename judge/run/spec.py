@@ -31,7 +31,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, SkipValidation
 
-from judge.errors import ConfigurationError, SettingError
+from judge.errors import SettingError
 from judge.formats.judgments import ReportJudgment
 from judge.labels import SampleDesign
 from judge.llm.cache.backends import DEFAULT_CACHE_DIR
@@ -54,7 +54,7 @@ from judge.settings import (
 )
 from judge.types import Document, NuggetBank, Report, Request
 
-__all__ = ["EvalPlan", "EvalSpec", "Execution", "InputSources", "Outputs", "check_batch", "spec_fields"]
+__all__ = ["EvalPlan", "EvalSpec", "Execution", "InputSources", "Outputs", "spec_fields"]
 
 # What an input takes: a path, several paths, or objects of the package's type or plain dicts in the file's format
 # (one or an iterable of them). The API checks them (judge.api._inputs) before the spec is built; the spec keeps
@@ -156,6 +156,8 @@ class EvalSpec:
                                "(--with-baselines), or leave it out")
         execution = self.execution
         if execution.batch:
+            from judge.llm.batch import check_batch
+
             check_batch(self.model, execution.ray)
         if execution.max_cost is not None and execution.price_per_1k is None:
             from judge.llm.pricing import price_known
@@ -283,19 +285,3 @@ class EvalPlan:
     batch = property(lambda self: self.execution.batch)
     batch_poll = property(lambda self: self.execution.batch_poll)
 
-
-def check_batch(model: ModelSettings, ray: str | None) -> None:
-    """`batch` with a judge and executor that can take it: ConfigurationError (one line) otherwise."""
-    from judge.llm.batch import batch_provider
-    from judge.llm.judges import judge_of
-
-    if judge_of(model).in_process:
-        raise ConfigurationError("--batch needs a hosted model with a batch API (the embedded judge answers "
-                                 "locally, one prompt at a time): give --model, e.g. --model openai/gpt-4o-mini")
-    if model.routed:
-        raise ConfigurationError("--batch submits its jobs to one server: give one --api-base (a Router's fail-over "
-                                 "has no batch jobs)")
-    if ray is not None:
-        raise ConfigurationError("--batch and --ray do not go together: a provider batch job already runs the "
-                                 "whole round at the provider; drop --ray")
-    batch_provider(model.model)

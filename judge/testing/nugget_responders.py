@@ -1,4 +1,4 @@
-"""Fake-endpoint answers to the nugget creation and pooling decisions (judge.nuggets.decisions), beside
+"""Fake-endpoint answers to the nugget creation and pooling decisions (judge.chart.NUGGET_QUESTIONS), beside
 `smart_responder`'s answers to eval's decisions, with the same kind of cheap text rules:
 
 - document_relevance: highly_relevant when the document holds >= 3 content words of the request, relevant with

@@ -1,7 +1,8 @@
-"""Asking one decision: a prepared decision in, a `DecisionRecord` out.
+"""Asking one decision: a prepared decision in, a `DecisionRecord` out (and the response it was read from).
 
-The walker (whole reports) and calibration (labelled items) both ask through a `Decider`, so a verdict measured
-in calibration is a verdict of the judge that scores reports: same templates, response models, client and cache.
+The walker (whole reports), calibration (labelled items) and nugget creation and pooling (their own questions
+and eval's) all ask through a `Decider`, so a verdict measured in calibration or a binding confirmed for a nugget
+bank is a verdict of the judge that scores reports: same templates, response models, client and cache.
 
 Where the client returns token log-probabilities, the record carries the decision's `confidence`: the probability
 of the value the model wrote in the response model's verdict field, among that field's allowed values
@@ -11,6 +12,7 @@ flips to the other verdict, before the flowchart sees it; the record keeps both.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal, Protocol, get_args, get_origin
@@ -33,7 +35,7 @@ def verdict_values(decision: str) -> tuple[Any, ...] | None:
     for a decision without a verdict field (answers_nugget: a list of labels; absence_nugget: one of several
     labels, any but "none" meaning yes), whose confidence stays None: the probability of the labels written is
     not the probability of the verdict."""
-    model = decisions.REGISTRY[decision].response_model
+    model = decisions.spec_of(decision).response_model
     field = model.verdict_field
     if field is None:
         return None
@@ -47,7 +49,7 @@ def verdict_values(decision: str) -> tuple[Any, ...] | None:
 
 def confidence_of(decision: str, answered: Answered) -> float | None:
     """The decision's confidence from the answer's log-probabilities; None when there are none to read."""
-    field = decisions.REGISTRY[decision].response_model.verdict_field
+    field = decisions.spec_of(decision).response_model.verdict_field
     if field is None or answered.response is None or not answered.logprobs or answered.output is None:
         return None
     p = verdict_probability(answered.logprobs, answered.output, field=field, values=verdict_values(decision))
@@ -65,13 +67,23 @@ class AsksModels(Protocol):
 
 def question(prepared: Prepared, prompts_dir: Path | None = None
              ) -> tuple[list[dict[str, str]], type[DecisionResponse], str]:
-    """The messages, the response model this call allows (rationale placed as the prompt set says, fields
-    narrowed to the call's choices) and the contract hash of the decision's response class."""
-    spec = decisions.REGISTRY[prepared.decision]
+    """What the client is asked for a prepared decision (a diamond or a nugget question alike): the messages, the
+    response model this call allows (rationale placed as the prompt set says, fields narrowed to the call's
+    choices) and the contract hash of the decision's response class (part of the cache key)."""
+    spec = decisions.spec_of(prepared.decision)
     template = spec.template(prompts_dir)
     base = spec.response_model
     model = tailored(base, template.rationale, prepared.choices)
     return template.render(**prepared.values), model, contract_hash(base)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A decision asked: its record, and the validated response it was read from (None when the judge failed).
+    The nugget commands read their questions' answers (drafted nuggets, given answers) from the response."""
+
+    record: DecisionRecord
+    response: DecisionResponse | None
 
 
 class Decider:
@@ -91,6 +103,11 @@ class Decider:
         return self.client.settings.model
 
     async def ask(self, prepared: Prepared) -> DecisionRecord:
+        """The decision's record, its threshold applied."""
+        return (await self.answer(prepared)).record
+
+    async def answer(self, prepared: Prepared) -> Asked:
+        """The decision's record (its threshold applied) and the response behind it."""
         messages, model, contract = question(prepared, self.prompts_dir)
         answered = await self.client.ask(messages, model, prepared.context, contract=contract)
         response = answered.response
@@ -105,7 +122,7 @@ class Decider:
             evidence=response.evidence_text(prepared.context) if response else None,
             evidence_numbers=response.evidence_numbers() if response else [],
             judge=self.judge,
-            prompt_hash=decisions.REGISTRY[prepared.decision].template(self.prompts_dir).short_hash,
+            prompt_hash=decisions.spec_of(prepared.decision).template(self.prompts_dir).short_hash,
             cached=answered.cached,
             error=answered.error,
             confidence=confidence_of(prepared.decision, answered),
@@ -113,7 +130,7 @@ class Decider:
             missing_doc_ids=list(prepared.missing_doc_ids),
             reasoning=answered.reasoning or None,  # kept only when asked (ModelSettings.keep_reasoning)
         )
-        return apply_threshold(record, self.thresholds)
+        return Asked(apply_threshold(record, self.thresholds), response)
 
 
 def apply_threshold(record: DecisionRecord, thresholds: Thresholds | None) -> DecisionRecord:

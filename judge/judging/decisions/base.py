@@ -1,5 +1,5 @@
 """What every decision shares: the response base class, the per-call response models, their contract hash,
-request rendering and the prepared-question type."""
+request and document rendering and the prepared-question type."""
 
 from __future__ import annotations
 
@@ -17,13 +17,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 
 from judge.formats.judgments import EarnedAnswer, ShownText
-from judge.judging.prompts import inline
+from judge.judging.prompts import inline, render_documents
 from judge.labels import RationalePosition
-from judge.types import Request
+from judge.types import Document, Request
 
 T = TypeVar("T")
 
 RATIONALE_CHARS = 300
+# A nugget drafting or relevance prompt shows the document's start: the embedded judge's context holds about 4,000
+# tokens, and news articles put their facts first. Longer documents are cut at a space, and the cut is in the
+# signature (judge.nuggets.settings.NuggetSettings.tag).
+MAX_DOCUMENT_CHARS = 3000
 # (field name, the values a call allows in it): how a prepared decision narrows its response schema.
 Choices = tuple[tuple[str, tuple[Any, ...]], ...]
 
@@ -174,6 +178,15 @@ def render_request(request: Request) -> str:
         lines.append(f"Background: {inline(request.background)}")
     lines.append(f"Problem statement: {inline(request.problem_statement)}")
     return "\n".join(lines)
+
+
+def shown_document(document: Document, max_chars: int = MAX_DOCUMENT_CHARS) -> str:
+    """The document as a drafting or relevance prompt shows it: its header and at most `max_chars` of its text."""
+    text = document.text
+    if len(text) > max_chars:
+        cut = text.rfind(" ", max_chars // 2, max_chars)
+        text = text[: cut if cut > 0 else max_chars] + " [...]"
+    return render_documents([(document.doc_id, document.title, text)])
 
 
 def as_number(value: Any) -> Any:

@@ -1,9 +1,10 @@
 """The decisions the judge knows, in order, built from their modules' `DECISION` declarations.
 
-The order is the flowchart's (judge.judging.flowchart.DIAMONDS), which is the signature's
-(`prompts:sc=...+an=...+...`); names and abbreviations are unique. Every per-decision lookup outside the decision
-modules goes through a `Registry` (the shipped one is judge.judging.decisions.REGISTRY), so a new decision is its
-module plus its place in the flowchart.
+The flowchart's registry (judge.judging.decisions.REGISTRY) is in the order of the chart's rows, which is the
+signature's (`prompts:sc=...+an=...+...`); nugget creation's and pooling's (NUGGET_REGISTRY) is built the same
+way from judge.chart.NUGGET_QUESTIONS. Names and abbreviations are unique. Every per-decision lookup outside the
+decision modules goes through a `Registry` (or judge.judging.decisions.spec_of, across both), so a new decision is
+its module plus its place in the flowchart.
 """
 
 from __future__ import annotations
@@ -39,9 +40,11 @@ class Registry:
         return cls(specs)
 
     @classmethod
-    def of_package(cls, package: str, names: Iterable[str]) -> Registry:
+    def of_package(cls, package: str, names: Iterable[str], *, flowchart: bool = True) -> Registry:
         """The registry of the decisions `names`, each the module `<package>.<name>` declaring a DECISION of
-        that name (a module and its decision share their name, so the flowchart's names find the modules)."""
+        that name (a module and its decision share their name, so the flowchart's names find the modules).
+        `flowchart`: they are diamonds, each declaring how the walker fills its prompt (`prepare_for`); otherwise
+        questions asked outside the flowchart (nugget creation and pooling), which declare none."""
         names = tuple(names)
         modules = []
         for name in names:
@@ -58,6 +61,10 @@ class Registry:
             if spec.name != name:
                 raise ValueError(f"{module.__name__} declares the decision '{spec.name}', not '{name}': a decision's "
                                  "module is named after it")
+            if spec.in_flowchart != flowchart:
+                raise ValueError(f"{module.__name__}: " + (
+                    "a diamond of the flowchart declares how the walker fills its prompt (prepare_for=...)" if flowchart
+                    else "a question outside the flowchart declares no prepare_for: the walker never asks it"))
         return registry
 
     @property

@@ -1,5 +1,8 @@
 """What a decision declares about itself, in one `DecisionSpec` at the foot of its module, and what the walker
-knows about a sentence when it asks one (`SentenceCase`).
+knows about a sentence when it asks one (`SentenceCase`). A decision is a question to the judge model: its prompt
+template, its response model (tailored per call), the contract hash of that model and its yes / no labels; the
+flowchart's diamonds and the questions of nugget creation and pooling are declared alike and asked by the one
+asker (judge.judging.decisions.asker.Decider).
 
 Everything per decision that the rest of the judge looks up (the signature's abbreviation, the prompt file, the
 response model, the yes/no labels of calibration tables and thresholds files, whether a threshold may flip the
@@ -50,14 +53,23 @@ class DecisionSpec:
     prompt: str                     # its prompt file: prompts/<prompt>.md (judge/_prompts/ in the wheel)
     labels: tuple[str, str]         # the yes / no verdict in calibration tables and thresholds files
     question: str                   # the question the HTML view shows beside its verdict
-    prepare_for: PrepareFor
+    # How the walker fills the prompt, for a diamond of the flowchart. None for a question nugget creation and
+    # pooling ask (judge.chart.NUGGET_QUESTIONS): they call the module's `prepare` themselves; the walker never
+    # asks it (judge.judging.decisions.Registry.of_package checks both).
+    prepare_for: PrepareFor | None = None
+
+    @property
+    def in_flowchart(self) -> bool:
+        """A diamond of the flowchart (the walker asks it), not one of nugget creation's and pooling's questions."""
+        return self.prepare_for is not None
 
     @property
     def takes_threshold(self) -> bool:
         """Whether a decision threshold may flip the verdict: only where the verdict is one value of one field
         (the response model's `verdict_field`), so flipping it invents nothing the judge did not say (no nugget
-        label); judge.judging.decisions.asker reads the confidence of that field."""
-        return self.response_model.verdict_field is not None
+        label); judge.judging.decisions.asker reads the confidence of that field. Only a diamond's: a threshold
+        changes where a walk goes, and nothing walks a nugget question."""
+        return self.in_flowchart and self.response_model.verdict_field is not None
 
     def template(self, prompts_dir: Path | None = None) -> PromptTemplate:
         """The prompt template, from `prompts_dir` or the shipped prompts."""

@@ -11,11 +11,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from judge.chart import ANSWERS_QUESTION
 from judge.judging.decisions.base import DecisionResponse, Prepared, render_request
+from judge.judging.decisions.draft_nuggets import ANSWER_CHARS, STATEMENT_CHARS
 from judge.judging.decisions.spec import DecisionSpec
 from judge.judging.prompts import inline
-from judge.nuggets.decisions.common import not_in_flowchart
-from judge.nuggets.decisions.draft_nuggets import ANSWER_CHARS, STATEMENT_CHARS
 from judge.types import Nugget, Request
 
 
@@ -54,12 +54,11 @@ class AnswersQuestion(DecisionResponse):
 def prepare(request: Request, sentence: str, nuggets: list[Nugget], doc_ids: tuple[str, ...]) -> Prepared:
     questions = {f"Q{n}": nugget.nugget_id for n, nugget in enumerate(nuggets, start=1)}
     lines = [f"{label}. {inline(nugget.question)}" for label, nugget in zip(questions, nuggets, strict=True)]
-    return Prepared(decision="answers_question",
+    return Prepared(decision=ANSWERS_QUESTION,
                     values={"request": render_request(request), "questions": "\n".join(lines), "sentence": sentence},
                     context={"questions": questions}, doc_ids=doc_ids)
 
 
 DECISION = DecisionSpec(
-    name="answers_question", abbreviation="aq", response_model=AnswersQuestion, prompt="answers_question",
-    labels=("answers", "does_not_answer"), question="Which bank questions does the sentence answer, and how?",
-    prepare_for=not_in_flowchart)
+    name=ANSWERS_QUESTION, abbreviation="aq", response_model=AnswersQuestion, prompt="answers_question",
+    labels=("answers", "does_not_answer"), question="Which bank questions does the sentence answer, and how?")

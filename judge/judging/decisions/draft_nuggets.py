@@ -10,13 +10,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from judge.judging.decisions.base import DecisionResponse, Prepared, render_request
+from judge.chart import DRAFT_NUGGETS
+from judge.judging.decisions.base import DecisionResponse, Prepared, render_request, shown_document
 from judge.judging.decisions.spec import DecisionSpec
 from judge.labels import Importance
-from judge.nuggets.decisions.common import not_in_flowchart, shown_document
-from judge.nuggets.settings import MAX_DRAFTED  # a call's own limit is in its prompt and its validator too
 from judge.types import Document, Request
 
+MAX_DRAFTED = 8   # nuggets one drafting call may propose (nuggets create --per-document is at most this)
 QUESTION_CHARS = 200
 ANSWER_CHARS = 120
 STATEMENT_CHARS = 300
@@ -58,13 +58,12 @@ class DraftNuggets(DecisionResponse):
 
 def prepare(request: Request, document: Document, limit: int) -> Prepared:
     context: dict[str, Any] = {"limit": limit}
-    return Prepared(decision="draft_nuggets",
+    return Prepared(decision=DRAFT_NUGGETS,
                     values={"request": render_request(request), "document": shown_document(document),
                             "limit": str(limit)},
                     context=context, doc_ids=(document.doc_id,))
 
 
 DECISION = DecisionSpec(
-    name="draft_nuggets", abbreviation="dn", response_model=DraftNuggets, prompt="draft_nuggets",
-    labels=("drafted", "none_drafted"), question="Which nuggets does the document answer for the request?",
-    prepare_for=not_in_flowchart)
+    name=DRAFT_NUGGETS, abbreviation="dn", response_model=DraftNuggets, prompt="draft_nuggets",
+    labels=("drafted", "none_drafted"), question="Which nuggets does the document answer for the request?")

@@ -7,9 +7,9 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from judge.judging.decisions.base import DecisionResponse, Prepared, render_request
+from judge.chart import DOCUMENT_RELEVANCE
+from judge.judging.decisions.base import DecisionResponse, Prepared, render_request, shown_document
 from judge.judging.decisions.spec import DecisionSpec
-from judge.nuggets.decisions.common import not_in_flowchart, shown_document
 from judge.types import Document, Request
 
 Relevance = Literal["highly_relevant", "relevant", "not_relevant"]
@@ -28,12 +28,11 @@ class DocumentRelevance(DecisionResponse):
 
 
 def prepare(request: Request, document: Document) -> Prepared:
-    return Prepared(decision="document_relevance",
+    return Prepared(decision=DOCUMENT_RELEVANCE,
                     values={"request": render_request(request), "document": shown_document(document)},
                     doc_ids=(document.doc_id,))
 
 
 DECISION = DecisionSpec(
-    name="document_relevance", abbreviation="dr", response_model=DocumentRelevance, prompt="document_relevance",
-    labels=("relevant", "not_relevant"), question="Is the document useful for a report on the request?",
-    prepare_for=not_in_flowchart)
+    name=DOCUMENT_RELEVANCE, abbreviation="dr", response_model=DocumentRelevance, prompt="document_relevance",
+    labels=("relevant", "not_relevant"), question="Is the document useful for a report on the request?")

@@ -11,9 +11,9 @@ from __future__ import annotations
 import functools
 import math
 import types
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from pydantic import ConfigDict, Field, Strict, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass as pydantic_dataclass
@@ -429,3 +429,80 @@ class HumanSample:
             if getattr(self, name) != default:
                 raise SettingError(f"{name}={getattr(self, name)!r} (--{name}) describes the human sample: give "
                                    "human= too (--human FILE), or leave it at its default")
+
+
+class Sectioned:
+    """A specification made of settings sections (`SECTIONS`: name → settings class), each field of which has one
+    flat name, unique across sections (a settings object nested in a section, `NESTED`, lends its fields too):
+    `of(**settings)` builds one from flat names, as a command line or a keyword call gives them; a section may be
+    given whole by its own name (`judge=JudgeSettings(...)`), its fields then overriding it. Mixed into a
+    `settings_class` (judge.run.spec.EvalSpec)."""
+
+    SECTIONS: ClassVar[dict[str, type]] = {}
+    NESTED: ClassVar[dict[type, dict[str, type]]] = {JudgeSettings: {"passages": PassagePolicy}}
+
+    @classmethod
+    def flat_names(cls) -> dict[str, tuple[str, ...]]:
+        """Every flat name and the path of its field (`seed` → ("model", "seed"), `max_chars` → ("judge",
+        "passages", "max_chars")). A new field that repeats a name fails here."""
+        return _flat_names(cls)
+
+    @classmethod
+    def of(cls: type[S], **settings: Any) -> S:
+        """The spec from flat names; an unknown name is a TypeError naming it."""
+        names = _flat_names(cls)
+        sections: dict[str, Any] = {}
+        for name, value in settings.items():
+            kind = cls.SECTIONS.get(name)
+            if kind is not None and isinstance(value, kind):
+                sections[name] = value
+            elif kind is not None and name not in names:
+                raise TypeError(f"{name} must be a {kind.__name__}, not {type(value).__name__} {value!r:.60}")
+            elif name not in names:
+                raise TypeError(f"unknown setting {name!r}: the settings are the fields of {cls.__name__}'s sections")
+        given = {name: value for name, value in settings.items() if name not in sections}
+        return cls(**{name: _section(cls, kind, sections.get(name), given, (name,))
+                      for name, kind in cls.SECTIONS.items()})
+
+    def but(self: S, **settings: Any) -> S:
+        """This spec with the flat settings given changed (`spec.but(resume=True)`), checked as `of` checks."""
+        return type(self).of(**{name: getattr(self, name) for name in self.SECTIONS}, **settings)
+
+
+S = TypeVar("S", bound=Sectioned)
+
+
+@functools.cache
+def _flat_names(spec: type[Sectioned]) -> dict[str, tuple[str, ...]]:
+    found: dict[str, tuple[str, ...]] = {}
+
+    def walk(kind: type, path: tuple[str, ...]) -> None:
+        for field_ in fields(kind):
+            nested = spec.NESTED.get(kind, {}).get(field_.name)
+            if nested is not None:
+                walk(nested, (*path, field_.name))
+            elif field_.name in found:
+                raise TypeError(f"{spec.__name__} field {field_.name!r} is both {found[field_.name]} and "
+                                f"{(*path, field_.name)}")
+            else:
+                found[field_.name] = (*path, field_.name)
+
+    for section, kind in spec.SECTIONS.items():
+        walk(kind, (section,))
+    return found
+
+
+def _section(spec: type[Sectioned], kind: type, base: Any, settings: dict[str, Any], path: tuple[str, ...]) -> Any:
+    """A `kind` object: `base` (or its defaults) with the flat settings of its fields over it."""
+    changes: dict[str, Any] = {}
+    for field_ in fields(kind):
+        nested = spec.NESTED.get(kind, {}).get(field_.name)
+        if nested is not None:
+            if any(f.name in settings for f in fields(nested)):
+                inner = getattr(base, field_.name) if base is not None else None
+                changes[field_.name] = _section(spec, nested, inner, settings, (*path, field_.name))
+        elif field_.name in settings and _flat_names(spec).get(field_.name) == (*path, field_.name):
+            changes[field_.name] = settings[field_.name]
+    if base is not None:
+        return replace(base, **changes) if changes else base
+    return kind(**changes)

@@ -17,7 +17,7 @@ from judge.errors import ConfigurationError, SettingError
 from judge.judging.thresholds import read_thresholds
 from judge.llm.embedded.weights import EMBEDDED_MODEL
 from judge.run.shards import Shard
-from judge.run.spec import EvalPlan, EvalSpec, Execution, spec_fields
+from judge.run.spec import EvalPlan, EvalSpec, Execution
 from judge.settings import DEFAULT_THRESHOLDS, JudgeSettings, ModelSettings, PassagePolicy, RetryPolicy
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -32,7 +32,7 @@ API_ONLY = {
 
 
 def test_every_flat_name_is_one_field_of_one_section():
-    names = spec_fields()
+    names = EvalSpec.flat_names()
     assert names["seed"] == ("model", "seed") and names["max_chars"] == ("judge", "passages", "max_chars")
     assert names["concurrency"] == ("execution", "concurrency") and names["out"] == ("outputs", "out")
     assert len(set(names.values())) == len(names)
@@ -42,16 +42,16 @@ def test_evaluate_takes_exactly_the_spec_fields():
     """`evaluate`'s named arguments and its **options (EvalOptions) are the spec's fields, plus the two sections a
     caller may give whole (judge=, retry=): a field added to a section must be added to EvalOptions."""
     named = set(inspect.signature(api.evaluate).parameters) - {"options", "progress"}
-    assert named | set(api.EvalOptions.__optional_keys__) == set(spec_fields()) | {"judge", "retry"}
+    assert named | set(api.EvalOptions.__optional_keys__) == set(EvalSpec.flat_names()) | {"judge", "retry"}
 
 
 def test_every_eval_option_is_one_spec_field_and_every_field_has_an_option():
     options = [name for name in inspect.signature(eval_command).parameters if name != "context"]
     fields = {OPTION_FIELDS.get(name, name) for name in options if name not in CLI_ONLY}
-    assert fields <= set(spec_fields()), fields - set(spec_fields())
+    assert fields <= set(EvalSpec.flat_names()), fields - set(EvalSpec.flat_names())
     # the options read at the edge (--api-base once or more, --router, --thresholds FILE) set these fields
     fields |= {"api_base", "api_bases", "router_config", "thresholds"}
-    assert set(spec_fields()) - fields == set(API_ONLY)
+    assert set(EvalSpec.flat_names()) - fields == set(API_ONLY)
 
 
 class _Captured(Exception):
@@ -80,7 +80,7 @@ def _from_eval(arguments: list[str], captured: list[EvalSpec], tmp_path: Path) -
 
 def _at(spec: EvalSpec, name: str):
     value = spec
-    for part in spec_fields()[name]:
+    for part in EvalSpec.flat_names()[name]:
         value = getattr(value, part)
     return value
 
@@ -138,7 +138,7 @@ def test_each_eval_option_sets_its_field_and_no_other(arguments, name, expected,
     chosen = _from_eval(arguments, captured, tmp_path)
     assert _at(chosen, name) == expected
     assert _at(default, name) != expected
-    changed = {other for other in spec_fields() if other not in ("out",) and _at(chosen, other) != _at(default, other)}
+    changed = {other for other in EvalSpec.flat_names() if other != "out" and _at(chosen, other) != _at(default, other)}
     # options given alongside (a model for --max-cost, --ray for --workers, --human for --sample) account for the rest
     companions = {OPTION_FIELDS.get(a[2:].replace("-", "_"), a[2:].replace("-", "_")) for a in arguments
                   if a.startswith("--")} | {"api_base", "api_bases", name}

@@ -10,9 +10,9 @@ typed and immutable, in sections; and `resolve()`, the one place that decides wh
       outputs    what is written: the output folder, measures, the HTML view, the baselines
 
 Every field's range or choices is its type (judge.settings), so a refused value is one line naming it whoever built
-the spec. `EvalSpec.of(**settings)` builds one from flat names: each field of every section has one name, unique
-across sections (a section given whole by its own name, `judge=JudgeSettings(...)`, is a base its fields
-override); `judge.evaluate` takes exactly these names, and each eval option is one of them
+the spec. `EvalSpec.of(**settings)` builds one from flat names (judge.settings.Sectioned): each field of every
+section has one name, unique across sections (a section given whole by its own name, `judge=JudgeSettings(...)`,
+is a base its fields override); `judge.evaluate` takes exactly these names, and each eval option is one of them
 (judge.cli.evaluate.OPTION_FIELDS, held 1:1 by tests/test_spec.py).
 
 `resolve()` decides, once, what the run really does: the model settings the judge applies (and a note for each
@@ -22,12 +22,10 @@ in flight. The run executes the resulting `EvalPlan` and never decides these aga
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, SkipValidation
 
@@ -44,9 +42,9 @@ from judge.settings import (
     Fraction,
     JudgeSettings,
     ModelSettings,
-    PassagePolicy,
     RetryPolicy,
     Seconds,
+    Sectioned,
     Text,
     Usd,
     Workers,
@@ -54,7 +52,7 @@ from judge.settings import (
 )
 from judge.types import Document, NuggetBank, Report, Request
 
-__all__ = ["EvalPlan", "EvalSpec", "Execution", "InputSources", "Outputs", "spec_fields"]
+__all__ = ["EvalPlan", "EvalSpec", "Execution", "InputSources", "Outputs"]
 
 # What an input takes: a path, several paths, or objects of the package's type or plain dicts in the file's format
 # (one or an iterable of them). The API checks them (judge.api._inputs) before the spec is built; the spec keeps
@@ -137,8 +135,12 @@ class Outputs:
 
 
 @settings_class
-class EvalSpec:
+class EvalSpec(Sectioned):
     """One evaluation, every choice declared and checked (see the module's docstring)."""
+
+    SECTIONS: ClassVar[dict[str, type]] = {
+        "inputs": InputSources, "model": ModelSettings, "judge": JudgeSettings, "retry": RetryPolicy,
+        "execution": Execution, "outputs": Outputs}
 
     model: ModelSettings
     inputs: InputSources = InputSources()
@@ -166,31 +168,6 @@ class EvalSpec:
                 raise SettingError(f"max_cost: litellm has no price for {self.model.model!r}, so the budget cannot "
                                    "be enforced; give price_per_1k (USD per 1,000 tokens; --price-per-1k)")
 
-    @classmethod
-    def of(cls, **settings: Any) -> EvalSpec:
-        """The spec from flat names (`EvalSpec.of(model="openai/gpt-4o-mini", seed=7, cache=None, out="o")`): every
-        field of every section by its own name (`spec_fields()`), or a section whole by the section's name
-        (`judge=JudgeSettings(...)`, `model=ModelSettings(...)`), its fields then overriding it. An unknown name is a
-        TypeError naming it."""
-        leaves = spec_fields()
-        sections: dict[str, Any] = {}
-        for name, value in settings.items():
-            if name in _SECTIONS and isinstance(value, _SECTIONS[name]):
-                sections[name] = value
-            elif name in _SECTIONS and name not in leaves:
-                raise TypeError(f"{name} must be a {_SECTIONS[name].__name__}, not {type(value).__name__} "
-                                f"{value!r:.60}")
-            elif name not in leaves:
-                raise TypeError(f"unknown setting {name!r}: the settings are the fields of judge.run.spec.EvalSpec's "
-                                "sections (judge.api.EvalOptions)")
-        fields_given = {name: value for name, value in settings.items() if name not in sections}
-        built = {name: _build(kind, sections.get(name), fields_given, (name,)) for name, kind in _SECTIONS.items()}
-        return cls(**built)
-
-    def but(self, **settings: Any) -> EvalSpec:
-        """This spec with the flat settings given changed (`spec.but(resume=True)`), checked as `of` checks."""
-        return EvalSpec.of(**{name: getattr(self, name) for name in _SECTIONS}, **settings)
-
     def resolve(self) -> EvalPlan:
         """What the run does, decided once: the model settings as the judge applies them (each one it cannot apply
         said in `unapplied`), the thresholds this judge gets, the Ray workers, the calls in flight."""
@@ -209,49 +186,6 @@ class EvalSpec:
         return EvalPlan(model=model, judge=judge, retry=self.retry, execution=self.execution, outputs=self.outputs,
                         unapplied=tuple(dict.fromkeys([*notes, *ray_notes])), thresholds_notice=notice, workers=workers,
                         in_flight=MAX_REQUESTS if self.execution.batch else self.execution.concurrency)
-
-
-# The sections of a spec, by name, and the settings objects nested in them (their fields are flat names too).
-_SECTIONS: dict[str, type] = {"inputs": InputSources, "model": ModelSettings, "judge": JudgeSettings,
-                              "retry": RetryPolicy, "execution": Execution, "outputs": Outputs}
-_NESTED: dict[type, dict[str, type]] = {JudgeSettings: {"passages": PassagePolicy}}
-
-
-@functools.cache
-def spec_fields() -> dict[str, tuple[str, ...]]:
-    """Every flat name of a spec and the path of its field (`seed` → ("model", "seed"), `max_chars` → ("judge",
-    "passages", "max_chars")). Names are unique across sections: a new field that repeats one fails here."""
-    found: dict[str, tuple[str, ...]] = {}
-
-    def walk(kind: type, path: tuple[str, ...]) -> None:
-        for field in fields(kind):
-            nested = _NESTED.get(kind, {}).get(field.name)
-            if nested is not None:
-                walk(nested, (*path, field.name))
-                continue
-            if field.name in found:
-                raise TypeError(f"spec field {field.name!r} is both {found[field.name]} and {(*path, field.name)}")
-            found[field.name] = (*path, field.name)
-
-    for section, kind in _SECTIONS.items():
-        walk(kind, (section,))
-    return found
-
-
-def _build(kind: type, base: Any, settings: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    """A `kind` object: `base` (or the defaults) with the flat settings of its fields over it."""
-    changes: dict[str, Any] = {}
-    for field in fields(kind):
-        nested = _NESTED.get(kind, {}).get(field.name)
-        if nested is not None:
-            inner = getattr(base, field.name) if base is not None else None
-            if any(f.name in settings for f in fields(nested)):
-                changes[field.name] = _build(nested, inner, settings, (*path, field.name))
-        elif field.name in settings and spec_fields().get(field.name) == (*path, field.name):
-            changes[field.name] = settings[field.name]
-    if base is not None:
-        return dataclasses.replace(base, **changes) if changes else base
-    return kind(**changes)
 
 
 @dataclass(frozen=True)

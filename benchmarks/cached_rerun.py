@@ -55,7 +55,7 @@ def main() -> None:
               f"{sentences} sentences, {len(inputs.documents)} documents; generated and loaded in "
               f"{time.perf_counter() - started:.1f}s")
         config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x"), cache=root / "cache",
-                            concurrency=args.concurrency)
+                             concurrency=args.concurrency)
 
         cold = evaluate(inputs, config)
         cold_calls = ep.calls

@@ -135,7 +135,7 @@ def run_once(ep: FaultyEndpoint | FakeEndpoint, cache: Path, out: Path, referenc
     calls_before = getattr(ep, "http_calls", ep.calls)
     injected_before = getattr(ep, "injected", 0)
     config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=10.0), retry=retry,
-                        cache=cache, concurrency=concurrency)
+                         cache=cache, concurrency=concurrency)
     with Inputs.load([EXAMPLES / "reports"], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],
                      [EXAMPLES / "docs.jsonl"], index_dir=cache / "docstore") as inputs:
         evaluation = evaluate(inputs, config)
@@ -202,7 +202,7 @@ def refusing_port() -> int:
 def fail_against(api_base: str, root: Path, timeout: float, concurrency: int) -> str:
     """The bundled example judged against a server that is down, with the default retry policy."""
     config = EvalSpec.of(model=ModelSettings("openai/fake", api_base, "x", timeout=timeout), cache=root / "cache",
-                        concurrency=concurrency)
+                         concurrency=concurrency)
     started = time.perf_counter()
     with Inputs.load([EXAMPLES / "reports"], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],
                      [EXAMPLES / "docs.jsonl"], index_dir=root / "docstore") as inputs:

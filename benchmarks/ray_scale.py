@@ -172,8 +172,8 @@ def compare(args, paths, root: Path, endpoints, model) -> None:
         for label, n in runs:
             out = root / f"out-{n or 0}"
             config = EvalSpec.of(model=model, cache=root / f"cache-{n or 0}", concurrency=args.concurrency,
-                                judge=JudgeSettings(injection_detector=args.injection_detector),
-                                ray=None if n is None else ("auto" if args.two_nodes else "local"), workers=n)
+                                 judge=JudgeSettings(injection_detector=args.injection_detector),
+                                 ray=None if n is None else ("auto" if args.two_nodes else "local"), workers=n)
             endpoint_cpu = [_proc(ep.proc.pid)[1] for ep in endpoints]
             with Inputs.load([paths["reports"]], paths["requests"], [paths["nuggets"]], [paths["docs"]],
                              root / "docstore") as inputs:

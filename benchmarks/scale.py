@@ -170,8 +170,8 @@ def main() -> None:
             load_seconds, rss_loaded = time.perf_counter() - started, peak_rss_mb()
             cache = {"none": None, "disk": root / "cache"}.get(args.cache, args.cache)
             config = EvalSpec.of(model=model_settings([ep.api_base for ep in endpoints], args.model), cache=cache,
-                                concurrency=args.concurrency, shard=shard, resume=args.resume,
-                                judge=JudgeSettings(injection_detector=args.injection_detector))
+                                 concurrency=args.concurrency, shard=shard, resume=args.resume,
+                                 judge=JudgeSettings(injection_detector=args.injection_detector))
             out = args.out or root / "out"
             cpu_before = cpu_seconds()
             profiler = cProfile.Profile() if args.profile else None

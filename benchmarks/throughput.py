@@ -70,7 +70,7 @@ def evaluate_row(latency: float, concurrency: int, runs: int, requests: int) -> 
         root = Path(tmp)
         inputs = load(generate_workload(root / "data", runs, requests), root / "docstore")
         config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x"), cache=None,
-                            concurrency=concurrency)
+                             concurrency=concurrency)
         evaluation = evaluate(inputs, config)
         decisions = evaluation.usage.decisions
         assert ep.calls == decisions and evaluation.usage.failures == 0

@@ -213,7 +213,7 @@ FAST_RETRY = RetryPolicy(wait_multiplier=0.01, wait_max=0.05)
 def test_transport_faults_are_retried_and_not_failures(tmp_path):
     with FakeEndpoint(smart_responder, timeout_delay=3.0) as ep:
         config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=1.0),
-                            retry=FAST_RETRY, cache=tmp_path / "cache", concurrency=4)
+                             retry=FAST_RETRY, cache=tmp_path / "cache", concurrency=4)
         ep.fail_next([429, 500, "timeout"])
         evaluation = evaluate(load_inputs(tmp_path), config)
         assert ep.faults_served == [429, 500, "timeout"]
@@ -227,8 +227,8 @@ def test_transport_failure_after_every_attempt_is_reported_and_not_cached(tmp_pa
     inputs = load_inputs(tmp_path, [one_report(tmp_path)])
     with FakeEndpoint(smart_responder) as ep:
         config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=5.0),
-                            retry=RetryPolicy(transport_attempts=2, wait_multiplier=0.01, wait_max=0.05),
-                            cache=tmp_path / "cache", concurrency=1)
+                             retry=RetryPolicy(transport_attempts=2, wait_multiplier=0.01, wait_max=0.05),
+                             cache=tmp_path / "cache", concurrency=1)
         ep.fail_next([503, 503])
         first = evaluate(inputs, config)
         assert first.usage.transport_retries == 1 and first.usage.failures == 1
@@ -248,7 +248,7 @@ def test_transport_failure_after_every_attempt_is_reported_and_not_cached(tmp_pa
 def test_usage_counts_decisions_not_attempts(tmp_path):
     with FakeEndpoint(smart_responder) as ep:
         config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=5.0),
-                            retry=FAST_RETRY, cache=tmp_path / "cache", concurrency=1)
+                             retry=FAST_RETRY, cache=tmp_path / "cache", concurrency=1)
         ep.fail_next([429, 429])
         evaluation = evaluate(load_inputs(tmp_path, [one_report(tmp_path)]), config)
     asked = sum(1 for j in evaluation.judgments for s in j.sentences for d in s.decisions)
@@ -259,7 +259,7 @@ def test_usage_counts_decisions_not_attempts(tmp_path):
 def test_malformed_output_is_reasked_once(tmp_path):
     with FakeEndpoint(smart_responder) as ep:
         config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=5.0),
-                            retry=FAST_RETRY, cache=tmp_path / "cache", concurrency=4)
+                             retry=FAST_RETRY, cache=tmp_path / "cache", concurrency=4)
         ep.fail_next(["malformed"])
         evaluation = evaluate(load_inputs(tmp_path), config)
         assert ep.faults_served == ["malformed"]
@@ -463,7 +463,7 @@ def test_max_cost_stops_the_run_and_a_rerun_resumes_from_the_cache(cold, priced_
     # the library raises BudgetExceeded (the CLI maps it to exit code 4)
     with pytest.raises(BudgetExceeded):
         evaluate(load_inputs(tmp_path), EvalSpec.of(model=ModelSettings("openai/fake", endpoint.api_base, "x"),
-                                                   cache=tmp_path / "cache", max_cost=0.0001))
+                                                    cache=tmp_path / "cache", max_cost=0.0001))
     assert endpoint.calls == spent  # what was decided came from the cache, then the budget stopped it
 
     run_cli(eval_args(endpoint, tmp_path / "cache", tmp_path / "out", "--max-cost", "1"))

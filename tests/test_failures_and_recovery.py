@@ -228,7 +228,7 @@ def test_three_malformed_answers_then_a_healthy_server_rerun_has_no_failure(tmp_
                          [EXAMPLES / "docs.jsonl"], index_dir=tmp_path / "docstore")
     with inputs, FakeEndpoint(smart_responder) as ep:
         config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=5.0), retry=FAST_RETRY,
-                            cache=tmp_path / "cache", concurrency=1)
+                             cache=tmp_path / "cache", concurrency=1)
         ep.fail_next(["malformed"] * (1 + RetryPolicy().reasks))  # the first decision: 1 ask + its re-asks, garbage
         first = evaluate(inputs, config)
         assert first.usage.failures == 1 and first.signature.failed == 1
@@ -251,7 +251,7 @@ def test_an_answer_cut_off_at_max_tokens_is_a_failed_decision_not_a_crash(tmp_pa
                          [EXAMPLES / "docs.jsonl"], index_dir=tmp_path / "docstore")
     with inputs, FakeEndpoint(smart_responder) as ep:
         config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=5.0), retry=FAST_RETRY,
-                            cache=tmp_path / "cache", concurrency=1)
+                             cache=tmp_path / "cache", concurrency=1)
         ep.fail_next(["truncated"])
         first = evaluate(inputs, config)
         assert ep.faults_served == ["truncated"]
@@ -482,7 +482,7 @@ def test_changing_the_reask_budget_keeps_every_cached_answer(clean, tmp_path):
     with inputs, FakeEndpoint(smart_responder) as ep:
         for reasks in (2, 3, 7):
             config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x"), cache=cache_dir,
-                                retry=RetryPolicy(reasks=reasks))
+                                 retry=RetryPolicy(reasks=reasks))
             evaluation = evaluate(inputs, config)
             assert evaluation.usage.model_calls == 0 and evaluation.usage.cache_hits > 0, reasks
             assert f"reask:{reasks}" in evaluation.judge_signature.short()  # the signature still names it

@@ -80,7 +80,7 @@ def test_scoring_the_stream_gives_the_scores_of_the_list(tmp_path, endpoint):
         assert isinstance(inputs.reports, ReportIndex)  # the run's reports: places in their files, read when judged
         assert all(isinstance(entry.where, tuple) for entry in inputs.reports.entries)
         config = EvalSpec.of(model=ModelSettings("openai/fake", endpoint.api_base, "x"), cache=tmp_path / "cache",
-                            concurrency=8)
+                             concurrency=8)
         evaluation = evaluate(inputs, config, out=tmp_path / "out")
     assert isinstance(evaluation.judgments, StoredJudgments)  # read back from out/judgments.jsonl, not a list
     label = evaluation.judge_signature.short()

@@ -109,7 +109,7 @@ def test_a_worker_killed_mid_run_has_its_reports_judged_again(local_ray, collect
                 return
 
     config = EvalSpec.of(model=ModelSettings("openai/fake", endpoint_module.api_base, "x"), cache=root / "cache-kill",
-                        ray="local", workers=2)
+                         ray="local", workers=2)
     with Inputs.load([reports], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"], [EXAMPLES / "docs.jsonl"],
                      root / "docstore-kill") as inputs:
         evaluation = evaluate(inputs, config, JudgingProgress(sentence_done=kill_a_worker), out=root / "killed")
@@ -136,7 +136,7 @@ def test_the_driver_killed_mid_run_resumes_from_its_journal(local_ray, collectio
 
     def run(resume: bool, progress: JudgingProgress):
         config = EvalSpec.of(model=ModelSettings("openai/fake", endpoint_module.api_base, "x"),
-                            cache=root / "cache-resume", ray="local", workers=2, resume=resume)
+                             cache=root / "cache-resume", ray="local", workers=2, resume=resume)
         with Inputs.load([reports], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"], [EXAMPLES / "docs.jsonl"],
                          root / "docstore-resume") as inputs:
             evaluation = evaluate(inputs, config, progress, out=root / "resumed")
@@ -329,7 +329,7 @@ def test_a_dead_workers_calls_are_counted_and_its_death_is_said_under_ray(local_
 
     with FakeEndpoint(killing, latency=0.02) as ep:
         config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x"), cache=tmp_path / "cache",
-                            concurrency=1, ray="local", workers=1)
+                             concurrency=1, ray="local", workers=1)
         with Inputs.load([reports], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"], [EXAMPLES / "docs.jsonl"],
                          tmp_path / "docstore") as inputs:
             evaluation = evaluate(inputs, config)
@@ -406,7 +406,7 @@ def test_workers_with_the_embedded_judge_on_ray_is_said_to_have_no_effect(model,
     from judge.settings import ModelSettings
 
     config = EvalSpec.of(model=ModelSettings(EMBEDDED_MODEL if model == "embedded" else model), cache=None,
-                        ray=ray_address, workers=workers)
+                         ray=ray_address, workers=workers).resolve()
     said = [note for note in config.unapplied if note.startswith("--workers")]
     assert said == ([f"--workers {workers} has no effect with the embedded judge on Ray: it runs one worker per "
                      "node, with the node's cores as its threads; ignored"] if noted else []), config.unapplied

@@ -217,7 +217,7 @@ def test_eval_writes_each_reports_judgment_before_the_run_ends(uninterrupted, tm
         # room for every decision at once: the held report's (its whole text is in each repeated-claim prompt)
         # must not take the slots the other reports need
         config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x"), cache=tmp_path / "cache",
-                            concurrency=64)
+                             concurrency=64)
         result: dict = {}
         worker = threading.Thread(target=lambda: result.update(evaluation=evaluate(inputs, config, out=out)))
         worker.start()
@@ -332,8 +332,8 @@ def test_resume_after_an_outage_asks_the_failed_decisions_again(uninterrupted, t
                                                          [EXAMPLES / "nuggets"], [EXAMPLES / "docs.jsonl"],
                                                          tmp_path / "docstore") as inputs:
         config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x"), cache=tmp_path / "cache",
-                            retry=RetryPolicy(transport_attempts=2, wait_multiplier=0.01, wait_max=0.05),
-                            concurrency=1)
+                             retry=RetryPolicy(transport_attempts=2, wait_multiplier=0.01, wait_max=0.05),
+                             concurrency=1)
         ep.fail_next([500] * 12)  # an outage: 6 decisions in a row spend both their attempts on it
         outage = evaluate(inputs, config, out=out)
         write_outputs(outage, out)

@@ -54,7 +54,7 @@ def test_eval_against_a_server_that_never_answers_finishes_in_bounded_time(tmp_p
             [EXAMPLES / "docs.jsonl"], index_dir=tmp_path / "docstore") as inputs:
         ep.fail_next(["hang"] * 1000)
         config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=0.5), retry=TWO_ATTEMPTS,
-                            cache=tmp_path / "cache", concurrency=8)
+                             cache=tmp_path / "cache", concurrency=8)
         started = time.monotonic()
         evaluation = evaluate(inputs, config, out=tmp_path / "out")
         elapsed = time.monotonic() - started
@@ -125,8 +125,8 @@ def test_a_hanging_server_is_given_up_on_after_k_timeouts_in_a_row(tmp_path):
             [EXAMPLES / "docs.jsonl"], index_dir=tmp_path / "docstore") as inputs:
         ep.fail_next(["hang"] * 1000)
         config = EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x", timeout=0.5),
-                            retry=RetryPolicy(wait_multiplier=0.01, wait_max=0.05, give_up_after=8),
-                            cache=tmp_path / "cache", concurrency=4)
+                             retry=RetryPolicy(wait_multiplier=0.01, wait_max=0.05, give_up_after=8),
+                             cache=tmp_path / "cache", concurrency=4)
         started = time.monotonic()
         evaluation = evaluate(inputs, config)
         elapsed = time.monotonic() - started

@@ -49,7 +49,7 @@ def example(tmp_path_factory):
     ep = FakeEndpoint(smart_responder)
     try:
         evaluation = evaluate(inputs, EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x"),
-                                                 cache=root / "cache"))
+                                                  cache=root / "cache"))
     finally:
         ep.stop()
     path = root / "judgments.jsonl"

@@ -311,3 +311,13 @@ def test_each_nugget_command_takes_its_output_lock_once(tmp_path, monkeypatch):
                                    str(reviewed_candidates(tmp_path)), "--out", str(tmp_path / "extended")])
     assert accepted.exit_code == 0, accepted.output
     assert taken == ["nuggets create", "nuggets pool", "nuggets pool --accept"]
+
+
+def test_resolve_applies_the_model_settings_as_the_judge_does():
+    """A hosted judge has no llama.cpp threads: the plan's model drops them and says so, as eval's plan does."""
+    plan = PoolSpec.of(nuggets=BANKS, reports=EXAMPLES / "reports", requests=REQUESTS, docs=DOCS,
+                       model="openai/gpt-4o-mini", threads=2).resolve()
+    assert plan.model.threads is None and any("--threads 2 has no effect" in note for note in plan.unapplied)
+    embedded = PoolSpec.of(nuggets=BANKS, reports=EXAMPLES / "reports", requests=REQUESTS, docs=DOCS,
+                           model=EMBEDDED_MODEL, threads=2).resolve()
+    assert embedded.model.threads == 2 and embedded.unapplied == ()

@@ -141,17 +141,22 @@ def test_the_embedded_judge_binds_with_its_shipped_thresholds_as_eval_does():
     from judge.errors import SettingError
     from judge.judging.thresholds import shipped_thresholds
     from judge.llm.embedded.weights import EMBEDDED_MODEL
-    from judge.nuggets.api import _thresholds
+    from judge.nuggets.spec import CreateSpec, PoolSpec
     from judge.settings import DEFAULT_THRESHOLDS, DecisionThreshold, ModelSettings, Thresholds
+
+    def rules(model, thresholds, spec=CreateSpec):
+        pooling = {"nuggets": BANKS, "reports": DOCS} if spec is PoolSpec else {}
+        inputs = {"requests": REQUESTS, "docs": DOCS} | pooling
+        return spec.of(model=model, thresholds=thresholds, **inputs).resolve().thresholds
 
     shipped = shipped_thresholds(ModelSettings(EMBEDDED_MODEL), None)
     assert shipped is not None
-    assert _thresholds(ModelSettings(EMBEDDED_MODEL), DEFAULT_THRESHOLDS, None) == shipped[0]
-    assert _thresholds(ModelSettings(EMBEDDED_MODEL), None, None) is None
-    assert _thresholds(ModelSettings("openai/gpt-4o-mini"), DEFAULT_THRESHOLDS, None) is None
+    assert rules(EMBEDDED_MODEL, DEFAULT_THRESHOLDS) == shipped[0]
+    assert rules(EMBEDDED_MODEL, DEFAULT_THRESHOLDS, PoolSpec) == shipped[0]
+    assert rules(EMBEDDED_MODEL, None) is None
+    assert rules("openai/gpt-4o-mini", DEFAULT_THRESHOLDS) is None
     with pytest.raises(SettingError, match="needs log-probabilities"):
-        _thresholds(ModelSettings("openai/gpt-4o-mini"),
-                    Thresholds((DecisionThreshold("supports_citation", True, 0.9),), "x"), None)
+        rules("openai/gpt-4o-mini", Thresholds((DecisionThreshold("supports_citation", True, 0.9),), "x"))
 
 
 def test_max_docs_asks_relevance_and_nuggetizer_format_reads_back(endpoint, tmp_path):
@@ -428,8 +433,7 @@ def test_create_and_pool_refuse_an_out_inside_an_input_folder(endpoint, tmp_path
 
 @contextmanager
 def held_by_another_process(folder: Path) -> Iterator[int]:
-    """`folder`'s output lock, held by another process as a running eval holds it (the lock is re-entrant within
-    one process, so this one cannot stand in for the other)."""
+    """`folder`'s output lock, held by another process as a running eval holds it."""
     code = ("import sys\nfrom judge.formats.lock import output_lock\nwith output_lock(sys.argv[1], 'eval'):\n"
             "    print('held', flush=True)\n    sys.stdin.readline()\n")
     holder = subprocess.Popen([sys.executable, "-c", code, str(folder)], stdin=subprocess.PIPE,

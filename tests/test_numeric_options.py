@@ -117,6 +117,7 @@ from judge import api  # noqa: E402
 from judge.calibration.suite import CalibrationConfig  # noqa: E402
 from judge.labels import CitationPolicy, SampleDesign  # noqa: E402
 from judge.nuggets.settings import NuggetSettings  # noqa: E402
+from judge.nuggets.spec import BankOutputs, NuggetExecution  # noqa: E402
 from judge.run.spec import Execution  # noqa: E402
 from judge.settings import (  # noqa: E402
     Confidence,
@@ -189,12 +190,11 @@ ENTRY_POINTS = {
     "baseline": ({"name": Literal[tuple(api.BASELINE_SETTINGS)]}, []),
     "read_judgments": ({"format": Literal["argue-judge", "auto-argue"] | None}, []),
     "write_judgments": ({"format": Literal["argue-judge", "auto-argue"]}, []),
-    "create_nuggets": ({name: _fields(NuggetSettings)[name] for name in ("max_nuggets", "max_docs", "per_document",
-                                                                          "concurrency", "format", "batch",
-                                                                          "batch_poll")}
-                       | {"passages": PassagePolicy | None,
-                          "thresholds": _fields(JudgeSettings)["thresholds"]}, [ModelSettings]),
-    "pool_nuggets": ({name: _fields(NuggetSettings)[name] for name in ("concurrency", "batch", "batch_poll")} | {
+    "create_nuggets": ({name: _fields(NuggetSettings)[name] for name in ("max_nuggets", "max_docs", "per_document")}
+                       | {name: _fields(NuggetExecution)[name] for name in ("concurrency", "batch", "batch_poll")}
+                       | {"format": _fields(BankOutputs)["format"], "passages": PassagePolicy | None,
+                          "thresholds": _fields(JudgeSettings)["thresholds"]}, [ModelSettings, NuggetSettings]),
+    "pool_nuggets": ({name: _fields(NuggetExecution)[name] for name in ("concurrency", "batch", "batch_poll")} | {
                       "passages": PassagePolicy | None,
                       "thresholds": _fields(JudgeSettings)["thresholds"]}, [ModelSettings]),
     "accept_candidates": ({}, []),

@@ -229,7 +229,7 @@ HOLD = textwrap.dedent("""
 """)
 
 
-def test_the_lock_of_a_killed_holder_blocks_nobody_and_nested_holds_do_not_block_themselves(tmp_path):
+def test_the_lock_of_a_killed_holder_blocks_nobody_and_a_second_hold_in_one_process_is_refused(tmp_path):
     out = tmp_path / "out"
     child = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdout=subprocess.PIPE, text=True,
                              env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -241,6 +241,11 @@ def test_the_lock_of_a_killed_holder_blocks_nobody_and_nested_holds_do_not_block
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=30)
-    with output_lock(out, "merge"), output_lock(out, "merge"):  # the dead holder's lock is gone with it
+    with output_lock(out, "merge"):  # the dead holder's lock is gone with it
         assert '"command": "merge"' in (out / LOCK_NAME).read_text(encoding="utf-8")
+        # one writer per folder, this process's second hold too (no command takes a lock it holds)
+        with pytest.raises(InputError, match=rf"argue-judge merge \(pid {os.getpid()}\) is writing {out}"):
+            with output_lock(out, "eval"):
+                pass
+        assert '"command": "merge"' in (out / LOCK_NAME).read_text(encoding="utf-8")  # the holder's, still
     assert (out / LOCK_NAME).read_text(encoding="utf-8") == ""  # released: no stale holder to report

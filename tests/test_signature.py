@@ -260,9 +260,11 @@ def test_the_creator_signature_changes_with_every_option_that_changes_a_bank(cha
     from judge.nuggets.api import _signature
     from judge.nuggets.create import CREATION_DECISIONS
     from judge.nuggets.settings import NuggetSettings
+    from judge.settings import PassagePolicy
 
     def signature(model=ModelSettings("m"), thresholds=None, **creation):
-        return _signature("create", model, CREATION_DECISIONS, None, NuggetSettings(**creation).tag, thresholds)
+        tag = NuggetSettings(**creation).signed(PassagePolicy())
+        return _signature("create", model, CREATION_DECISIONS, None, tag, thresholds)
 
     assert signature(**changed) != signature()
     for option, piece in RESULT_CHANGING["nuggets create"].items():

@@ -1,11 +1,17 @@
 """`argue-judge nuggets create` and `argue-judge nuggets pool`: nugget banks from documents, and more answers for
-a bank's questions from runs (docs/nuggets.md). Each command parses its options and calls one API function
-(judge.nuggets.api); nothing changes a bank people wrote without `pool --accept`."""
+a bank's questions from runs (docs/nuggets.md). Each command parses its options, each of which is one field of the
+call's specification (judge.nuggets.spec; OPTION_FIELDS names those spelt otherwise, held 1:1 by
+tests/test_nugget_spec.py), makes one API call (judge.nuggets.api) and prints what it returns; nothing changes a
+bank people wrote without `pool --accept`."""
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -13,35 +19,40 @@ from judge.api import accept_candidates, create_nuggets, pool_nuggets
 from judge.cli import options
 from judge.cli.errors import user_errors
 from judge.cli.render import console
-from judge.formats.paths import beside
-from judge.nuggets.api import POOL_FILES, pooled_outputs
 from judge.nuggets.settings import NuggetSettings
-from judge.settings import ModelSettings, Thresholds
+from judge.nuggets.spec import BankOutputs, NuggetExecution
+from judge.settings import ModelSettings
 
 app = typer.Typer(help="Create nugget banks from documents; pool new answers from runs.", no_args_is_help=True)
 
 Requests = Annotated[Path, typer.Option("--requests", "-r", help="Requests file (JSONL).")]
 Docs = Annotated[list[Path], typer.Option("--docs", "-d", help="Documents (JSONL files or directories).")]
-Concurrency = Annotated[int, options.setting(NuggetSettings, "concurrency", "--concurrency", "-j",
+Concurrency = Annotated[int, options.setting(NuggetExecution, "concurrency", "--concurrency", "-j",
                                              help="Decisions in flight at once.")]
 # What --accept reads; every other option of `pool` is for judging, which --accept does not do, so each of them
 # given with --accept is refused (read from the command's own options, so a new judging option is covered).
 ACCEPT_OPTIONS = ("nuggets", "out", "accept", "debug")
+# The options whose spec field has another name, and those that are the command line's own (--thresholds is read
+# here, at the edge: a file or 'none'; left out, its default is the spec's to decide).
+OPTION_FIELDS = {"bank_format": "format", "prompts": "prompts_dir", "accept": "candidates"}
+CLI_ONLY = {"debug", "no_cache", "thresholds"}
 
 
-def _model_options(temperature: float, seed: int, timeout: float, threads: int | None,
-                   logprobs: bool | None) -> dict[str, object]:
-    return {"temperature": temperature, "seed": seed, "timeout": timeout, "threads": threads, "logprobs": logprobs}
-
-
-def _rules(option: str | None, model: str, api_base: str | None, api_key: str | None, prompts: Path | None,
-           **model_options: object) -> Thresholds | None:
-    """--thresholds decided as eval decides it (its notice printed the same way)."""
-    return options.judge_thresholds(option, ModelSettings(model, api_base, api_key, **model_options), prompts)
+def _arguments(ctx: typer.Context) -> dict[str, Any]:
+    """The command's options as the fields of its spec (a list option not given is None)."""
+    given = ctx.params
+    arguments = {OPTION_FIELDS.get(name, name): None if value in ([], ()) else value
+                 for name, value in given.items() if name not in CLI_ONLY}
+    arguments["cache"] = None if given["no_cache"] else given["cache"]
+    if given["thresholds"] is not None:  # its notice printed as eval prints it
+        model = ModelSettings(**{f.name: arguments[f.name] for f in fields(ModelSettings) if f.name in arguments})
+        arguments["thresholds"] = options.judge_thresholds(given["thresholds"], model, given["prompts"])
+    return arguments
 
 
 @app.command("create")
 def create_command(
+    ctx: typer.Context,
     requests: Requests,
     docs: Docs,
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory for the banks; the review file and summary go "
@@ -56,7 +67,7 @@ def create_command(
                                                 help="Nuggets kept per request (K).")] = 10,
     max_docs: Annotated[int | None, options.setting(NuggetSettings, "max_docs", "--max-docs", help=(
         "Draft from the top M documents of each request by the judge's relevance call (default: all)."))] = None,
-    bank_format: Annotated[str, options.setting(NuggetSettings, "format", "--format", help=(
+    bank_format: Annotated[str, options.setting(BankOutputs, "format", "--format", help=(
         "Bank layout: v3 (Auto-ARGUE, AutoJudge; keeps bindings and provenance) or nuggetizer (castorini)."))] = "v3",
     model: options.Model = options.EMBEDDED_MODEL,
     api_base: options.ApiBase = None,
@@ -77,14 +88,9 @@ def create_command(
 ) -> None:
     """Draft nugget questions with short answers from each request's documents; every answer is bound only to
     documents eval's supports_citation decision says attest it. Writes banks and a review file to read first."""
-    with user_errors(debug):
-        model_options = _model_options(temperature, seed, timeout, threads, logprobs)
-        rules = _rules(thresholds, model, api_base, api_key, prompts, **model_options)
-        created = create_nuggets(requests=requests, docs=docs, out=out, doc_lists=doc_lists, gold_report=gold_report,
-                                 max_nuggets=max_nuggets, max_docs=max_docs, format=bank_format, model=model,
-                                 api_base=api_base, api_key=api_key, cache=None if no_cache else cache,
-                                 concurrency=concurrency, prompts_dir=prompts, thresholds=rules, batch=batch,
-                                 batch_poll=batch_poll, **model_options)
+    with user_errors(debug), _notice_alone():
+        created = create_nuggets(**_arguments(ctx))
+    _print_notice(created.thresholds_notice)
     for request_id, bank in created.banks.items():
         answers = sum(len(n.answers) for n in bank.nuggets)
         calls = created.calls[request_id]
@@ -143,33 +149,37 @@ def pool_command(
                    if not value]
         if missing:
             raise typer.BadParameter(f"pooling needs {', '.join(missing)} (or --accept FILE to apply a review)")
-        model_options = _model_options(temperature, seed, timeout, threads, logprobs)
-        rules = _rules(thresholds, model, api_base, api_key, prompts, **model_options)
-        # The page is this command's too: checked with the API's files before any model call.
-        pooled_outputs(out, nuggets, reports, requests, docs, files=tuple(POOL_FILES)).check()
-        pooled = pool_nuggets(nuggets=nuggets, reports=reports, requests=requests, docs=docs, out=out, model=model,
-                              api_base=api_base, api_key=api_key, cache=None if no_cache else cache,
-                              concurrency=concurrency, prompts_dir=prompts, thresholds=rules, batch=batch,
-                              batch_poll=batch_poll, **model_options)
-        from judge.formats import read_nugget_banks
-        from judge.formats.lock import output_lock
         from judge.view.candidates import candidates_page
 
-        # The page beside the candidates, under the lock the call held (taken again after the call has checked
-        # that --out lies apart from the inputs, so no lock file is ever made in an input folder).
-        with output_lock(out.parent, "nuggets pool"):
-            page = pooled_outputs(out, nuggets, reports, requests, docs, files=("page",))
-            path = page.add(beside(out, POOL_FILES["page"]),
-                            candidates_page(read_nugget_banks(list(nuggets)), pooled.candidates, out.name))
-            page.write()
+        arguments = _arguments(ctx)
+        del arguments["candidates"]  # None: this is pooling
+        with _notice_alone():
+            pooled = pool_nuggets(**arguments, page=candidates_page)  # the page beside the candidates
+    _print_notice(pooled.thresholds_notice)
     counts = pooled.counts
     console.print(f"{counts['sentences']} cited sentences, {counts['answers']} answers given, {counts['restated']} "
                   f"restate a bank answer, {counts['unattested']} refused (no cited document attests them), "
                   f"{len(pooled.candidates)} candidates; {counts['failed']} decisions failed", highlight=False)
     _print_batch(pooled.batch)
     console.print(f"signature: {pooled.signature}", highlight=False, soft_wrap=True)
-    console.print(f"wrote {out} and {path}: set \"accept\" to true or false on each line, then pool --accept {out}",
-                  highlight=False, soft_wrap=True)
+    console.print(f"wrote {out} and {pooled.page}: set \"accept\" to true or false on each line, then pool "
+                  f"--accept {out}", highlight=False, soft_wrap=True)
+
+
+@contextmanager
+def _notice_alone() -> Iterator[None]:
+    """Shipped thresholds refused for an edited prompt are said by the call's notice (`_print_notice`), once, not
+    also as a warning."""
+    from judge.judging.thresholds import ThresholdsWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ThresholdsWarning)
+        yield
+
+
+def _print_notice(notice: str) -> None:
+    if notice:  # which default thresholds the bindings got (a given file said so already)
+        console.print(notice, highlight=False, soft_wrap=True)
 
 
 def _print_batch(batch: dict[str, object] | None) -> None:

@@ -7,9 +7,10 @@ The kernel drops a flock when its holder exits, however it exits (kill -9 too), 
 never blocks anyone and needs no clean-up; the file itself stays (removing it would race with a process that has
 just opened it). Its text is the holder's while the lock is held and empty once released.
 
-Locks are per process and re-entrant: `eval` holds its folder from the first check to the last rename, and the
-library calls it makes (`evaluate`, `write_outputs`) take the same lock again without blocking themselves.
-Readers (merge reading shards) take a shared lock, which any number may hold but not beside a writer.
+Each command takes its folder's lock once and holds it from its first check to its last rename; nothing takes a
+lock it already holds, so a second hold of a folder, in this process too (another thread, a notebook's second
+call), is refused like another process's. Readers (merge reading shards) take a shared lock, which any number may
+hold but not beside a writer; a folder this process is writing it reads without one.
 
 Where there is no flock (Windows, a file system that refuses it) commands run unlocked, as they did before.
 """
@@ -34,7 +35,7 @@ except ImportError:  # Windows: no flock
 
 LOCK_NAME = ".argue-lock"
 
-_held: dict[str, int] = {}       # resolved folder -> how many nested holds this process has
+_held: set[str] = set()          # the resolved folders this process is writing
 _guard = threading.Lock()
 
 
@@ -50,25 +51,22 @@ def output_lock(out: str | Path, command: str) -> Iterator[None]:
     except OSError as exc:
         raise OutputError(f"cannot write {out}: {exc.strerror or exc}") from exc
     key = str(out.resolve())
+    advice = "wait for it to end or choose another --out"
     with _guard:
-        if key in _held:
-            _held[key] += 1
-            fd = None
-        else:
-            fd = _acquire(out, "exclusive", "wait for it to end or choose another --out")
-            _held[key] = 1
-            if fd is not None:
-                _write_holder(fd, command)
+        if key in _held:  # where flock would not tell (no flock), this process's own hold refuses all the same
+            raise InputError(f"{_holder(out / LOCK_NAME)} is writing {out}{_since(out / LOCK_NAME)}; {advice}")
+        fd = _acquire(out, "exclusive", advice)
+        _held.add(key)
+        if fd is not None:
+            _write_holder(fd, command)
     try:
         yield
     finally:
         with _guard:
-            _held[key] -= 1
-            if _held[key] == 0:
-                del _held[key]
-                if fd is not None:
-                    os.ftruncate(fd, 0)  # while still held: nobody reads a released holder's line
-                    os.close(fd)
+            _held.discard(key)
+            if fd is not None:
+                os.ftruncate(fd, 0)  # while still held: nobody reads a released holder's line
+                os.close(fd)
 
 
 @contextmanager

@@ -6,13 +6,14 @@
     judge.accept_candidates(nuggets=..., candidates=..., out=...) the extended banks       (nuggets pool --accept)
 
 Each has an `*_async` twin; the sync calls work inside a running event loop (a notebook) by running in a thread of
-their own. Their settings are checked first, by the rules the CLI's options read (judge.nuggets.settings,
-ModelSettings): a value the CLI refuses is a ValueError or TypeError naming the argument here, before any input is
-read. Each holds the output lock of the folder it writes (judge.formats.lock: a second command writing it at once
-is refused). Files written: banks (v3 `nuggets_<request>.v3.json`, or nuggetizer `nuggets.jsonl`) and, beside
-them, `<out>.review.jsonl` (every drafted answer, every binding asked, why anything was dropped) and
-`<out>.summary.json` (signature, calls and seconds per request); for pooling, the candidates JSONL with
-`<out>.refused.jsonl` and `<out>.summary.json`. Every one of them is named, checked and written by
+their own. Each builds its specification from its keywords (judge.nuggets.spec: every setting checked by the
+rules the CLI's options read, so a value the CLI refuses is a ValueError or TypeError naming the argument here,
+before any input is read), resolves it once, and holds the output lock of the folder it writes once, from the first
+check to the last rename (judge.formats.lock: a second command writing it at once is refused). Files written: banks
+(v3 `nuggets_<request>.v3.json`, or nuggetizer `nuggets.jsonl`) and, beside them, `<out>.review.jsonl` (every
+drafted answer, every binding asked, why anything was dropped) and `<out>.summary.json` (signature, calls and
+seconds per request); for pooling, the candidates JSONL with `<out>.refused.jsonl`, `<out>.summary.json` and, with
+`page`, `<out>.html`. Every one of them is named, checked and written by
 judge.formats.paths, before any model is asked: names from ids inside `out`, nothing where an input lives, nothing
 over a file the command did not write itself (its record: `.argue-written` in the folder it locks).
 """
@@ -40,21 +41,12 @@ from judge.formats.paths import Outputs, beside, check_apart
 from judge.llm.cache.backends import docstore_dir
 from judge.llm.cache.store import DEFAULT_CACHE_DIR, open_decision_cache
 from judge.llm.embedded.weights import EMBEDDED_MODEL
-from judge.nuggets.settings import BankFormat, NuggetSettings
-from judge.settings import (
-    DEFAULT_THRESHOLDS,
-    DefaultThresholds,
-    JudgeSettings,
-    ModelSettings,
-    PassagePolicy,
-    Thresholds,
-)
+from judge.nuggets.settings import BankFormat
+from judge.nuggets.spec import AcceptSpec, CreateInputs, CreateSpec, NuggetPlan, PathLike, PoolInputs, PoolSpec, paths
+from judge.settings import DEFAULT_THRESHOLDS, DefaultThresholds, ModelSettings, PassagePolicy, Thresholds
 from judge.types import NuggetBank
 
-PathLike = str | Path
-T = TypeVar("T")
-# Drafting writes several nuggets per call: eval's 512 tokens cut a five-nugget draft short.
-CREATE_MAX_TOKENS = 1024
+S = TypeVar("S")
 
 __all__ = ["CreatedNuggets", "PooledNuggets", "accept_candidates", "create_nuggets", "create_nuggets_async",
            "pool_nuggets", "pool_nuggets_async"]
@@ -74,6 +66,7 @@ class CreatedNuggets:
     statements: dict[AnswerKey, str] = field(repr=False, default_factory=dict)
     written: list[Path] = field(default_factory=list)
     batch: dict[str, Any] | None = None
+    thresholds_notice: str = ""   # which default thresholds the bindings got, or why none ("" when given or none)
 
 
 @dataclass(frozen=True)
@@ -88,31 +81,32 @@ class PooledNuggets:
     calls: dict[str, Any]
     signature: str
     batch: dict[str, Any] | None = None
+    thresholds_notice: str = ""   # as CreatedNuggets'
+    page: Path | None = None      # the review page written beside the candidates (with `page`)
 
 
 # judge.nuggets.calls, .create and .pool load the model client: they are imported by the calls that judge, so
 # `import judge` (which re-exports these functions) stays light.
 
 
-def _client(settings: ModelSettings, cache: Any, nugget: NuggetSettings, home: Path | None) -> tuple[Any, Any]:
-    """The decision client; with `nugget.batch`, it asks through provider batch jobs, whose rounds are returned
-    beside it, journalled in the working folder of `home` (the folder the command writes, None: no journal)."""
-    from judge.llm.batch import JOURNAL, MAX_REQUESTS, BatchJobs
+def _spec(kind: type[S], arguments: dict[str, Any]) -> S:
+    """The specification a call's keywords ask for, every setting checked by the spec's own rules."""
+    if arguments.get("passages") is None:
+        arguments.pop("passages", None)  # the spec's default passages
+    return kind.of(**arguments)  # type: ignore[attr-defined, no-any-return]
+
+
+def _client(plan: NuggetPlan, cache: Any, home: Path | None) -> tuple[Any, Any]:
+    """The decision client; with batch jobs, it asks through them, whose rounds are returned beside it, journalled
+    in the working folder of `home` (the folder the command writes, None: no journal)."""
+    from judge.llm.batch import JOURNAL, BatchJobs
     from judge.llm.client import DecisionClient
 
-    if not nugget.batch:
-        return DecisionClient(settings, cache, concurrency=nugget.concurrency), None
+    if not plan.execution.batch:
+        return DecisionClient(plan.model, cache, concurrency=plan.in_flight), None
     journal = WorkingFolder(home).file(JOURNAL) if home is not None else None
-    rounds = BatchJobs(nugget.batch_poll, journal).rounds(settings)
-    # Every question waiting at once joins the round: a job's worth in flight, not `concurrency`.
-    return DecisionClient(settings, cache, concurrency=MAX_REQUESTS, completions=rounds.acompletion), rounds
-
-
-def _check_batch(settings: NuggetSettings, model: ModelSettings) -> None:
-    if settings.batch:
-        from judge.llm.batch import check_batch
-
-        check_batch(model)
+    rounds = BatchJobs(plan.execution.batch_poll, journal).rounds(plan.model)
+    return DecisionClient(plan.model, cache, concurrency=plan.in_flight, completions=rounds.acompletion), rounds
 
 
 def _signature(command: str, settings: ModelSettings, decisions: tuple[str, ...], prompts_dir: Path | None,
@@ -125,42 +119,9 @@ def _signature(command: str, settings: ModelSettings, decisions: tuple[str, ...]
             f"max-tokens={settings.max_tokens}|{command}:{prompts}|{tag}{applied}")
 
 
-def _thresholds(model: ModelSettings, thresholds: Thresholds | DefaultThresholds | None,
-                prompts_dir: PathLike | None) -> Thresholds | None:
-    """eval's decision thresholds for this judge (the shipped rules for the embedded judge by default, none for
-    another model): the embedded judge says "supported" to nearly every claim, and only its calibrated threshold
-    on the verdict's confidence separates them, so a binding without it would not be eval's verdict."""
-    from judge.judging.thresholds import check_confidence_for, resolve_thresholds
-
-    judge = JudgeSettings(prompts_dir=Path(prompts_dir) if prompts_dir is not None else None, thresholds=thresholds)
-    check_confidence_for(model, judge)
-    return resolve_thresholds(model, judge).thresholds  # type: ignore[return-value]
-
-
-def _check_paths(optional: tuple[str, ...] = (), **arguments: Any) -> None:
-    """These calls read files: a TypeError naming the argument unless it is a path (str or Path) or a list of
-    paths (None only where `optional`), a ValueError for an empty list; before any work."""
-    for name, value in arguments.items():
-        if (value is None and name in optional) or isinstance(value, str | Path):
-            continue
-        if isinstance(value, list | tuple) and all(isinstance(v, str | Path) for v in value):
-            if not value:
-                raise ValueError(f"{name} is empty: give a path or a list of paths")
-            continue
-        raise TypeError(f"{name} must be a path (str or Path) or a list of paths, not {type(value).__name__} "
-                        f"{value!r:.60}")
-
-
-def _paths(value: PathLike | Sequence[PathLike] | None) -> list[Path]:
-    if value is None:
-        return []
-    return [Path(value)] if isinstance(value, str | Path) else [Path(v) for v in value]
-
-
-def _create_inputs(requests: PathLike, docs: PathLike | Sequence[PathLike], doc_lists: PathLike | None,
-                   gold_report: PathLike | Sequence[PathLike] | None) -> dict[str, list[Path]]:
-    return {"requests": _paths(requests), "documents": _paths(docs), "doc-lists": _paths(doc_lists),
-            "reports": _paths(gold_report)}
+def _create_inputs(inputs: CreateInputs) -> dict[str, list[Path]]:
+    return {"requests": paths(inputs.requests), "documents": paths(inputs.docs), "doc-lists": paths(inputs.doc_lists),
+            "reports": paths(inputs.gold_report)}
 
 
 def _created_outputs(out: Path, inputs: dict[str, list[Path]], bank_format: BankFormat, banks: dict[str, NuggetBank],
@@ -196,79 +157,82 @@ async def create_nuggets_async(*, requests: PathLike, docs: PathLike | Sequence[
     the relevance decision); `format`: the banks' layout when `out` is given; `thresholds`: eval's decision
     thresholds for the bindings (default: the judge's own, as eval applies them; None: the model's verdicts);
     `batch`: ask through the provider's batch jobs, polled every `batch_poll` seconds, journalled under `out` so
-    that a call killed and made again polls its jobs instead of paying twice (docs/batch.md)."""
-    _check_paths(("out", "doc_lists", "gold_report"), requests=requests, docs=docs, out=out, doc_lists=doc_lists,
-                 gold_report=gold_report)
-    settings = NuggetSettings(max_nuggets=max_nuggets, max_docs=max_docs, per_document=per_document,
-                              concurrency=concurrency, format=format, passages=passages or PassagePolicy(),
-                              batch=batch, batch_poll=batch_poll)
-    model_settings = ModelSettings(model, api_base, api_key, **{"max_tokens": CREATE_MAX_TOKENS, **model_options})
-    _check_batch(settings, model_settings)
-    rules = _thresholds(model_settings, thresholds, prompts_dir)
-    out_path = Path(out) if out is not None else None
-    if out_path is None:
-        return await _create(requests, docs, doc_lists, gold_report, settings, model_settings, rules, cache,
-                             prompts_dir, None)
-    inputs = _create_inputs(requests, docs, doc_lists, gold_report)
+    that a call killed and made again polls its jobs instead of paying twice (docs/batch.md). `model_options`: the
+    other fields of the call's specification (judge.nuggets.spec.CreateSpec) by name: the model's (temperature,
+    seed, max_tokens, timeout, logprobs, threads, ...) and the creation's (merge_overlap, bind_share, claim_share,
+    max_extra_bindings)."""
+    arguments = {name: value for name, value in locals().items() if name != "model_options"}
+    return await _create(_spec(CreateSpec, {**arguments, **model_options}))
+
+
+async def _create(spec: CreateSpec) -> CreatedNuggets:
+    """Run `spec`: resolve it once and, holding the banks' folder from the first check to the last rename, create
+    and write."""
+    plan = spec.resolve()
+    if spec.outputs.out is None:
+        return await _created(spec, plan, None)
+    out = Path(spec.outputs.out)
+    inputs = _create_inputs(spec.inputs)
     # before the lock file is made in it: the folder, its side files, a bank in it that is not this command's
-    check_apart([out_path], inputs, folders=True)
-    _created_outputs(out_path, inputs, settings.format, {}, {}, {}, {}, {}, "", "")[0].check()
-    with output_lock(out_path, "nuggets create"):
-        return await _create(requests, docs, doc_lists, gold_report, settings, model_settings, rules, cache,
-                             prompts_dir, out_path)
+    check_apart([out], inputs, folders=True)
+    _created_outputs(out, inputs, spec.outputs.format, {}, {}, {}, {}, {}, "", "")[0].check()
+    with output_lock(out, "nuggets create"):
+        return await _created(spec, plan, out)
 
 
-async def _create(requests: PathLike, docs: PathLike | Sequence[PathLike], doc_lists: PathLike | None,
-                  gold_report: PathLike | Sequence[PathLike] | None, settings: NuggetSettings,
-                  model_settings: ModelSettings, rules: Thresholds | None, cache: PathLike | None,
-                  prompts_dir: PathLike | None, out_path: Path | None) -> CreatedNuggets:
+async def _created(spec: CreateSpec, plan: NuggetPlan, out_path: Path | None) -> CreatedNuggets:
     from judge.judging.decisions.asker import Decider
     from judge.nuggets.create import CREATION_DECISIONS, create_request, documents_of
 
-    reqs = read_requests(requests)
-    lists = read_doc_lists(doc_lists) if doc_lists is not None else None
+    sources = spec.inputs
+    reqs = read_requests(sources.requests)
+    lists = read_doc_lists(sources.doc_lists) if sources.doc_lists is not None else None
     if lists is not None:
         unknown = sorted(set(lists) - set(reqs))
         if unknown:
             raise InputError(f"documents listed for unknown request {unknown[0]!r}; give it in the requests file",
-                             str(doc_lists))
+                             str(sources.doc_lists))
         reqs = {rid: r for rid, r in reqs.items() if rid in lists}
-    inputs = _create_inputs(requests, docs, doc_lists, gold_report)
+    inputs = _create_inputs(sources)
+    bank_format = spec.outputs.format
     queries = {rid: r.problem_statement for rid, r in reqs.items()}
     if out_path is not None:  # the files this run will write, checked before any model call
         empty = {rid: NuggetBank(request_id=rid, nuggets=()) for rid in reqs}
-        _created_outputs(out_path, inputs, settings.format, empty, queries, {}, {}, {}, "", "")[0].check()
+        _created_outputs(out_path, inputs, bank_format, empty, queries, {}, {}, {}, "", "")[0].check()
     gold: dict[str, list[Any]] = {}
-    for report in read_reports(_paths(gold_report)) if gold_report is not None else []:
+    for report in read_reports(paths(sources.gold_report)) if sources.gold_report is not None else []:
         gold.setdefault(report.request_id, []).append(report)
-    prompts = Path(prompts_dir) if prompts_dir is not None else None
+    cache = plan.execution.cache
     decision_cache = open_decision_cache(cache) if cache is not None else None
     try:
-        index = docstore_dir(cache)
-        with DocumentStore.open(_paths(docs), index) as store:
-            all_ids = [str(row["doc_id"]) for path in expand_paths(_paths(docs)) for _, row in iter_jsonl(path)
+        with DocumentStore.open(paths(sources.docs), docstore_dir(cache)) as store:
+            all_ids = [str(row["doc_id"]) for path in expand_paths(paths(sources.docs)) for _, row in iter_jsonl(path)
                        if "doc_id" in row] if lists is None else []
-            documents = documents_of(list(reqs), lists, all_ids, store, str(doc_lists or docs))
-            client, rounds = _client(model_settings, decision_cache, settings, out_path)
-            decider = Decider(client, prompts, rules)
+            documents = documents_of(list(reqs), lists, all_ids, store, str(sources.doc_lists or sources.docs))
+            client, rounds = _client(plan, decision_cache, out_path)
+            decider = Decider(client, plan.prompts_dir, plan.thresholds)
+
+            def create(rid: str) -> Any:
+                return create_request(reqs[rid], documents[rid], decider, spec.creation, gold.get(rid, []),
+                                      plan.passages)
+
             if rounds is None:
-                made = [await create_request(reqs[rid], documents[rid], decider, settings, gold.get(rid, []))
-                        for rid in reqs]
+                made = [await create(rid) for rid in reqs]
             else:  # every request's questions in the same rounds
-                made = list(await asyncio.gather(*(create_request(reqs[rid], documents[rid], decider, settings,
-                                                                  gold.get(rid, [])) for rid in reqs)))
+                made = list(await asyncio.gather(*(create(rid) for rid in reqs)))
     finally:
         if decision_cache is not None:
             decision_cache.close()
     batch = rounds.stats.as_dict() if rounds is not None else None
-    signature = _signature("create", client.settings, CREATION_DECISIONS, prompts, settings.tag, rules)
+    signature = _signature("create", plan.model, CREATION_DECISIONS, plan.prompts_dir, plan.tag, plan.thresholds)
     banks = {m.bank.request_id: m.bank for m in made}
     statements = {k: v for m in made for k, v in m.statements.items()}
     created = CreatedNuggets(
         banks=banks, review=[row for m in made for row in m.review], signature=signature,
         calls={m.bank.request_id: {"asked": m.calls.asked, "answered": m.calls.answered, "failed": m.calls.failed,
                                    **m.calls.by_decision} for m in made},
-        seconds={m.bank.request_id: round(m.seconds, 3) for m in made}, statements=statements, batch=batch)
+        seconds={m.bank.request_id: round(m.seconds, 3) for m in made}, statements=statements, batch=batch,
+        thresholds_notice=plan.thresholds_notice)
     if out_path is None:
         return created
     provenance = {(rid, n.nugget_id, a.text): "created" for rid, b in banks.items() for n in b.nuggets
@@ -277,7 +241,7 @@ async def _create(requests: PathLike, docs: PathLike | Sequence[PathLike], doc_l
     review = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in created.review)
     summary = {"signature": signature, "banks": {rid: len(b.nuggets) for rid, b in banks.items()},
                "calls": created.calls, "seconds": created.seconds, **({"batch": batch} if batch else {})}
-    outputs, written = _created_outputs(out_path, inputs, settings.format, banks, queries, statements, provenance,
+    outputs, written = _created_outputs(out_path, inputs, bank_format, banks, queries, statements, provenance,
                                         creator, review, json.dumps(summary, indent=2) + "\n")
     outputs.write()
     if rounds is not None:
@@ -305,54 +269,70 @@ async def pool_nuggets_async(*, nuggets: PathLike | Sequence[PathLike], reports:
     """Candidate new answers to the banks' questions from the reports' cited sentences (judge.nuggets.pool).
     Nothing changes a bank: `out` gets the candidates (each `"accept": null`) for a person to review, then
     `accept_candidates`. `thresholds`, `batch` and `batch_poll`: as in `create_nuggets` (the batch journal is kept
-    in the folder of `out`)."""
-    _check_paths(("out",), nuggets=nuggets, reports=reports, requests=requests, docs=docs, out=out)
-    settings = NuggetSettings(concurrency=concurrency, passages=passages or PassagePolicy(), batch=batch,
-                              batch_poll=batch_poll)
-    model_settings = ModelSettings(model, api_base, api_key, **model_options)
-    _check_batch(settings, model_settings)
-    rules = _thresholds(model_settings, thresholds, prompts_dir)
-    if out is None:
-        return await _pool(nuggets, reports, requests, docs, settings, model_settings, rules, cache, prompts_dir,
-                           None)
-    out_path = Path(out)
-    outputs = pooled_outputs(out_path, nuggets, reports, requests, docs)
+    in the folder of `out`). `model_options`: the other fields of the call's specification
+    (judge.nuggets.spec.PoolSpec) by name: the model's, and `page`, a function that renders the candidates' review
+    page written beside them (OUT.html; `nuggets pool` gives judge.view.candidates.candidates_page)."""
+    arguments = {name: value for name, value in locals().items() if name != "model_options"}
+    return await _pool(_spec(PoolSpec, {**arguments, **model_options}))
+
+
+POOL_FILES = {"candidates": "", "refused": ".refused.jsonl", "summary": ".summary.json", "page": ".html"}
+
+
+def _pooled_outputs(out: Path, inputs: PoolInputs, files: Sequence[str]) -> Outputs:
+    """The files pooling writes (judge.formats.paths), each with an empty text for the caller to replace: the
+    candidates file `out` and beside it `.refused.jsonl`, `.summary.json` and the `.html` page. Built once to be
+    checked before any model call, and again to be written."""
+    sources = {"nuggets": paths(inputs.nuggets), "reports": paths(inputs.reports), "requests": paths(inputs.requests),
+               "documents": paths(inputs.docs)}
+    outputs = Outputs(home=out.parent, command="nuggets pool", out=out, inputs=sources)
+    for name in files:
+        outputs.add(beside(out, POOL_FILES[name]) if POOL_FILES[name] else out, "")
+    return outputs
+
+
+async def _pool(spec: PoolSpec) -> PooledNuggets:
+    """Run `spec`: resolve it once and, holding the candidates' folder from the first check to the last rename,
+    pool and write (the page too, when asked for)."""
+    plan = spec.resolve()
+    if spec.outputs.out is None:
+        return await _pooled(spec, plan, None)
+    out = Path(spec.outputs.out)
+    files = tuple(POOL_FILES) if spec.outputs.page is not None else ("candidates", "refused", "summary")
+    outputs = _pooled_outputs(out, spec.inputs, files)
     check_apart(list(outputs.texts), outputs.inputs)  # before the lock file is made beside them
-    with output_lock(out_path.parent, "nuggets pool"):
+    with output_lock(out.parent, "nuggets pool"):
         outputs.check()
-        return await _pool(nuggets, reports, requests, docs, settings, model_settings, rules, cache, prompts_dir,
-                           out_path)
+        return await _pooled(spec, plan, out)
 
 
-async def _pool(nuggets: PathLike | Sequence[PathLike], reports: PathLike | Sequence[PathLike], requests: PathLike,
-                docs: PathLike | Sequence[PathLike], settings: NuggetSettings, model_settings: ModelSettings,
-                rules: Thresholds | None, cache: PathLike | None, prompts_dir: PathLike | None,
-                out_path: Path | None) -> PooledNuggets:
+async def _pooled(spec: PoolSpec, plan: NuggetPlan, out_path: Path | None) -> PooledNuggets:
     from judge.judging.decisions.asker import Decider
     from judge.nuggets.pool import POOL_DECISIONS, check_banks, pool
 
-    banks = read_nugget_banks(_paths(nuggets))
-    reqs = read_requests(requests)
-    check_banks(banks, reqs, ", ".join(map(str, _paths(nuggets))))
-    runs = read_reports(_paths(reports))
-    prompts = Path(prompts_dir) if prompts_dir is not None else None
+    sources = spec.inputs
+    banks = read_nugget_banks(paths(sources.nuggets))
+    reqs = read_requests(sources.requests)
+    check_banks(banks, reqs, ", ".join(map(str, paths(sources.nuggets))))
+    runs = read_reports(paths(sources.reports))
+    cache = plan.execution.cache
     decision_cache = open_decision_cache(cache) if cache is not None else None
     try:
-        index = docstore_dir(cache)
-        with DocumentStore.open(_paths(docs), index) as store:
-            client, rounds = _client(model_settings, decision_cache, settings,
-                                     out_path.parent if out_path is not None else None)
-            pooled = await pool(runs, banks, reqs, store, Decider(client, prompts, rules), settings)
+        with DocumentStore.open(paths(sources.docs), docstore_dir(cache)) as store:
+            client, rounds = _client(plan, decision_cache, out_path.parent if out_path is not None else None)
+            pooled = await pool(runs, banks, reqs, store, Decider(client, plan.prompts_dir, plan.thresholds),
+                                passages=plan.passages)
     finally:
         if decision_cache is not None:
             decision_cache.close()
     batch = rounds.stats.as_dict() if rounds is not None else None
-    signature = _signature("pool", client.settings, POOL_DECISIONS, prompts, settings.pool_tag, rules)
+    signature = _signature("pool", plan.model, POOL_DECISIONS, plan.prompts_dir, plan.tag, plan.thresholds)
     result = PooledNuggets(pooled.candidates, pooled.refused, pooled.counts.as_dict(),
                            {"asked": pooled.calls.asked, "answered": pooled.calls.answered,
-                            "failed": pooled.calls.failed, **pooled.calls.by_decision}, signature, batch)
+                            "failed": pooled.calls.failed, **pooled.calls.by_decision}, signature, batch,
+                           thresholds_notice=plan.thresholds_notice)
     if out_path is not None:
-        outputs = pooled_outputs(out_path, nuggets, reports, requests, docs)
+        outputs = _pooled_outputs(out_path, sources, ("candidates", "refused", "summary"))
         outputs.add(out_path, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in result.candidates))
         outputs.add(beside(out_path, ".refused.jsonl"),
                     "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in result.refused))
@@ -362,24 +342,12 @@ async def _pool(nuggets: PathLike | Sequence[PathLike], reports: PathLike | Sequ
         outputs.write()
     if rounds is not None:
         rounds.journal.forget()  # the jobs are done with
-    return result
-
-
-POOL_FILES = {"candidates": "", "refused": ".refused.jsonl", "summary": ".summary.json", "page": ".html"}
-
-
-def pooled_outputs(out: Path, nuggets: PathLike | Sequence[PathLike], reports: PathLike | Sequence[PathLike],
-                   requests: PathLike, docs: PathLike | Sequence[PathLike],
-                   files: Sequence[str] = ("candidates", "refused", "summary")) -> Outputs:
-    """The files pooling writes (judge.formats.paths), each with an empty text for the caller to replace: the
-    candidates file `out` and beside it `.refused.jsonl`, `.summary.json` and the command's `.html` page. Built
-    once to be checked before any model call, and again to be written."""
-    inputs = {"nuggets": _paths(nuggets), "reports": _paths(reports), "requests": _paths(requests),
-              "documents": _paths(docs)}
-    outputs = Outputs(home=Path(out).parent, command="nuggets pool", out=Path(out), inputs=inputs)
-    for name in files:
-        outputs.add(beside(out, POOL_FILES[name]) if POOL_FILES[name] else Path(out), "")
-    return outputs
+    if out_path is None or spec.outputs.page is None:
+        return result
+    page = _pooled_outputs(out_path, sources, ("page",))  # the banks as read before pooling
+    path = page.add(beside(out_path, POOL_FILES["page"]), spec.outputs.page(banks, result.candidates, out_path.name))
+    page.write()
+    return PooledNuggets(**{**result.__dict__, "page": path})
 
 
 def pool_nuggets(**kwargs: Any) -> PooledNuggets:
@@ -397,20 +365,23 @@ def accept_candidates(*, nuggets: PathLike | Sequence[PathLike], candidates: Pat
     written to `out` as v3 banks: the added answers `pooled`, the others keep their provenance (`person` when the
     bank recorded none). `out` must hold no bank (nor other file a bank reader would take) that this call did not
     write itself, and lie apart from the inputs (judge.formats.paths)."""
+    return _accept(AcceptSpec.of(nuggets=nuggets, candidates=candidates, out=out))
+
+
+def _accept(spec: AcceptSpec) -> dict[str, NuggetBank]:
     from judge.nuggets.pool import accept
 
-    _check_paths(nuggets=nuggets, candidates=candidates, out=out)
-    sources = _paths(nuggets)
-    out_path = Path(out)
-    inputs = {"nuggets": sources, "candidates": _paths(candidates)}
+    sources = paths(spec.inputs.nuggets)
+    out_path = Path(spec.outputs.out)
+    inputs = {"nuggets": sources, "candidates": paths(spec.inputs.candidates)}
     check_apart([out_path], inputs, folders=True)
     preflight = Outputs(home=out_path, command="nuggets pool --accept", out=out_path, inputs=inputs)
     preflight.bank_folder(out_path)
     preflight.check()  # before the lock file is made in it
     with output_lock(out_path, "nuggets pool --accept"):
         banks = read_nugget_banks(sources)
-        reviewed = [(line, row) for line, row in iter_jsonl(Path(candidates))]
-        extended, added = accept(banks, reviewed, str(candidates))
+        reviewed = [(line, row) for line, row in iter_jsonl(Path(spec.inputs.candidates))]
+        extended, added = accept(banks, reviewed, str(spec.inputs.candidates))
         provenance: dict[AnswerKey, str] = dict(read_provenance(sources))
         provenance.update(dict.fromkeys(added, "pooled"))
         outputs = Outputs(home=out_path, command="nuggets pool --accept", out=out_path, inputs=inputs)

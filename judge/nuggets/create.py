@@ -39,6 +39,7 @@ from judge.labels import Importance
 from judge.nuggets.calls import Calls, ask
 from judge.nuggets.settings import NuggetSettings
 from judge.nuggets.text import claim_of, normalised, overlap, share_in
+from judge.settings import PassagePolicy
 from judge.types import Answer, Document, Nugget, NuggetBank, Report, Request
 
 CREATION_DECISIONS = (DOCUMENT_RELEVANCE, DRAFT_NUGGETS, SUPPORTS_CITATION)
@@ -78,7 +79,7 @@ class RequestCreation:
 
 
 async def create_request(request: Request, documents: list[Document], decider: Decider, settings: NuggetSettings,
-                         gold: list[Report] = ()) -> RequestCreation:
+                         gold: list[Report] = (), passages: PassagePolicy = PassagePolicy()) -> RequestCreation:
     """One request's bank from its documents (see the module's steps)."""
     started = time.perf_counter()
     calls = Calls()
@@ -98,7 +99,7 @@ async def create_request(request: Request, documents: list[Document], decider: D
                                    item.statement.strip(), item.importance))
     _merge(drafted, settings)
     by_id = {doc.doc_id: doc for doc in chosen}
-    await asyncio.gather(*(_bind(request, d, chosen, by_id, decider, settings, calls) for d in drafted))
+    await asyncio.gather(*(_bind(request, d, chosen, by_id, decider, settings, passages, calls) for d in drafted))
     bank, statements = _bank(request.request_id, drafted, settings)
     review.extend(d.row() for d in drafted)
     return RequestCreation(bank, statements, review, calls, time.perf_counter() - started)
@@ -139,7 +140,7 @@ def _merge(drafted: list[Drafted], settings: NuggetSettings) -> None:
 
 
 async def _bind(request: Request, item: Drafted, chosen: list[Document], by_id: dict[str, Document],
-                decider: Decider, settings: NuggetSettings, calls: Calls) -> None:
+                decider: Decider, settings: NuggetSettings, passages: PassagePolicy, calls: Calls) -> None:
     """Ask supports_citation of the drafting document and of the others that hold most of the answer's words."""
     item.claim = claim_of(item.question, item.answer, item.statement, settings.claim_share)
     probe = item.answer if share_in(item.answer, item.answer) else item.claim
@@ -147,7 +148,7 @@ async def _bind(request: Request, item: Drafted, chosen: list[Document], by_id: 
     others = [d for d in chosen if d.doc_id != item.source and share_in(probe, d.text) >= settings.bind_share]
     targets += others[: settings.max_extra_bindings]
     records = [asked.record for asked in await asyncio.gather(*(ask(
-        decider, supports_citation.prepare(request, item.claim, [doc], settings.passages), calls) for doc in targets))]
+        decider, supports_citation.prepare(request, item.claim, [doc], passages), calls) for doc in targets))]
     for doc, record in zip(targets, records, strict=True):
         # model_verdict and threshold say when eval's threshold flipped the model's verdict (else None)
         item.bindings.append({"doc_id": doc.doc_id, "verdict": record.verdict, "evidence": record.evidence,

@@ -29,6 +29,7 @@ from judge.judging.decisions.spec import DocumentLookup
 from judge.nuggets.calls import Calls, ask
 from judge.nuggets.settings import NuggetSettings
 from judge.nuggets.text import claim_of, normalised
+from judge.settings import PassagePolicy
 from judge.types import Answer, NuggetBank, Report, Request, Sentence
 
 POOL_DECISIONS = (ANSWERS_QUESTION, ANSWERS_NUGGET, SUPPORTS_CITATION)
@@ -88,15 +89,16 @@ def check_banks(banks: dict[str, NuggetBank], requests: dict[str, Request], wher
 
 
 async def pool(reports: list[Report], banks: dict[str, NuggetBank], requests: dict[str, Request],
-               documents: DocumentLookup, decider: Decider, settings: NuggetSettings = NuggetSettings()) -> Pooled:
+               documents: DocumentLookup, decider: Decider, settings: NuggetSettings = NuggetSettings(),
+               passages: PassagePolicy = PassagePolicy()) -> Pooled:
     counts, calls = PoolCounts(), Calls()
     found: dict[tuple[str, str, str], Candidate] = {}
     refused: list[dict[str, Any]] = []
     work = [(report, sentence) for report in reports if report.request_id in banks
             for sentence in report.sentences if sentence.citations]
     results = await asyncio.gather(*(_sentence(report, sentence, banks[report.request_id],
-                                               requests[report.request_id], documents, decider, settings, calls,
-                                               counts)
+                                               requests[report.request_id], documents, decider, settings, passages,
+                                               calls, counts)
                                      for report, sentence in work))
     for (report, sentence), outcomes in zip(work, results, strict=True):
         for outcome in outcomes:
@@ -117,7 +119,8 @@ async def pool(reports: list[Report], banks: dict[str, NuggetBank], requests: di
 
 
 async def _sentence(report: Report, sentence: Sentence, bank: NuggetBank, request: Request,
-                    documents: DocumentLookup, decider: Decider, settings: NuggetSettings, calls: Calls,
+                    documents: DocumentLookup, decider: Decider, settings: NuggetSettings, passages: PassagePolicy,
+                    calls: Calls,
                     counts: PoolCounts) -> list[dict[str, Any]]:
     questions = [n for n in bank.nuggets if not n.absence]
     if not questions:
@@ -150,7 +153,7 @@ async def _sentence(report: Report, sentence: Sentence, bank: NuggetBank, reques
                 continue
         found = [d for d in (documents.get(i) for i in cited) if d is not None]
         records = [asked.record for asked in await asyncio.gather(*(ask(
-            decider, supports_citation.prepare(request, item["claim"], [doc], settings.passages), calls)
+            decider, supports_citation.prepare(request, item["claim"], [doc], passages), calls)
             for doc in found))]
         counts.failed += sum(r.verdict is None for r in records)
         attesting = [doc.doc_id for doc, r in zip(found, records, strict=True) if r.verdict is True]

@@ -450,26 +450,34 @@ class Sectioned:
     @classmethod
     def of(cls: type[S], **settings: Any) -> S:
         """The spec from flat names; an unknown name is a TypeError naming it."""
-        names = _flat_names(cls)
-        sections: dict[str, Any] = {}
-        for name, value in settings.items():
-            kind = cls.SECTIONS.get(name)
-            if kind is not None and isinstance(value, kind):
-                sections[name] = value
-            elif kind is not None and name not in names:
-                raise TypeError(f"{name} must be a {kind.__name__}, not {type(value).__name__} {value!r:.60}")
-            elif name not in names:
-                raise TypeError(f"unknown setting {name!r}: the settings are the fields of {cls.__name__}'s sections")
-        given = {name: value for name, value in settings.items() if name not in sections}
-        return cls(**{name: _section(cls, kind, sections.get(name), given, (name,))
-                      for name, kind in cls.SECTIONS.items()})
+        return _made(cls, {}, settings)
 
     def but(self: S, **settings: Any) -> S:
-        """This spec with the flat settings given changed (`spec.but(resume=True)`), checked as `of` checks."""
-        return type(self).of(**{name: getattr(self, name) for name in self.SECTIONS}, **settings)
+        """This spec with the flat settings given changed (`spec.but(resume=True)`, `spec.but(model="openai/x")`:
+        the model's name, its other settings kept), checked as `of` checks."""
+        return _made(type(self), {name: getattr(self, name) for name in self.SECTIONS}, settings)
 
 
 S = TypeVar("S", bound=Sectioned)
+
+
+def _made(cls: type[S], bases: dict[str, Any], settings: dict[str, Any]) -> S:
+    """A `cls` from `bases` (sections given whole) and flat settings over them: a section given whole by its name
+    replaces its base; every other name is a field's."""
+    names = _flat_names(cls)
+    bases = dict(bases)
+    given: dict[str, Any] = {}
+    for name, value in settings.items():
+        kind = cls.SECTIONS.get(name)
+        if kind is not None and isinstance(value, kind):
+            bases[name] = value
+        elif kind is not None and name not in names:
+            raise TypeError(f"{name} must be a {kind.__name__}, not {type(value).__name__} {value!r:.60}")
+        elif name not in names:
+            raise TypeError(f"unknown setting {name!r}: the settings are the fields of {cls.__name__}'s sections")
+        else:
+            given[name] = value
+    return cls(**{name: _section(cls, kind, bases.get(name), given, (name,)) for name, kind in cls.SECTIONS.items()})
 
 
 @functools.cache

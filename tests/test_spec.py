@@ -226,3 +226,11 @@ def test_an_eval_takes_its_output_lock_once(tmp_path, monkeypatch):
                      cache=None, out=tmp_path / "out")
     assert taken == ["eval"]
     assert (tmp_path / "out" / "judgments.jsonl").is_file()
+
+
+def test_but_changes_a_field_and_keeps_the_rest_of_its_section():
+    spec = EvalSpec.of(model=ModelSettings("openai/a", seed=3), concurrency=2)
+    changed = spec.but(model="openai/b", resume=True)
+    assert (changed.model.model, changed.model.seed) == ("openai/b", 3)
+    assert (changed.execution.concurrency, changed.execution.resume) == (2, True)
+    assert spec.model.model == "openai/a" and not spec.execution.resume  # the spec itself is unchanged

@@ -25,3 +25,24 @@ def endpoint():
         yield ep
     finally:
         ep.stop()
+
+
+@pytest.fixture
+def output_locks(monkeypatch) -> list[str]:
+    """The commands that took an output lock while the test ran, in order (judge.formats.lock.output_lock, wherever
+    a module imported it by name)."""
+    import sys
+
+    import judge.formats.lock as lock
+
+    taken: list[str] = []
+    real = lock.output_lock
+
+    def counting(out, command):
+        taken.append(command)
+        return real(out, command)
+
+    for module in [m for name, m in sys.modules.items() if name.startswith("judge") and m is not None]:
+        if getattr(module, "output_lock", None) is real:
+            monkeypatch.setattr(module, "output_lock", counting)
+    return taken

@@ -275,24 +275,9 @@ def test_a_nugget_command_decides_its_thresholds_once(tmp_path, monkeypatch):
     assert decided == ["openai/fake"]
 
 
-def _counting_locks(monkeypatch) -> list[str]:
-    import judge.formats.lock as lock
-
-    taken: list[str] = []
-    real = lock.output_lock
-
-    def counting(out, command):
-        taken.append(command)
-        return real(out, command)
-
-    monkeypatch.setattr(lock, "output_lock", counting)
-    monkeypatch.setattr(nugget_api, "output_lock", counting)
-    return taken
-
-
-def test_each_nugget_command_takes_its_output_lock_once(tmp_path, monkeypatch):
+def test_each_nugget_command_takes_its_output_lock_once(tmp_path, output_locks):
     """pool writes its candidates and their page under one hold of the folder (the page was written under a second)."""
-    taken = _counting_locks(monkeypatch)
+    taken = output_locks
     docs, reports = _pool_inputs(tmp_path)
     out = tmp_path / "pooled" / "candidates.jsonl"
     runner = CliRunner()

@@ -207,24 +207,15 @@ def test_an_embedded_judge_on_ray_ignores_workers_and_says_so():
     assert plan.workers is None and any("--workers 3 has no effect" in note for note in plan.unapplied)
 
 
-def test_an_eval_takes_its_output_lock_once(tmp_path, monkeypatch):
+def test_an_eval_takes_its_output_lock_once(tmp_path, output_locks):
     """One eval holds OUT from its first check to its last rename: the lock is taken once, not by each step."""
-    import judge.formats.lock as lock
     from judge.testing import FakeEndpoint, smart_responder
 
-    taken: list[str] = []
-    real = lock.output_lock
-
-    def counting(out, command):
-        taken.append(command)
-        return real(out, command)
-
-    monkeypatch.setattr(lock, "output_lock", counting)
     with FakeEndpoint(smart_responder) as endpoint:
         api.evaluate(EXAMPLES / "reports", requests=EXAMPLES / "requests.jsonl", docs=EXAMPLES / "docs.jsonl",
                      nuggets=EXAMPLES / "nuggets", model="openai/fake", api_base=endpoint.api_base, api_key="none",
                      cache=None, out=tmp_path / "out")
-    assert taken == ["eval"]
+    assert output_locks == ["eval"]
     assert (tmp_path / "out" / "judgments.jsonl").is_file()
 
 

@@ -15,7 +15,6 @@ from judge.api._inputs import (
     RequestInputs,
     _check_input,
     _check_judge,
-    _Materialised,
 )
 from judge.api.evaluation import EvalOptions, _load_inputs, _run
 from judge.llm.embedded.weights import EMBEDDED_MODEL
@@ -53,4 +52,4 @@ def plan_batch(reports: ReportInputs, *, requests: RequestInputs, docs: Document
     config = EvalConfig(model=request.model, judge=request.judge or JudgeSettings(), concurrency=request.concurrency,
                         cache_dir=None if request.cache is None else str(request.cache), **request.run_options)
     with ExitStack() as stack:
-        return plan(_load_inputs(request, config, _Materialised(stack), stack, None), config)
+        return plan(_load_inputs(request, config, stack, None), config)

@@ -17,16 +17,14 @@ from judge.api._inputs import (
     PathLike,
     ReportInputs,
     RequestInputs,
-    _bank_record,
     _check_input,
     _check_judge,
     _check_path,
-    _document_record,
-    _Materialised,
-    _report_record,
-    _request_record,
+    _given,
+    _humans,
+    _reports,
 )
-from judge.api.estimates import _estimates, _human_paths, _write_estimates
+from judge.api.estimates import _estimates, _write_estimates
 from judge.errors import SettingError
 from judge.event_loop import run_sync
 from judge.formats.judgments import ReportJudgment
@@ -127,15 +125,14 @@ async def _evaluate(request: _Run, progress: JudgingProgress | None) -> Evaluati
                         cache_dir=None if request.cache is None else str(request.cache), **request.run_options)
     out = Path(request.out) if request.out is not None else None
     with ExitStack() as stack:
-        files = _Materialised(stack)
-        inputs = _load_inputs(request, config, files, stack, out)
+        inputs = _load_inputs(request, config, stack, out)
         human = None
         if request.human is not None:
-            human = _human_paths(request.human, files)
-            from judge.run.prediction_powered import check_human_files
+            human = _humans("human", request.human, request.sample)
+            from judge.run.prediction_powered import check_human
 
-            # a human file that does not fit is refused before any model call
-            check_human_files(human, inputs.reports, request.sample)  # type: ignore[arg-type]
+            # human judgments that do not fit are refused before any model call
+            check_human(human, inputs.reports, request.sample)  # type: ignore[arg-type]
         if progress is not None and progress.loaded is not None:
             progress.loaded(inputs)
         # One run writes OUT at a time, to its last rename (judge.formats.lock); the finished files of an earlier run
@@ -146,7 +143,7 @@ async def _evaluate(request: _Run, progress: JudgingProgress | None) -> Evaluati
         # Baselines and estimates before the summary is written, so their diagnostics (the human files' own
         # warnings among them) reach run-summary.json.
         if request.baselines:
-            evaluation.baseline_results = _eval_baselines(inputs, request.gold, out, evaluation, files)
+            evaluation.baseline_results = _eval_baselines(inputs, request.gold, out, evaluation)
         estimates = _estimates(evaluation.scores, evaluation.signature, human, evaluation.judgments, request.sample,
                                request.confidence, config.judge.policy, inputs.banks,
                                evaluation.diagnostics) if human is not None else None
@@ -166,32 +163,30 @@ async def _evaluate(request: _Run, progress: JudgingProgress | None) -> Evaluati
     return evaluation
 
 
-def _load_inputs(request: _Run, config: EvalConfig, files: _Materialised, stack: ExitStack, out: Path | None
-                 ) -> Inputs:
-    """The run's inputs, loaded and checked (closed with `stack`)."""
+def _load_inputs(request: _Run, config: EvalConfig, stack: ExitStack, out: Path | None) -> Inputs:
+    """The run's inputs, loaded and checked (closed with `stack`): objects as given, files read."""
     from judge.run.inputs import Inputs
 
-    reports = files.paths("reports", request.reports, _report_record, Report)
-    requests = files.paths("requests", request.requests, _request_record, Request)
-    if len(requests) != 1:
+    reports = _given("reports", request.reports, Report)
+    requests = _given("requests", request.requests, Request)
+    if not isinstance(requests[0], Request) and len(requests) != 1:
         raise TypeError("requests must be one requests file or Request objects (or dicts)")
-    docs = files.paths("docs", request.docs, _document_record, Document)
-    nuggets = files.paths("nuggets", request.nuggets, _bank_record, NuggetBank, optional=True)
-    return stack.enter_context(Inputs.load(reports, requests[0], nuggets or None, docs, docstore_dir(request.cache),
+    docs = _given("docs", request.docs, Document)
+    nuggets = _given("nuggets", request.nuggets, NuggetBank, optional=True)
+    return stack.enter_context(Inputs.load(reports, requests, nuggets or None, docs, docstore_dir(request.cache),
                                            max_doc_bytes=config.judge.passages.max_doc_bytes,
                                            shard=request.run_options.get("shard"), out=out))
 
 
-def _eval_baselines(inputs: Any, gold: ReportInputs | None, out: Path | None, evaluation: Evaluation,
-                    files: _Materialised) -> list[BaselineResult]:
+def _eval_baselines(inputs: Any, gold: ReportInputs | None, out: Path | None, evaluation: Evaluation
+                    ) -> list[BaselineResult]:
     from judge.baselines import BaselineWarning
     from judge.baselines.suite import run_baselines as run_suite
-    from judge.formats import read_reports
     from judge.formats.scores import write_scores
 
-    gold_paths = files.paths("gold", gold, _report_record, Report, optional=True)
+    gold_reports = _reports("gold", gold, optional=True)
     with evaluation.diagnostics.capture_warnings(BaselineWarning, "baselines"):
-        results, notes = run_suite(inputs.reports, inputs.banks, read_reports(gold_paths) if gold_paths else None)
+        results, notes = run_suite(inputs.reports, inputs.banks, gold_reports)
     evaluation.diagnostics.extend(notes, "baselines")  # a baseline that did not run is missing from the table
     if out is not None:
         for result in results:

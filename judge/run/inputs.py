@@ -1,5 +1,8 @@
 """The inputs of a run, loaded and checked once before any model call: the reports (indexed, read again from their
 files when judged), the requests, the nugget banks and the document store, with the diagnostics their loading gave.
+
+Each input is files (read here by the format readers, the edge) or domain objects already in memory (the API's
+Report, Request, NuggetBank and Document objects), which are taken as they are: nothing is written to disk.
 """
 
 from __future__ import annotations
@@ -7,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from judge.diagnostics import Diagnostic, Diagnostics
 from judge.errors import InputError
@@ -15,7 +19,29 @@ from judge.formats.out_apart import check_out_apart
 from judge.formats.reports import ReportIndex
 from judge.formats.sniff import naming_the_format
 from judge.run.shards import Shard
-from judge.types import NuggetBank, Request
+from judge.types import Document, NuggetBank, Report, Request
+
+_T = TypeVar("_T")
+# An input: its files (paths, or literal text), or its objects.
+Given = Sequence[str | Path] | Sequence[_T]
+
+
+def _objects(given: Sequence[object], kind: type[_T]) -> list[_T] | None:
+    """`given` as a list of `kind` objects when it holds them, None when it holds paths."""
+    return list(given) if given and all(isinstance(item, kind) for item in given) else None  # type: ignore[misc]
+
+
+def keyed(items: Sequence[_T], key: str, what: str, name: str) -> dict[str, _T]:
+    """Objects by their `key` id, in order; an id given twice is an InputError naming `name[index]`."""
+    found: dict[str, _T] = {}
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        value = getattr(item, key)
+        if value in found:
+            raise InputError(f"second {what} for {key} {value!r} (first at {name}[{first[value]}]); keep one",
+                             f"{name}[{index}]")
+        found[value], first[value] = item, index
+    return found
 
 
 @dataclass
@@ -37,26 +63,37 @@ class Inputs:
             self.reports = ReportIndex.of(self.reports)
 
     @classmethod
-    def load(cls, reports: Sequence[str | Path], requests: str | Path, nuggets: Sequence[str | Path] | None,
-             documents: Sequence[str | Path], index_dir: Path, max_doc_bytes: int | None = None,
+    def load(cls, reports: Given[Report], requests: str | Path | Sequence[Request], nuggets: Given[NuggetBank] | None,
+             documents: Given[Document], index_dir: Path, max_doc_bytes: int | None = None,
              shard: Shard | None = None, out: Path | None = None) -> Inputs:
-        """`max_doc_bytes`: refuse (before any model call) a cited document larger than this. `shard`: keep only
-        that shard's reports (checks and warnings then speak of those alone, so merging the shards' summaries
-        gives the warnings of a single run). `out`: the run's output folder, refused if it is or lies inside an
-        input folder."""
+        """Each input as files or objects (see the module's docstring); objects given twice (a report, a request,
+        a bank) are refused as in a file, named `reports[3]`, `requests[0]`, ... `max_doc_bytes`: refuse (before
+        any model call) a cited document larger than this. `shard`: keep only that shard's reports (checks and
+        warnings then speak of those alone, so merging the shards' summaries gives the warnings of a single run).
+        `out`: the run's output folder, refused if it is or lies inside an input folder."""
+        if isinstance(requests, str | Path):
+            requests = [requests]
+        given = {"reports": _objects(reports, Report), "requests": _objects(requests, Request),
+                 "nuggets": _objects(nuggets or (), NuggetBank), "docs": _objects(documents, Document)}
         if out is not None:
-            check_out_apart(out, [*reports, *(nuggets or ()), *documents])
+            check_out_apart(out, [p for name, value in (("reports", reports), ("nuggets", nuggets or ()),
+                                                        ("docs", documents)) if given[name] is None for p in value])
         diagnostics = Diagnostics()
         keep = (lambda report: shard.contains(report.run_id, report.request_id)) if shard else None
         with naming_the_format("a reports file"):
-            index = ReportIndex.scan(list(reports), keep)
+            index = (ReportIndex.of(given["reports"], keep) if given["reports"] is not None
+                     else ReportIndex.scan(list(reports), keep))  # type: ignore[arg-type]
         with naming_the_format("a requests file"):
-            known = read_requests(requests)
+            known = (keyed(given["requests"], "request_id", "request", "requests") if given["requests"] is not None
+                     else read_requests(list(requests)))  # type: ignore[arg-type]
         with naming_the_format("a nugget bank"):
-            read = (index, known, read_nugget_banks(list(nuggets)) if nuggets else {})
+            banks = (keyed(given["nuggets"], "request_id", "nugget bank", "nuggets") if given["nuggets"] is not None
+                     else read_nugget_banks(list(nuggets)) if nuggets else {})  # type: ignore[arg-type]
+        read = (index, known, banks)
         # The document index logs what it repairs (duplicate ids, an unreadable index): keep it for the summary.
         with diagnostics.capture_logging("judge.formats.documents", "documents"), naming_the_format("a documents file"):
-            store = DocumentStore.open(list(documents), index_dir)
+            store = (DocumentStore.of(given["docs"], "docs") if given["docs"] is not None
+                     else DocumentStore.open(list(documents), index_dir))  # type: ignore[arg-type]
         loaded = cls(*read, store, diagnostics)
         try:
             loaded.check(max_doc_bytes)
@@ -98,7 +135,7 @@ class Inputs:
             if not entry.sentences:
                 notes.append(Diagnostic(f"{entry.source}: report of run '{entry.run_id}' for request "
                                         f"'{entry.request_id}' is empty; its precision is undefined (scored 0, "
-                                        "flagged)", "inputs", file=entry.name or None, line=entry.line))
+                                        "flagged)", "inputs", file=entry.name or None, line=entry.line or None))
         for request_id in sorted({e.request_id for e in self.reports.entries} - self.banks.keys()):
             notes.append(Diagnostic(f"request '{request_id}' has no nugget bank: nugget recall is undefined (not "
                                     "zero) for its reports", "inputs", request=request_id))

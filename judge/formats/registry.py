@@ -1,0 +1,138 @@
+"""The input formats argue-judge reads, one module per format (judge/formats/known/), each registering one `Format`.
+
+A format says what kind of input it is (reports, requests, documents, nuggets, judgments, calibration items), how to
+tell a record of it (`detect`, on the record's fields), how to read a record into the domain types (`parse`, with
+an InputError naming the file and line of what is wrong), how to write one back where argue-judge writes it
+(`write`), and what it is, in one line (`description`). Everything else about formats is read from here:
+
+- the readers (judge.formats.reports, requests, documents, nuggets) read each record with the first format of its
+  kind that detects it; a record no format detects is read by the kind's `refuse`, whose errors say what is missing;
+- "this is a nugget bank, not a requests file" (judge.formats.sniff) names the first format that detects a file's
+  first record;
+- the command line's help of the input options and the format table of docs/inputs.md list the formats of a kind.
+
+Adding a format is one module that calls `register` (and, for a built-in one, its name in `BUILT_IN`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+Kind = Literal["reports", "requests", "documents", "nuggets", "judgments", "calibration items"]
+KINDS: tuple[Kind, ...] = get_args(Kind)
+
+# Each kind's name in messages ("this is X, not Y") and how a file of it is given to argue-judge.
+WHAT: dict[Kind, str] = {"reports": "a reports file", "requests": "a requests file", "documents": "a documents file",
+                         "nuggets": "a nugget bank", "judgments": "a judgments file",
+                         "calibration items": "a calibration items file"}
+
+# The modules of the formats that ship with argue-judge, in the order their records are told apart (the most
+# specific first): judge.formats.known.<name>.
+BUILT_IN = ("auto_argue_judgments", "argue_judgments", "autojudge_banks", "v3_nuggets", "items_nuggets",
+            "nuggetizer_nuggets", "neuclir_reports", "trec_rag_reports", "attributionbench", "wice",
+            "jsonl_documents", "pyserini_documents", "neuclir_requests", "trec_rag_requests", "title_requests")
+
+
+@dataclass(frozen=True)
+class Format:
+    """One input format. `parse(record, name, line)` gives the domain objects of one record (a report, a request,
+    a document, the nugget banks a record holds: always a list) or raises judge.errors.InputError naming `name`
+    and `line`; None where the record is read elsewhere (judgments: judge.judging.judgments_reader, which knows the
+    decision names; calibration items: judge.calibration.importers). `write(obj)` is the record of a domain
+    object in this format, where argue-judge writes the format. `what`: the format as messages name it (the
+    kind's name by default); `use`: how to give such a file to argue-judge."""
+
+    name: str
+    kind: Kind
+    description: str
+    detect: Callable[[dict[str, Any]], bool]
+    parse: Callable[[dict[str, Any], str, int | None], list[Any]] | None = None
+    write: Callable[[Any], dict[str, Any]] | None = None
+    what: str = ""
+    use: str = ""
+
+    @property
+    def called(self) -> str:
+        return self.what or WHAT[self.kind]
+
+
+_FORMATS: list[Format] = []
+_REFUSE: dict[Kind, Callable[[dict[str, Any], str, int | None], list[Any]]] = {}
+_loaded = False
+
+
+def register(fmt: Format, *, before: str | None = None) -> Format:
+    """Add `fmt` (after the others, or before the format named `before`); a second format of the same name
+    replaces the first."""
+    _built_in()
+    unregister(fmt.name)
+    where = next((i for i, f in enumerate(_FORMATS) if f.name == before), len(_FORMATS)) if before else len(_FORMATS)
+    _FORMATS.insert(where, fmt)
+    return fmt
+
+
+def unregister(name: str) -> None:
+    _FORMATS[:] = [f for f in _FORMATS if f.name != name]
+
+
+def refuse_with(kind: Kind, parse: Callable[[dict[str, Any], str, int | None], list[Any]]) -> None:
+    """What reads a `kind` record that no format detects: its errors say what the record lacks."""
+    _REFUSE[kind] = parse
+
+
+def formats(kind: Kind | None = None) -> list[Format]:
+    """The registered formats (of `kind`), in the order records are told apart."""
+    _built_in()
+    return [f for f in _FORMATS if kind is None or f.kind == kind]
+
+
+def detect(record: Any, kind: Kind | None = None) -> Format | None:
+    """The first format (of `kind`) whose `detect` accepts `record` (a dict), else None."""
+    if not isinstance(record, dict):
+        return None
+    return next((f for f in formats(kind) if f.detect(record)), None)
+
+
+def parse(kind: Kind, record: dict[str, Any], name: str, line: int | None) -> list[Any]:
+    """The domain objects of one `kind` record: read by the first format of the kind that detects it and reads
+    records, else by the kind's refusal (which raises the InputError that says what is missing)."""
+    found = next((f for f in formats(kind) if f.parse is not None and f.detect(record)), None)
+    if found is not None:
+        return found.parse(record, name, line)  # type: ignore[misc]
+    return _REFUSE[kind](record, name, line)
+
+
+def writer(name: str) -> Callable[[Any], dict[str, Any]]:
+    """The `write` of the format `name` (KeyError when it has none)."""
+    found = next((f for f in formats() if f.name == name and f.write is not None), None)
+    if found is None:
+        raise KeyError(f"no format {name!r} with a writer")
+    return found.write  # type: ignore[return-value]
+
+
+def listing(kind: Kind) -> str:
+    """The formats of `kind`, each by its one line, joined for the command line's help."""
+    return "; ".join(f.description for f in formats(kind))
+
+
+def table() -> str:
+    """The formats as a Markdown table (docs/inputs.md): kind, name, description."""
+    rows = ["| input | format | what it is |", "|-------|--------|------------|"]
+    rows += [f"| {f.kind} | `{f.name}` | {f.description} |" for f in formats()]
+    return "\n".join(rows)
+
+
+def _built_in() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in BUILT_IN:
+            importlib.import_module(f"judge.formats.known.{module}")
+
+
+def each_kind() -> Iterator[tuple[Kind, list[Format]]]:
+    for kind in KINDS:
+        yield kind, formats(kind)

@@ -604,7 +604,7 @@ def cli(monkeypatch):
              "other.jsonl": [rep("g", "q7", "the cat")]}
     monkeypatch.setattr("judge.formats.read_reports",
                         lambda paths: [r for p in paths for r in store[Path(p).name]])
-    monkeypatch.setattr(judge.api.baselines, "_banks", lambda argument, nuggets, stack: BANKS if nuggets else {})
+    monkeypatch.setattr(judge.api.baselines, "_banks", lambda argument, nuggets: BANKS if nuggets else {})
     runner = CliRunner()
     return lambda *args: runner.invoke(cli_mod.app, [str(a) for a in args])
 

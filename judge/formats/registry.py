@@ -17,7 +17,7 @@ Adding a format is one module that calls `register` (and, for a built-in one, it
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -57,6 +57,11 @@ class Format:
     @property
     def called(self) -> str:
         return self.what or WHAT[self.kind]
+
+    @property
+    def title(self) -> str:
+        """The description's name for the format (what comes before its first colon)."""
+        return self.description.split(":", 1)[0]
 
 
 _FORMATS: list[Format] = []
@@ -114,14 +119,16 @@ def writer(name: str) -> Callable[[Any], dict[str, Any]]:
 
 
 def listing(kind: Kind) -> str:
-    """The formats of `kind`, each by its one line, joined for the command line's help."""
-    return "; ".join(f.description for f in formats(kind))
+    """The formats of `kind` by their titles ("A, B or C"), for the command line's help."""
+    titles = [f.title for f in formats(kind)]
+    return " or ".join([", ".join(titles[:-1]), titles[-1]] if len(titles) > 1 else titles)
 
 
 def table() -> str:
-    """The formats as a Markdown table (docs/inputs.md): kind, name, description."""
+    """The formats as a Markdown table (docs/inputs.md): input, name, description; by input, and within one in
+    the order their records are told apart."""
     rows = ["| input | format | what it is |", "|-------|--------|------------|"]
-    rows += [f"| {f.kind} | `{f.name}` | {f.description} |" for f in formats()]
+    rows += [f"| {f.kind} | `{f.name}` | {f.description} |" for kind in KINDS for f in formats(kind)]
     return "\n".join(rows)
 
 
@@ -131,8 +138,3 @@ def _built_in() -> None:
         _loaded = True
         for module in BUILT_IN:
             importlib.import_module(f"judge.formats.known.{module}")
-
-
-def each_kind() -> Iterator[tuple[Kind, list[Format]]]:
-    for kind in KINDS:
-        yield kind, formats(kind)

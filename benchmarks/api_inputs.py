@@ -8,7 +8,8 @@ Writes under DIR (default: a fresh temporary folder, printed): `cli-<name>/` (th
 judgments.jsonl, scores.tsv and leaderboard.tsv of the two are compared byte for byte here, and can be compared
 with another checkout's (`cmp`). Prints, per example: seconds and peak traced memory (tracemalloc) of the API call
 on objects (best of N, after one call not measured), how many files the call opened for writing under the
-temporary folder, and how many document indexes the calls left in the default cache folder.
+temporary folder, and how many document indexes the calls left in the default cache folder; the same for
+`judge.plan_batch` on the objects, which loads the inputs and asks no model: the loading alone.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import filecmp
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -116,11 +118,28 @@ def main() -> None:
                     peaks.append(peak)
                     counts.append(writes.count)
             left = len(set(index_dir.glob("*.sqlite")) - indexes) if index_dir.is_dir() else 0
+            load_seconds, load_peaks, load_counts = [], [], []
+            for attempt in range(options.repeat + 1):  # the inputs alone: plan_batch loads them, asks no model
+                writes.count, writes.armed = 0, True
+                tracemalloc.start()
+                start = time.perf_counter()
+                judge.plan_batch(objects["reports"], requests=objects["requests"], docs=objects["docs"],
+                                 nuggets=objects["nuggets"], model="openai/gpt-4o-mini", cache=None)
+                elapsed, peak = time.perf_counter() - start, tracemalloc.get_traced_memory()[1]
+                tracemalloc.stop()
+                writes.armed = False
+                if attempt:
+                    load_seconds.append(elapsed)
+                    load_peaks.append(peak)
+                    load_counts.append(writes.count)
             same = all(filecmp.cmp(out / f"cli-{name}" / f, out / f"api-{name}" / f, shallow=False) for f in COMPARED)
             print(f"{name}: {len(objects['reports'])} reports, {len(objects['docs'])} documents; API on objects: "
                   f"best {min(seconds):.3f} s of {options.repeat}, peak traced memory {min(peaks) / 1e6:.1f} MB, "
                   f"temporary files written per call {max(counts)}, document indexes left in the cache folder by "
                   f"{options.repeat + 1} calls {left}; CLI and API outputs identical: {same}")
+            print(f"{name}: loading the objects alone (plan_batch): best {min(load_seconds) * 1000:.1f} ms, median "
+                  f"{statistics.median(load_seconds) * 1000:.1f} ms of {options.repeat}, peak traced memory "
+                  f"{min(load_peaks) / 1e6:.2f} MB, temporary files written per call {max(load_counts)}")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ line refuse the same records with the same words."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -97,27 +96,11 @@ def _records(argument: str, value: Any, kind: type, *, optional: bool = False, c
 
 
 def _read_dict(kind: type, item: Mapping[str, Any], where: str) -> list[Any]:
-    """A dict given in place of a `kind` record, read as its file's reader reads that line: JSON data (what a line
-    can hold), then the format that detects it."""
-    from judge.formats import registry
-    from judge.formats._jsonl import parse_json, read_one
+    """A dict given in place of a `kind` record, read by the loader as its file's line would be."""
+    from judge.formats import loader
+    from judge.judging.decisions import REGISTRY  # the decision names a judgments record may have
 
-    try:
-        data = parse_json(json.dumps(dict(item), ensure_ascii=False), where, None)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"not JSON data ({exc})", where) from None
-    if kind is ReportJudgment:
-        from judge.formats.judgments import parse_judgment
-        from judge.judging.decisions import REGISTRY  # the decision names a record may have
-
-        return [parse_judgment(data, where, None, decisions=REGISTRY.names)]
-    if kind is NuggetBank:  # one dict may hold several banks (a list, an AutoJudge container)
-        from judge.formats.nugget_fields import Where
-        from judge.formats.nuggets import banks_in
-
-        return banks_in(data, Where(where))
-    found = registry.parse({Report: "reports", Request: "requests", Document: "documents"}[kind], data, where, None)
-    return [read_one(found, kind, where, None)]
+    return loader.read_record(kind, item, where, decisions=REGISTRY.names)
 
 
 def _is_paths(value: Any) -> bool:
@@ -134,52 +117,35 @@ def _given(argument: str, value: Any, kind: type, *, optional: bool = False) -> 
 
 def _reports(argument: str, value: Any, *, optional: bool = False) -> list[Report] | None:
     """The reports of `argument` in memory: the objects given, or the files read (None for an optional None)."""
-    from judge.formats import read_reports
-    from judge.formats.reports import ReportIndex
+    from judge.formats import loader
 
     given = _given(argument, value, Report, optional=optional)
-    if not given:
-        return None
-    if isinstance(given[0], Report):
-        ReportIndex.of(given, name=argument)  # a report given twice is refused as in a file
-        return given
-    return read_reports(given)
+    return loader.report_list(given, argument) if given else None
 
 
 def _banks(argument: str, nuggets: Any) -> dict[str, NuggetBank]:
     """The nugget banks by request, from objects or files ({} for None)."""
-    from judge.formats import read_nugget_banks
-    from judge.run.inputs import keyed
+    from judge.formats import loader
 
-    given = _given(argument, nuggets, NuggetBank, optional=True)
-    if given and isinstance(given[0], NuggetBank):
-        return keyed(given, "request_id", "nugget bank", argument)
-    return read_nugget_banks(given) if given else {}
+    return loader.banks(_given(argument, nuggets, NuggetBank, optional=True), argument)
 
 
 def _requests(argument: str, requests: Any) -> dict[str, Request] | None:
     """The requests by id, from objects or one requests file (None for None)."""
-    from judge.formats import read_requests
-    from judge.run.inputs import keyed
+    from judge.formats import loader
 
     given = _given(argument, requests, Request, optional=True)
-    if given and isinstance(given[0], Request):
-        return keyed(given, "request_id", "request", argument)
-    return read_requests(given) if given else None
+    return loader.requests(given, argument) if given else None
 
 
 def _documents(argument: str, docs: Any, cache: PathLike | None) -> DocumentStore | None:
     """A document store of the objects (in memory) or the files (indexed beside the cache); None for None. The
     caller closes it."""
-    from judge.formats import DocumentStore
+    from judge.formats import loader
     from judge.llm.cache.backends import docstore_dir
 
     given = _given(argument, docs, Document, optional=True)
-    if not given:
-        return None
-    if isinstance(given[0], Document):
-        return DocumentStore.of(given, argument)
-    return DocumentStore.open(given, docstore_dir(cache))
+    return loader.documents(given, docstore_dir(cache), argument) if given else None
 
 
 def _judgment_records(argument: str, judgments: Any, banks: Mapping[str, NuggetBank] | None = None

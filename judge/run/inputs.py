@@ -10,38 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
 
 from judge.diagnostics import Diagnostic, Diagnostics
 from judge.errors import InputError
-from judge.formats import DocumentStore, citation_warnings, read_nugget_banks, read_requests
+from judge.formats import DocumentStore, citation_warnings, loader
+from judge.formats.loader import Given
 from judge.formats.out_apart import check_out_apart
 from judge.formats.reports import ReportIndex
 from judge.formats.sniff import naming_the_format
 from judge.run.shards import Shard
 from judge.types import Document, NuggetBank, Report, Request
-
-_T = TypeVar("_T")
-# An input: its files (paths, or literal text), or its objects.
-Given = Sequence[str | Path] | Sequence[_T]
-
-
-def _objects(given: Sequence[object], kind: type[_T]) -> list[_T] | None:
-    """`given` as a list of `kind` objects when it holds them, None when it holds paths."""
-    return list(given) if given and all(isinstance(item, kind) for item in given) else None  # type: ignore[misc]
-
-
-def keyed(items: Sequence[_T], key: str, what: str, name: str) -> dict[str, _T]:
-    """Objects by their `key` id, in order; an id given twice is an InputError naming `name[index]`."""
-    found: dict[str, _T] = {}
-    first: dict[str, int] = {}
-    for index, item in enumerate(items):
-        value = getattr(item, key)
-        if value in found:
-            raise InputError(f"second {what} for {key} {value!r} (first at {name}[{first[value]}]); keep one",
-                             f"{name}[{index}]")
-        found[value], first[value] = item, index
-    return found
 
 
 @dataclass
@@ -73,27 +51,21 @@ class Inputs:
         `out`: the run's output folder, refused if it is or lies inside an input folder."""
         if isinstance(requests, str | Path):
             requests = [requests]
-        given = {"reports": _objects(reports, Report), "requests": _objects(requests, Request),
-                 "nuggets": _objects(nuggets or (), NuggetBank), "docs": _objects(documents, Document)}
-        if out is not None:
-            check_out_apart(out, [p for name, value in (("reports", reports), ("nuggets", nuggets or ()),
-                                                        ("docs", documents)) if given[name] is None for p in value])
+        if out is not None:  # the input folders: objects have none
+            check_out_apart(out, [p for value, kind in ((reports, Report), (nuggets or (), NuggetBank),
+                                                        (documents, Document))
+                                  if loader.objects(value, kind) is None for p in value])  # type: ignore[misc]
         diagnostics = Diagnostics()
         keep = (lambda report: shard.contains(report.run_id, report.request_id)) if shard else None
         with naming_the_format("a reports file"):
-            index = (ReportIndex.of(given["reports"], keep) if given["reports"] is not None
-                     else ReportIndex.scan(list(reports), keep))  # type: ignore[arg-type]
+            index = loader.reports(reports, keep)
         with naming_the_format("a requests file"):
-            known = (keyed(given["requests"], "request_id", "request", "requests") if given["requests"] is not None
-                     else read_requests(list(requests)))  # type: ignore[arg-type]
+            known = loader.requests(requests)
         with naming_the_format("a nugget bank"):
-            banks = (keyed(given["nuggets"], "request_id", "nugget bank", "nuggets") if given["nuggets"] is not None
-                     else read_nugget_banks(list(nuggets)) if nuggets else {})  # type: ignore[arg-type]
-        read = (index, known, banks)
+            read = (index, known, loader.banks(nuggets))
         # The document index logs what it repairs (duplicate ids, an unreadable index): keep it for the summary.
         with diagnostics.capture_logging("judge.formats.documents", "documents"), naming_the_format("a documents file"):
-            store = (DocumentStore.of(given["docs"], "docs") if given["docs"] is not None
-                     else DocumentStore.open(list(documents), index_dir))  # type: ignore[arg-type]
+            store = loader.documents(documents, index_dir)
         loaded = cls(*read, store, diagnostics)
         try:
             loaded.check(max_doc_bytes)

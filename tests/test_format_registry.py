@@ -128,9 +128,13 @@ def test_a_written_record_reads_back_as_the_object(name, kind, obj):
     assert registry.detect(record, kind).name == name
 
 
-def test_every_built_in_format_has_its_module_and_a_line_of_its_own():
+def test_every_module_of_the_known_formats_registers_one_format_with_a_line_of_its_own():
+    from judge.formats import known
+
+    modules = [p for p in Path(known.__file__).parent.glob("*.py") if p.name != "__init__.py"]
     names = [f.name for f in registry.formats()]
-    assert len(names) == len(set(names)) == len(registry.BUILT_IN)
+    assert len(names) == len(set(names)) == len(modules)
+    assert {f.detect.__module__ for f in registry.formats()} == {f"judge.formats.known.{p.stem}" for p in modules}
     assert all(f.description and f.use for f in registry.formats())
     assert read_nugget_banks(EXAMPLES / "nuggets") and read_requests(EXAMPLES / "requests.jsonl")
 

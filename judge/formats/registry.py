@@ -11,12 +11,14 @@ an InputError naming the file and line of what is wrong), how to write one back 
   first record;
 - the command line's help of the input options and the format table of docs/inputs.md list the formats of a kind.
 
-Adding a format is one module that calls `register` (and, for a built-in one, its name in `BUILT_IN`).
+Adding a format is one module that calls `register`: a module in judge/formats/known/ is found and imported by the
+registry itself; one of your own is imported before reading.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -29,11 +31,9 @@ WHAT: dict[Kind, str] = {"reports": "a reports file", "requests": "a requests fi
                          "nuggets": "a nugget bank", "judgments": "a judgments file",
                          "calibration items": "a calibration items file"}
 
-# The modules of the formats that ship with argue-judge, in the order their records are told apart (the most
-# specific first): judge.formats.known.<name>.
-BUILT_IN = ("auto_argue_judgments", "argue_judgments", "autojudge_banks", "v3_nuggets", "items_nuggets",
-            "nuggetizer_nuggets", "neuclir_reports", "trec_rag_reports", "attributionbench", "wice",
-            "jsonl_documents", "pyserini_documents", "neuclir_requests", "trec_rag_requests", "title_requests")
+# The order in which a file's first record is matched against the kinds ("this is X, not Y"): the kinds whose
+# records have the most specific fields first.
+SNIFF_ORDER: tuple[Kind, ...] = ("judgments", "nuggets", "reports", "calibration items", "documents", "requests")
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,8 @@ class Format:
     and `line`; None where the record is read elsewhere (judgments: judge.judging.judgments_reader, which knows the
     decision names; calibration items: judge.calibration.importers). `write(obj)` is the record of a domain
     object in this format, where argue-judge writes the format. `what`: the format as messages name it (the
-    kind's name by default); `use`: how to give such a file to argue-judge."""
+    kind's name by default); `use`: how to give such a file to argue-judge. `rank`: among the formats of its
+    kind, the lower is tried first (then the order of registration), for records two formats would both take."""
 
     name: str
     kind: Kind
@@ -53,6 +54,7 @@ class Format:
     write: Callable[[Any], dict[str, Any]] | None = None
     what: str = ""
     use: str = ""
+    rank: int = 50
 
     @property
     def called(self) -> str:
@@ -69,13 +71,11 @@ _REFUSE: dict[Kind, Callable[[dict[str, Any], str, int | None], list[Any]]] = {}
 _loaded = False
 
 
-def register(fmt: Format, *, before: str | None = None) -> Format:
-    """Add `fmt` (after the others, or before the format named `before`); a second format of the same name
-    replaces the first."""
+def register(fmt: Format) -> Format:
+    """Add `fmt`; a second format of the same name replaces the first."""
     _built_in()
     unregister(fmt.name)
-    where = next((i for i, f in enumerate(_FORMATS) if f.name == before), len(_FORMATS)) if before else len(_FORMATS)
-    _FORMATS.insert(where, fmt)
+    _FORMATS.append(fmt)
     return fmt
 
 
@@ -89,9 +89,12 @@ def refuse_with(kind: Kind, parse: Callable[[dict[str, Any], str, int | None], l
 
 
 def formats(kind: Kind | None = None) -> list[Format]:
-    """The registered formats (of `kind`), in the order records are told apart."""
+    """The registered formats (of `kind`), in the order records are told apart: by kind (SNIFF_ORDER), rank, and
+    order of registration."""
     _built_in()
-    return [f for f in _FORMATS if kind is None or f.kind == kind]
+    ordered = sorted(enumerate(_FORMATS), key=lambda found: (SNIFF_ORDER.index(found[1].kind), found[1].rank,
+                                                             found[0]))
+    return [f for _, f in ordered if kind is None or f.kind == kind]
 
 
 def detect(record: Any, kind: Kind | None = None) -> Format | None:
@@ -107,6 +110,8 @@ def parse(kind: Kind, record: dict[str, Any], name: str, line: int | None) -> li
     found = next((f for f in formats(kind) if f.parse is not None and f.detect(record)), None)
     if found is not None:
         return found.parse(record, name, line)  # type: ignore[misc]
+    if kind not in _REFUSE:  # judgments and calibration items are read by their own readers (see Format)
+        raise ValueError(f"no reader of {kind} records is registered here")
     return _REFUSE[kind](record, name, line)
 
 
@@ -133,8 +138,11 @@ def table() -> str:
 
 
 def _built_in() -> None:
+    """Import every module of judge/formats/known/ once: each registers its format."""
     global _loaded
     if not _loaded:
         _loaded = True
-        for module in BUILT_IN:
-            importlib.import_module(f"judge.formats.known.{module}")
+        from judge.formats import known
+
+        for module in sorted(info.name for info in pkgutil.iter_modules(known.__path__)):
+            importlib.import_module(f"{known.__name__}.{module}")

@@ -1,2 +1,2 @@
 """The formats argue-judge reads, one module each; every module registers its format with judge.formats.registry
-when imported (the registry imports them all, in its BUILT_IN order)."""
+when imported, and the registry imports every module of this folder: a new format is a new module here."""

@@ -22,4 +22,4 @@ FORMAT = register(Format(
     "argue-judgments", "judgments", "argue-judge judgments: {format, run_id, request_id, assessor, sentences: "
     "[{index, text, citations, outcome, earned, decisions}], nuggets}, one report per line",
     _detect, None, _write, what="an argue-judge judgments file",
-    use="give it to `argue-judge score`, or to --human / --judged"))
+    use="give it to `argue-judge score`, or to --human / --judged", rank=20))

@@ -16,4 +16,4 @@ FORMAT = register(Format(
     "auto-argue-judgments", "judgments", "Auto-ARGUE judgments: {report, judgments}, one report per line; scored "
     "with its nugget banks", _detect, what="an Auto-ARGUE judgments file",
     use="convert it with `argue-judge import auto-argue FILE --nuggets BANKS` (or give it to `argue-judge score` "
-    "with --nuggets)"))
+    "with --nuggets)", rank=10))

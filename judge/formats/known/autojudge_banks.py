@@ -21,4 +21,4 @@ def _parse(record: dict[str, Any], name: str, line: int | None) -> list[NuggetBa
 
 FORMAT = register(Format(
     "autojudge-banks", "nuggets", "TREC AutoJudge bank containers: {\"banks\": {request_id: bank}}",
-    _detect, _parse, use="give it to --nuggets"))
+    _detect, _parse, use="give it to --nuggets", rank=10))

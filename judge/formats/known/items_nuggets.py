@@ -21,4 +21,5 @@ def _parse(record: dict[str, Any], name: str, line: int | None) -> list[NuggetBa
 
 FORMAT = register(Format(
     "items-nuggets", "nuggets", "v1/v2 'items' banks: {query_id?, items: [{query_id?, question_id?, question_text, "
-    "info?, gold_answers or answer, citations?}]}, one item per answer", _detect, _parse, use="give it to --nuggets"))
+    "info?, gold_answers or answer, citations?}]}, one item per answer", _detect, _parse, use="give it to --nuggets",
+    rank=30))

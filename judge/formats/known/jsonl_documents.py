@@ -24,5 +24,5 @@ def _write(document: Document) -> dict[str, Any]:
 
 FORMAT = register(Format(
     "jsonl-documents", "documents", "JSONL documents: {doc_id, title?, text}, one per line", _detect, _parse, _write,
-    use="give it to --docs"))
+    use="give it to --docs", rank=10))
 refuse_with("documents", _parse)  # its errors name what a document lacks, under any of its field names

@@ -29,5 +29,5 @@ def _write(report: Report) -> dict[str, Any]:
 FORMAT = register(Format(
     "neuclir-report", "reports", "NeuCLIR 2024 / RAGTIME 2025 reports: {\"metadata\": {run_id, topic_id or "
     "request_id, team_id?}, \"responses\": [{text, citations: [doc_id] or {doc_id: score}}]}, one per line",
-    _detect, _parse, _write, use="give it as the reports (eval's first argument)"))
+    _detect, _parse, _write, use="give it as the reports (eval's first argument)", rank=10))
 refuse_with("reports", _parse)  # its errors name what a report lacks, in either variant

@@ -30,5 +30,5 @@ def _write(request: Request) -> dict[str, Any]:
 FORMAT = register(Format(
     "neuclir-request", "requests", "NeuCLIR / RAGTIME requests: {request_id, title?, background?, "
     "problem_statement, limit? (characters) or word_limit?, collection_ids?}, one per line",
-    _detect, _parse, _write, use="give it to --requests"))
+    _detect, _parse, _write, use="give it to --requests", rank=10))
 refuse_with("requests", _parse)  # its errors name what a request lacks, in any variant

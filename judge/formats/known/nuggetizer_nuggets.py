@@ -21,4 +21,4 @@ def _parse(record: dict[str, Any], name: str, line: int | None) -> list[NuggetBa
 
 FORMAT = register(Format(
     "nuggetizer-nuggets", "nuggets", "castorini nuggetizer records: {qid, query, nuggets: [{text, importance: vital "
-    "or okay}]}", _detect, _parse, use="give it to --nuggets"))
+    "or okay}]}", _detect, _parse, use="give it to --nuggets", rank=40))

@@ -22,4 +22,4 @@ def _parse(record: dict[str, Any], name: str, line: int | None) -> list[Document
 
 FORMAT = register(Format(
     "pyserini-documents", "documents", "MS MARCO / Pyserini / ir_datasets documents: {docid or id or docno, "
-    "title?, contents or segment}, one per line", _detect, _parse, use="give it to --docs"))
+    "title?, contents or segment}, one per line", _detect, _parse, use="give it to --docs", rank=20))

@@ -20,4 +20,4 @@ def _parse(record: dict[str, Any], name: str, line: int | None) -> list[Request]
 
 FORMAT = register(Format(
     "title-request", "requests", "AutoJudge / TREC RAG 2024 requests: {request_id, title}, the title stating the "
-    "information need, one per line", _detect, _parse, use="give it to --requests"))
+    "information need, one per line", _detect, _parse, use="give it to --requests", rank=30))

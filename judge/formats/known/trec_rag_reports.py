@@ -21,4 +21,4 @@ def _parse(record: dict[str, Any], name: str, line: int | None) -> list[Report]:
 FORMAT = register(Format(
     "trec-rag-report", "reports", "TREC RAG 2024 reports: {\"metadata\": {run_id, narrative_id or topic_id}, "
     "\"answer\": [{text, citations: [index into references]}], \"references\": [doc_id]}, one per line",
-    _detect, _parse, use="give it as the reports (eval's first argument)"))
+    _detect, _parse, use="give it as the reports (eval's first argument)", rank=20))

@@ -20,4 +20,4 @@ def _parse(record: dict[str, Any], name: str, line: int | None) -> list[Request]
 
 FORMAT = register(Format(
     "trec-rag-request", "requests", "TREC RAG 2025 requests: {request_id or topic_id or narrative_id, title?, "
-    "narrative}, one per line", _detect, _parse, use="give it to --requests"))
+    "narrative}, one per line", _detect, _parse, use="give it to --requests", rank=20))

@@ -32,5 +32,5 @@ FORMAT = register(Format(
     "v3-nuggets", "nuggets", "v3 banks (Auto-ARGUE, AutoJudge, RAGTIME): {query_id or metadata.topic_id, "
     "nugget_bank: {question: nugget} or [nugget], claim_bank?}, a nugget {question, question_id?, aggregator_type?, "
     "importance?, absence?, answers: {text: {answer, references}} or [answer]}",
-    _detect, _parse, lambda bank: v3_bank(bank, {}), use="give it to --nuggets"))
+    _detect, _parse, lambda bank: v3_bank(bank, {}), use="give it to --nuggets", rank=20))
 refuse_with("nuggets", _refuse)

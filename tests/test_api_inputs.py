@@ -216,3 +216,11 @@ def test_human_records_in_memory_sign_the_estimates_as_their_file_does(tmp_path)
     with pytest.raises(InputError, match=r"^human\[1\]: two human judgments of run run-cited request ex-101 "
                                          r"\(first at human\[0\]\)"):
         judge.score(records, human=[records[0], records[0]])
+
+
+def test_a_warning_about_a_report_given_in_memory_names_it_by_its_index():
+    from judge.types import Report
+
+    evaluation = _evaluate(reports=[Report(run_id="r", request_id="ex-101")])   # empty: no model is asked
+    assert "reports[0]: report of run 'r' for request 'ex-101' is empty; its precision is undefined (scored 0, " \
+           "flagged)" in evaluation.diagnostics.messages()

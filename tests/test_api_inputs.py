@@ -12,7 +12,7 @@ import pytest
 
 import judge
 from judge.baselines import BaselineWarning
-from judge.errors import ConfigurationError
+from judge.errors import ConfigurationError, InputError
 from judge.formats import read_reports, read_requests
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,3 +155,72 @@ def test_run_baselines_leaves_out_exam_without_the_qa_extra(monkeypatch):
         warnings.simplefilter("error", BaselineWarning)
         with pytest.raises(ConfigurationError, match=r"^no baseline could run: EXAM skipped: .*\[qa\]"):
             judge.run_baselines(str(EXAMPLES / "reports"), nuggets=str(EXAMPLES / "nuggets"))
+
+
+def _no_temporary_files(monkeypatch):
+    import tempfile
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a temporary file was made")
+
+    for name in ("TemporaryDirectory", "NamedTemporaryFile", "mkdtemp", "mkstemp", "TemporaryFile"):
+        monkeypatch.setattr(tempfile, name, refuse)
+
+
+def test_evaluate_on_objects_writes_no_file_and_judges_as_on_the_files(tmp_path, monkeypatch):
+    """Objects go to the run as they are: no temporary file, no document index in the cache folder; the judgments
+    are those of the same inputs as files."""
+    import json
+
+    from judge.formats import read_nugget_banks
+    from judge.formats.judgments import dumps
+    from judge.testing import FakeEndpoint, smart_responder
+    from judge.types import Document
+
+    docs = [Document(**json.loads(line)) for line in (EXAMPLES / "docs.jsonl").read_text(encoding="utf-8").splitlines()]
+    banks = list(read_nugget_banks(EXAMPLES / "nuggets").values())
+    with FakeEndpoint(smart_responder) as endpoint:
+        model = {"model": "openai/fake", "api_base": endpoint.api_base, "api_key": "none"}
+        on_files = judge.evaluate(EXAMPLES / "reports", requests=EXAMPLES / "requests.jsonl",
+                                  docs=EXAMPLES / "docs.jsonl", nuggets=EXAMPLES / "nuggets", cache=None, **model)
+        _no_temporary_files(monkeypatch)
+        on_objects = judge.evaluate(REPORTS, requests=REQUESTS, docs=docs, nuggets=banks, cache=tmp_path / "cache",
+                                    **model)
+    assert [dumps(j) for j in on_objects.judgments] == [dumps(j) for j in on_files.judgments]
+    assert not list((tmp_path / "cache").rglob("*.sqlite"))
+
+
+def test_records_given_twice_are_refused_naming_both_places():
+    with pytest.raises(InputError, match=r"^reports\[1\]: duplicate report for run_id 'run-cited' and request 'ex-101' "
+                                         r"\(first at .*run-cited.jsonl:1\)"):
+        _evaluate(reports=[REPORTS[0], REPORTS[0].model_copy(update={"source": None})])
+    with pytest.raises(InputError, match=r"^requests\[1\]: second request for request_id 'ex-101' \(first at "
+                                         r"requests\[0\]\)"):
+        _evaluate(requests=[REQUESTS[0], REQUESTS[0]])
+
+
+def test_human_records_in_memory_sign_the_estimates_as_their_file_does(tmp_path):
+    """The human sample's digest in the signature is that of the judgments file the records make, so an estimate
+    from records and one from their file are the same, signature and all."""
+    from judge.formats.judgments import ReportJudgment, SentenceJudgment, write_judgments
+
+    records = [ReportJudgment(run_id=r.run_id, request_id=r.request_id, assessor="human:a", sentences=[
+        SentenceJudgment(index=s.index, text=s.text, citations=list(s.citations), outcome=3 if s.citations else 4)
+        for s in r.sentences]) for r in REPORTS]
+    human = records[::2]
+    write_judgments(tmp_path / "human.jsonl", human)
+    from_file = judge.score(records, human=str(tmp_path / "human.jsonl"))
+    from_records = judge.score(records, human=human)
+    assert from_records.estimates.signature == from_file.estimates.signature
+    assert from_records.estimates.to_records() == from_file.estimates.to_records()
+    with pytest.raises(InputError, match=r"^human\[1\]: two human judgments of run run-cited request ex-101 "
+                                         r"\(first at human\[0\]\)"):
+        judge.score(records, human=[records[0], records[0]])
+
+
+def test_a_warning_about_a_report_given_in_memory_names_it_by_its_index():
+    from judge.types import Report
+
+    evaluation = _evaluate(reports=[Report(run_id="r", request_id="ex-101")])   # empty: no model is asked
+    assert "reports[0]: report of run 'r' for request 'ex-101' is empty; its precision is undefined (scored 0, " \
+           "flagged)" in evaluation.diagnostics.messages()

@@ -362,6 +362,7 @@ class _Page:
     ("api_reference", "API reference", "## `judge."),
     ("measure_reference", "measure reference", "## `"),
     ("option_reference", "option reference", "### argue-judge eval\n"),
+    ("format_table", "format table", "| input | format | what it is |\n"),
 ])
 def test_a_generated_section_goes_at_its_marker_and_a_lost_marker_fails_the_build(hook, section, first_heading):
     from mkdocs.exceptions import PluginError

@@ -1,5 +1,5 @@
 """What the MkDocs hooks that generate a section of a page share (api_reference.py, decision_table.py,
-measure_reference.py, option_reference.py).
+format_table.py, measure_reference.py, option_reference.py).
 
 Not a hook itself (mkdocs.yml does not list it): MkDocs 1.6 loads each hook file by path with the hook's folder on
 sys.path while the file runs, so the hooks import this module as a sibling (`from generated_section import ...`),

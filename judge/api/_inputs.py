@@ -1,43 +1,43 @@
-"""Inputs of the API calls: paths, or in-memory objects written to a temporary folder as the files their
-readers read; and the argument checks every call shares.
+"""Inputs of the API calls, and the argument checks every call shares: paths, read at this edge by the format
+readers, or domain objects (and dicts in their file format) handed to the core as they are, never written to disk.
 
 One check for every record argument (`_records`): None where the argument is optional, paths (the readers check
 the files), or one or more objects of the argument's kind or dicts in its file format. An empty list, a string
-where records are wanted, an object of another kind, or a dict the file reader refuses is a one-line TypeError or
+where records are wanted, an object of another kind, or a dict its format refuses is a one-line TypeError or
 ValueError naming the argument and the record's index ("reports[3]: missing field 'metadata.run_id' ..."): each
-dict is read by the reader `argue-judge` reads that file with, as one line of literal text, so the API and the
-command line refuse the same records with the same words."""
+dict is read by the format that reads that line of a file (judge.formats.registry), so the API and the command
+line refuse the same records with the same words."""
 
 from __future__ import annotations
 
-import json
-import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import ExitStack
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import InstanceOf
 
 from judge.errors import InputError
 from judge.formats.judgments import ReportJudgment
-from judge.formats.judgments import write_judgments as _write_judgments
+from judge.formats.loader import (  # noqa: F401  (the API's input types, declared with the loader)
+    DocumentInputs,
+    JudgmentInputs,
+    NuggetInputs,
+    PathLike,
+    Paths,
+    Record,
+    ReportInputs,
+    RequestInputs,
+)
 from judge.llm.cache.backends import DEFAULT_CACHE_DIR
 from judge.settings import JudgeSettings, check
 from judge.types import Document, NuggetBank, Report, Request
 
-PathLike = str | Path
-DEFAULT_CACHE = str(DEFAULT_CACHE_DIR)   # eval's and calibrate's --cache-dir default
+if TYPE_CHECKING:
+    from judge.formats.documents import DocumentStore
+    from judge.run.prediction_powered import HumanJudgments
 
-# What an input argument takes: a path, several paths, or objects of the package's type or plain dicts in the file's
-# format (one or an iterable of them). Objects are written as the files their readers read, so both are checked alike.
-Paths = PathLike | Sequence[PathLike]
-Record = Mapping[str, object]
-ReportInputs = Paths | Report | Record | Iterable[Report | Record]
-RequestInputs = Paths | Request | Record | Iterable[Request | Record]
-DocumentInputs = Paths | Document | Record | Iterable[Document | Record]
-NuggetInputs = Paths | NuggetBank | Record | Iterable[NuggetBank | Record]
-JudgmentInputs = Paths | ReportJudgment | Record | Iterable[ReportJudgment | Record]
+DEFAULT_CACHE = str(DEFAULT_CACHE_DIR)   # eval's and calibrate's --cache-dir default
+_KINDS = (Report, Request, Document, NuggetBank, ReportJudgment)
 
 
 def _paths(value: PathLike | Sequence[PathLike] | None) -> list[Path]:
@@ -65,7 +65,7 @@ def _check_input(argument: str, value: Any, kind: type, *, optional: bool = True
 def _records(argument: str, value: Any, kind: type, *, optional: bool = False, consume: bool = True
              ) -> list[Any] | None:
     """The records of argument `argument` (see the module's docstring): None for paths (or an optional None),
-    else the list of `kind` objects and checked dicts. `consume`: False checks only what needs no iteration."""
+    else the `kind` objects, the dicts read into them. `consume`: False checks only what needs no iteration."""
     if value is None:
         if optional:
             return None
@@ -82,62 +82,26 @@ def _records(argument: str, value: Any, kind: type, *, optional: bool = False, c
     items = list(value)
     if not items:
         raise ValueError(f"{argument} is empty: give a path or at least one {kind.__name__} (or dict)")
+    records: list[Any] = []
     for index, item in enumerate(items):
-        if isinstance(item, Report | Request | Document | NuggetBank | ReportJudgment) and not isinstance(item, kind):
+        if isinstance(item, _KINDS) and not isinstance(item, kind):
             raise TypeError(f"{argument}[{index}]: a {type(item).__name__} where a {kind.__name__} (or dict) is wanted")
         if not isinstance(item, kind | Mapping):
             raise TypeError(f"{argument}[{index}]: {type(item).__name__} {item!r:.60} is neither a path nor a "
                             f"{kind.__name__} (or dict)")
-    _read_dicts(argument, items, _record_reader(kind))
-    return items
-
-
-def _read_dicts(argument: str, items: list[Any], read: Callable[[str], Any]) -> Any:
-    """The dicts among `items` read by `read` as the lines of one file (what `read` returns; None without dicts);
-    a refusal as a ValueError naming argument[index], the index in `items` of the line the reader names."""
-    where = [index for index, item in enumerate(items) if isinstance(item, Mapping)]
-    if not where:
-        return None
-    lines = []
-    for index in where:
         try:
-            lines.append(json.dumps(dict(items[index]), ensure_ascii=False))
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{argument}[{index}]: not JSON data ({exc})") from None
-    try:
-        return read("\n".join(lines) + "\n")
-    except InputError as exc:
-        if exc.line is not None and 0 < exc.line <= len(where):
-            raise ValueError(f"{argument}[{where[exc.line - 1]}]: {exc.message}") from None
-        for index, line in zip(where, lines):  # a refusal without a line (a nugget bank's): find its record
-            try:
-                read(line + "\n")
-            except InputError as one:
-                raise ValueError(f"{argument}[{index}]: {one.message}") from None
-        raise ValueError(f"{argument}: {exc.message}") from None
+            records += _read_dict(kind, item, f"{argument}[{index}]") if isinstance(item, Mapping) else [item]
+        except InputError as exc:
+            raise ValueError(f"{argument}[{index}]: {exc.message}") from None
+    return records
 
 
-def _read_document(text: str) -> Any:
-    from judge.formats._jsonl import iter_jsonl
-    from judge.formats.documents import _parse_document  # the document collection's per-line check
+def _read_dict(kind: type, item: Mapping[str, Any], where: str) -> list[Any]:
+    """A dict given in place of a `kind` record, read by the loader as its file's line would be."""
+    from judge.formats import loader
+    from judge.judging.decisions import REGISTRY  # the decision names a judgments record may have
 
-    return [_parse_document(record, "", line) for line, record in iter_jsonl(text)]
-
-
-def _read_judgment(text: str) -> list[ReportJudgment]:
-    from judge.judging.judgments_reader import iter_judgments  # the judgments file's reader, decision names known
-
-    return list(iter_judgments(text))
-
-
-def _record_reader(kind: type) -> Callable[[str], Any]:
-    """The reader of the file a `kind` record is a line of: what checks a dict given in its place."""
-    from judge.formats import read_nugget_banks, read_reports, read_requests
-
-    readers: dict[type, Callable[[str], Any]] = {Report: read_reports, Request: read_requests,
-                                                 NuggetBank: read_nugget_banks, Document: _read_document,
-                                                 ReportJudgment: _read_judgment}
-    return readers[kind]
+    return loader.read_record(kind, item, where, decisions=REGISTRY.names)
 
 
 def _is_paths(value: Any) -> bool:
@@ -146,73 +110,43 @@ def _is_paths(value: Any) -> bool:
     return isinstance(value, Sequence) and bool(value) and all(isinstance(v, str | Path) for v in value)
 
 
-def _report_record(report: Report | Mapping[str, Any]) -> Mapping[str, Any]:
-    if isinstance(report, Mapping):
-        return report
-    metadata = {"run_id": report.run_id, "topic_id": report.request_id}
-    if report.team_id is not None:
-        metadata["team_id"] = report.team_id
-    return {"metadata": metadata, "responses": [{"text": s.text, "citations": list(s.citations)}
-                                                for s in report.sentences]}
+def _given(argument: str, value: Any, kind: type, *, optional: bool = False) -> list[Any]:
+    """What the core takes for `argument`: its objects (dicts read into them), or its paths; [] for a None."""
+    records = _records(argument, value, kind, optional=optional)
+    return records if records is not None else _paths(value)
 
 
-def _request_record(request: Request | Mapping[str, Any]) -> Mapping[str, Any]:
-    if isinstance(request, Mapping):
-        return request
-    record: dict[str, Any] = {"request_id": request.request_id, "title": request.title,
-                              "background": request.background, "problem_statement": request.problem_statement,
-                              "collection_ids": list(request.collection_ids)}
-    if request.limit is not None:
-        record["word_limit" if request.limit_unit == "words" else "limit"] = request.limit
-    return record
+def _reports(argument: str, value: Any, *, optional: bool = False) -> list[Report] | None:
+    """The reports of `argument` in memory: the objects given, or the files read (None for an optional None)."""
+    from judge.formats import loader
+
+    given = _given(argument, value, Report, optional=optional)
+    return loader.report_list(given, argument) if given else None
 
 
-def _document_record(document: Document | Mapping[str, Any]) -> Mapping[str, Any]:
-    if isinstance(document, Mapping):
-        return document
-    return {"doc_id": document.doc_id, "title": document.title, "text": document.text}
+def _banks(argument: str, nuggets: Any) -> dict[str, NuggetBank]:
+    """The nugget banks by request, from objects or files ({} for None)."""
+    from judge.formats import loader
+
+    return loader.banks(_given(argument, nuggets, NuggetBank, optional=True), argument)
 
 
-def _bank_record(bank: NuggetBank | Mapping[str, Any]) -> Mapping[str, Any]:
-    if isinstance(bank, Mapping):
-        return bank
-    return {"query_id": bank.request_id, "format_version": "v3", "nugget_bank": [
-        {"question": n.question, "question_id": n.nugget_id, "aggregator_type": n.aggregator,
-         "importance": n.importance, "absence": n.absence,
-         "answers": {a.text: {"answer": a.text, "references": [{"doc_id": d} for d in a.doc_ids]} for a in n.answers}}
-        for n in bank.nuggets]}
+def _requests(argument: str, requests: Any) -> dict[str, Request] | None:
+    """The requests by id, from objects or one requests file (None for None)."""
+    from judge.formats import loader
+
+    given = _given(argument, requests, Request, optional=True)
+    return loader.requests(given, argument) if given else None
 
 
-class _Materialised:
-    """In-memory inputs written as the files their readers read (one JSONL file per kind, in a temporary folder
-    that lives as long as the call): objects are checked exactly as files are, and errors name the argument."""
+def _documents(argument: str, docs: Any, cache: PathLike | None) -> DocumentStore | None:
+    """A document store of the objects (in memory) or the files (indexed beside the cache); None for None. The
+    caller closes it."""
+    from judge.formats import loader
+    from judge.llm.cache.backends import docstore_dir
 
-    def __init__(self, stack: ExitStack):
-        self._stack = stack
-        self._folder: Path | None = None
-
-    def _write(self, name: str, records: Iterable[Mapping[str, Any]]) -> Path:
-        if self._folder is None:
-            self._folder = Path(self._stack.enter_context(tempfile.TemporaryDirectory(prefix="argue-api-")))
-        path = self._folder / name
-        with path.open("w", encoding="utf-8") as handle:
-            for record in records:
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        return path
-
-    def judgments(self, argument: str, records: Iterable[ReportJudgment]) -> Path:
-        """Records written as a judgments file, by the format's own writer."""
-        path = self._write(f"{argument}.jsonl", ())
-        _write_judgments(path, records)
-        return path
-
-    def paths(self, argument: str, value: Any, record: Callable[[Any], Mapping[str, Any]], kind: type,
-              *, optional: bool = False) -> list[Path]:
-        """Paths as given, or objects (`kind` or dicts, checked by `_records`) written to `argument`.jsonl."""
-        items = _records(argument, value, kind, optional=optional)
-        if items is None:
-            return _paths(value)
-        return [self._write(f"{argument}.jsonl", (record(item) for item in items))]
+    given = _given(argument, docs, Document, optional=True)
+    return loader.documents(given, docstore_dir(cache), argument) if given else None
 
 
 def _judgment_records(argument: str, judgments: Any, banks: Mapping[str, NuggetBank] | None = None
@@ -223,17 +157,17 @@ def _judgment_records(argument: str, judgments: Any, banks: Mapping[str, NuggetB
     items = _records(argument, judgments, ReportJudgment)
     if items is None:
         return list(read_any_judgments(_paths(judgments), banks or {}))
-    # The dicts are read as the lines of a judgments file (checked so by _records; read again here for the records).
-    read = iter(_read_dicts(argument, items, _read_judgment) or ())
-    return [item if isinstance(item, ReportJudgment) else next(read) for item in items]
+    return items
 
 
-def _banks(argument: str, nuggets: Any, stack: ExitStack) -> dict[str, NuggetBank]:
-    from judge.formats import read_nugget_banks
+def _humans(argument: str, human: Any, design: str = "reports") -> HumanJudgments:
+    """Human judgments read once: files (a sample file among them), or records named `argument[index]`."""
+    from judge.run.prediction_powered import HumanJudgments
 
-    paths = _Materialised(stack).paths(argument, nuggets, _bank_record, NuggetBank, optional=True)
-    return read_nugget_banks(paths) if paths else {}
-
+    items = _records(argument, human, ReportJudgment)
+    if items is None:
+        return HumanJudgments.read(_paths(human), design)  # type: ignore[arg-type]
+    return HumanJudgments.of(items, argument)
 
 
 def _check_judge(judge: JudgeSettings | None) -> None:

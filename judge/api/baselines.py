@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -18,8 +17,7 @@ from judge.api._inputs import (
     _banks,
     _check_input,
     _check_path,
-    _Materialised,
-    _report_record,
+    _reports,
 )
 from judge.errors import ConfigurationError
 from judge.metrics.table import ScoreTable
@@ -90,15 +88,11 @@ def run_baselines(reports: ReportInputs, *, nuggets: NuggetInputs | None = None,
         raise TypeError("run_baselines needs nuggets= (EXAM) or gold= (ROUGE, pa-BLEU, pa-METEOR): with neither, "
                         "no baseline can score the reports")
     from judge.baselines import BaselineWarning
-    from judge.formats import read_reports
     from judge.formats.scores import write_scores
 
-    with ExitStack() as stack:
-        files = _Materialised(stack)
-        report_list = read_reports(files.paths("reports", reports, _report_record, Report))
-        banks = _banks("nuggets", nuggets, stack)
-        gold_paths = files.paths("gold", gold, _report_record, Report, optional=True)
-        results, notes = run_suite(report_list, banks, read_reports(gold_paths) if gold_paths else None)
+    report_list = _reports("reports", reports) or []
+    banks = _banks("nuggets", nuggets)
+    results, notes = run_suite(report_list, banks, _reports("gold", gold, optional=True))
     if not results:  # every baseline asked for was left out: an empty list would pass for a result
         raise ConfigurationError("no baseline could run: " + "; ".join(notes))
     for note in notes:
@@ -149,18 +143,14 @@ def baseline(name: str, reports: ReportInputs, *, nuggets: NuggetInputs | None =
     chosen = {**BASELINE_SETTINGS[name], **settings}
     for key, value in chosen.items():
         check(key, value, BASELINE_RULES[key])
-    from judge.formats import read_reports
     from judge.formats.scores import write_scores
 
-    with ExitStack() as stack:
-        files = _Materialised(stack)
-        runs = read_reports(files.paths("reports", reports, _report_record, Report))
-        gold_paths = files.paths("gold", gold, _report_record, Report, optional=name == "exam")
-        gold_reports = read_reports(gold_paths) if gold_paths else None
-        banks = _banks("nuggets", nuggets, stack)
-        if name == "exam" and not banks:
-            raise TypeError("baseline 'exam' needs nuggets= (the banks whose questions the reader answers)")
-        rows, signature, columns = _run_baseline(name, runs, banks, gold_reports, chosen)
+    runs = _reports("reports", reports) or []
+    gold_reports = _reports("gold", gold, optional=name == "exam")
+    banks = _banks("nuggets", nuggets)
+    if name == "exam" and not banks:
+        raise TypeError("baseline 'exam' needs nuggets= (the banks whose questions the reader answers)")
+    rows, signature, columns = _run_baseline(name, runs, banks, gold_reports, chosen)
     if out is not None:
         write_scores(Path(out) / f"{name}.scores.tsv", rows, signature)
     return BaselineScores(name, rows, signature, columns[0], tuple(columns))

@@ -13,7 +13,6 @@ from judge.api._inputs import (
     PathLike,
     ReportInputs,
     RequestInputs,
-    _Materialised,
 )
 from judge.api.evaluation import EvalOptions, _load_inputs, eval_spec
 from judge.llm.embedded.weights import EMBEDDED_MODEL
@@ -43,4 +42,4 @@ def plan_batch(reports: ReportInputs, *, requests: RequestInputs, docs: Document
 
     spec = eval_spec({**arguments, **options, "batch": True})
     with ExitStack() as stack:
-        return plan(_load_inputs(spec, _Materialised(stack), stack), spec.resolve())
+        return plan(_load_inputs(spec, stack), spec.resolve())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -17,10 +17,10 @@ from judge.api._inputs import (
     _check_input,
     _check_judge,
     _check_path,
-    _Materialised,
+    _humans,
+    _is_paths,
     _paths,
 )
-from judge.api.estimates import _human_paths
 from judge.diagnostics import Diagnostics
 from judge.errors import SettingError
 from judge.formats.judgments import ReportJudgment
@@ -188,10 +188,12 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     if human is not None:
         from judge.calibration.importers import read_paired_judgments
 
-        with ExitStack() as stack:  # records are written to files and read back: checked as files are
-            files = _Materialised(stack)
-            human_records, judged_records, by_file = read_paired_judgments(
-                _human_paths(human, files), _human_paths(judged, files, "judged"))
+        # records given in memory are taken as they are; files are read by read_paired_judgments
+        given = [None if _is_paths(value) else _humans(name, value) for name, value in (("human", human),
+                                                                                        ("judged", judged))]
+        human_records, judged_records, by_file = read_paired_judgments(
+            *[_paths(value) if found is None else [found.names] for found, value in zip(given, (human, judged))],
+            located=tuple(None if found is None else found.located for found in given))
         for name, records in by_file.items():  # each file's own warnings, as `score FILE` gives them
             diagnostics.extend((f"{name}: {w}" for w in score_records(records, "calibration")[2]), "scores")
     if not items and not human_records:

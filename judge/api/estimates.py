@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judge.api._inputs import _is_paths, _judgment_records, _Materialised, _paths
 from judge.diagnostics import Diagnostics
 from judge.labels import CitationPolicy
 from judge.types import NuggetBank
@@ -18,6 +17,7 @@ if TYPE_CHECKING:
     from judge.judging.signature import ScoreSignature
     from judge.metrics.corrected import CorrectedScores
     from judge.metrics.scoring import Scores
+    from judge.run.prediction_powered import HumanJudgments
 
 @dataclass(frozen=True)
 class HumanEstimates:
@@ -58,13 +58,7 @@ class HumanEstimates:
 
 
 
-def _human_paths(human: Any, files: _Materialised, argument: str = "human") -> list[Path]:
-    if _is_paths(human):
-        return _paths(human)
-    return [files.judgments(argument, _judgment_records(argument, human))]
-
-
-def _estimates(scores: Scores, signature: ScoreSignature, human: list[Path], judged: Any, sample: str,
+def _estimates(scores: Scores, signature: ScoreSignature, human: HumanJudgments, judged: Any, sample: str,
                confidence: float, policy: CitationPolicy, banks: Mapping[str, NuggetBank] | None,
                diagnostics: Diagnostics) -> HumanEstimates:
     """The prediction-powered table; the human files' own warnings go to `diagnostics`."""

@@ -16,15 +16,13 @@ from judge.api._inputs import (
     PathLike,
     ReportInputs,
     RequestInputs,
-    _bank_record,
     _check_input,
     _check_path,
-    _document_record,
-    _Materialised,
-    _report_record,
-    _request_record,
+    _given,
+    _humans,
+    _reports,
 )
-from judge.api.estimates import _estimates, _human_paths, _write_estimates
+from judge.api.estimates import _estimates, _write_estimates
 from judge.event_loop import run_sync
 from judge.formats.judgments import ReportJudgment
 from judge.labels import CitationPolicy, SampleDesign
@@ -133,15 +131,14 @@ async def _evaluate(spec: EvalSpec, progress: JudgingProgress | None) -> Evaluat
     out = spec.outputs.out
     sources = spec.inputs
     with ExitStack() as stack:
-        files = _Materialised(stack)
-        inputs = _load_inputs(spec, files, stack)
+        inputs = _load_inputs(spec, stack)
         human = None
         if sources.human is not None:
-            human = _human_paths(sources.human, files)
-            from judge.run.prediction_powered import check_human_files
+            human = _humans("human", sources.human, sources.sample)
+            from judge.run.prediction_powered import check_human
 
-            # a human file that does not fit is refused before any model call
-            check_human_files(human, inputs.reports, sources.sample)
+            # human judgments that do not fit are refused before any model call
+            check_human(human, inputs.reports, sources.sample)
         if progress is not None and progress.loaded is not None:
             progress.loaded(inputs)
         # One run writes OUT at a time, to its last rename (judge.formats.lock); the finished files of an earlier run
@@ -152,7 +149,7 @@ async def _evaluate(spec: EvalSpec, progress: JudgingProgress | None) -> Evaluat
         # Baselines and estimates before the summary is written, so their diagnostics (the human files' own
         # warnings among them) reach run-summary.json.
         if spec.outputs.baselines:
-            evaluation.baseline_results = _eval_baselines(inputs, sources.gold, out, evaluation, files)
+            evaluation.baseline_results = _eval_baselines(inputs, sources.gold, out, evaluation)
         estimates = _estimates(evaluation.scores, evaluation.signature, human, evaluation.judgments, sources.sample,
                                sources.confidence, plan.judge.policy, inputs.banks,
                                evaluation.diagnostics) if human is not None else None
@@ -172,33 +169,32 @@ async def _evaluate(spec: EvalSpec, progress: JudgingProgress | None) -> Evaluat
     return evaluation
 
 
-def _load_inputs(spec: EvalSpec, files: _Materialised, stack: ExitStack) -> Inputs:
-    """The spec's inputs, loaded and checked (closed with `stack`)."""
+def _load_inputs(spec: EvalSpec, stack: ExitStack) -> Inputs:
+    """The spec's inputs, loaded and checked (closed with `stack`): objects as given, files read."""
     from judge.run.inputs import Inputs
 
     sources = spec.inputs
-    reports = files.paths("reports", sources.reports, _report_record, Report)
-    requests = files.paths("requests", sources.requests, _request_record, Request)
-    if len(requests) != 1:
+    reports = _given("reports", sources.reports, Report)
+    requests = _given("requests", sources.requests, Request)
+    if not isinstance(requests[0], Request) and len(requests) != 1:
         raise TypeError("requests must be one requests file or Request objects (or dicts)")
-    docs = files.paths("docs", sources.docs, _document_record, Document)
-    nuggets = files.paths("nuggets", sources.nuggets, _bank_record, NuggetBank, optional=True)
-    return stack.enter_context(Inputs.load(reports, requests[0], nuggets or None, docs,
+    docs = _given("docs", sources.docs, Document)
+    nuggets = _given("nuggets", sources.nuggets, NuggetBank, optional=True)
+    return stack.enter_context(Inputs.load(reports, requests, nuggets or None, docs,
                                            docstore_dir(spec.execution.cache),
                                            max_doc_bytes=spec.judge.passages.max_doc_bytes,
                                            shard=spec.execution.shard, out=spec.outputs.out))
 
 
-def _eval_baselines(inputs: Any, gold: ReportInputs | None, out: Path | None, evaluation: Evaluation,
-                    files: _Materialised) -> list[BaselineResult]:
+def _eval_baselines(inputs: Any, gold: ReportInputs | None, out: Path | None, evaluation: Evaluation
+                    ) -> list[BaselineResult]:
     from judge.baselines import BaselineWarning
     from judge.baselines.suite import run_baselines as run_suite
-    from judge.formats import read_reports
     from judge.formats.scores import write_scores
 
-    gold_paths = files.paths("gold", gold, _report_record, Report, optional=True)
+    gold_reports = _reports("gold", gold, optional=True)
     with evaluation.diagnostics.capture_warnings(BaselineWarning, "baselines"):
-        results, notes = run_suite(inputs.reports, inputs.banks, read_reports(gold_paths) if gold_paths else None)
+        results, notes = run_suite(inputs.reports, inputs.banks, gold_reports)
     evaluation.diagnostics.extend(notes, "baselines")  # a baseline that did not run is missing from the table
     if out is not None:
         for result in results:

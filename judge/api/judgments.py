@@ -15,15 +15,13 @@ from judge.api._inputs import (
     _banks,
     _check_input,
     _check_path,
-    _document_record,
+    _documents,
     _judgment_records,
-    _Materialised,
 )
 from judge.errors import SettingError
 from judge.formats.judgments import ReportJudgment
 from judge.formats.judgments import write_judgments as _write_judgments
 from judge.judging.judgments_reader import iter_judgments
-from judge.llm.cache.backends import docstore_dir
 from judge.settings import check
 from judge.types import Document, NuggetBank
 
@@ -51,13 +49,12 @@ def read_judgments(path: PathLike, *, nuggets: NuggetInputs | None = None, forma
         return list(iter_judgments(path))
     if nuggets is None:
         raise SettingError("format='auto-argue' needs nuggets= (Auto-ARGUE names matched nuggets by question text)")
-    with ExitStack() as stack:
-        banks = _banks("nuggets", nuggets, stack)
-        if format == "auto-argue":
-            from judge.adapters.autoargue import read_auto_argue
+    banks = _banks("nuggets", nuggets)
+    if format == "auto-argue":
+        from judge.adapters.autoargue import read_auto_argue
 
-            return read_auto_argue(Path(path), banks)
-        return _judgment_records("path", path, banks)
+        return read_auto_argue(Path(path), banks)
+    return _judgment_records("path", path, banks)
 
 
 def write_judgments(path: PathLike, judgments: Iterable[ReportJudgment], *, format: str = "argue-judge",
@@ -87,16 +84,15 @@ def write_judgments(path: PathLike, judgments: Iterable[ReportJudgment], *, form
         _write_judgments(Path(path), records)
         return len(records)
     from judge.adapters.autoargue import write_auto_argue
-    from judge.formats import DocumentStore
 
     if nuggets is None:
         raise SettingError("format='auto-argue' needs nuggets= (the banks Auto-ARGUE names nuggets from)")
     with ExitStack() as stack:
-        banks = _banks("nuggets", nuggets, stack)
-        doc_paths = _Materialised(stack).paths("docs", docs, _document_record, Document, optional=True)
-        if not doc_paths:
+        banks = _banks("nuggets", nuggets)
+        found = _documents("docs", docs, cache)
+        if found is None:
             return write_auto_argue(Path(path), records, banks)
-        store = stack.enter_context(DocumentStore.open(doc_paths, docstore_dir(cache)))
+        store = stack.enter_context(found)
 
         def text(doc_id: str) -> str:
             document = store.get(doc_id)

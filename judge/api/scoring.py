@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,10 +14,10 @@ from judge.api._inputs import (
     _banks,
     _check_input,
     _check_path,
+    _humans,
     _judgment_records,
-    _Materialised,
 )
-from judge.api.estimates import HumanEstimates, _estimates, _human_paths, _write_estimates
+from judge.api.estimates import HumanEstimates, _estimates, _write_estimates
 from judge.diagnostics import Diagnostics
 from judge.formats.judgments import ReportJudgment
 from judge.labels import CitationPolicy
@@ -83,18 +82,16 @@ def score(judgments: JudgmentInputs, *, nuggets: NuggetInputs | None = None, pol
     _check_input("judgments", judgments, ReportJudgment, optional=False)
     _check_input("nuggets", nuggets, NuggetBank)
     _check_input("human", human, ReportJudgment)
-    with ExitStack() as stack:
-        banks = _banks("nuggets", nuggets, stack)
-        with naming_the_format("an argue-judge judgments file"):
-            records = _judgment_records("judgments", judgments, banks)
-        scores, signature, warnings = score_records(records, judge_label_of(records), policy, banks or None)
-        diagnostics = Diagnostics()
-        diagnostics.extend(warnings, "scores")
-        estimates = None
-        if human is not None:
-            human_paths = _human_paths(human, _Materialised(stack))
-            estimates = _estimates(scores, signature, human_paths, records, sample, confidence, policy,
-                                   banks or None, diagnostics)
+    banks = _banks("nuggets", nuggets)
+    with naming_the_format("an argue-judge judgments file"):
+        records = _judgment_records("judgments", judgments, banks)
+    scores, signature, warnings = score_records(records, judge_label_of(records), policy, banks or None)
+    diagnostics = Diagnostics()
+    diagnostics.extend(warnings, "scores")
+    estimates = None
+    if human is not None:
+        estimates = _estimates(scores, signature, _humans("human", human, sample), records, sample, confidence,
+                               policy, banks or None, diagnostics)
     summary = None
     if out is not None:
         from judge.formats.lock import output_lock

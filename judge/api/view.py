@@ -16,16 +16,14 @@ from judge.api._inputs import (
     _banks,
     _check_input,
     _check_path,
-    _document_record,
+    _documents,
     _is_paths,
     _judgment_records,
-    _Materialised,
     _paths,
-    _request_record,
+    _requests,
 )
 from judge.formats.judgments import ReportJudgment
 from judge.labels import CitationPolicy
-from judge.llm.cache.backends import docstore_dir
 from judge.settings import check
 from judge.types import Document, NuggetBank, Request
 
@@ -46,7 +44,6 @@ def html_view(judgments: JudgmentInputs, *, out: PathLike = "argue-view", nugget
     >>> pages.index.name, len(pages.pages)
     ('index.html', 6)
     """
-    from judge.formats import DocumentStore, read_requests
     from judge.view import write_view
 
     check("policy", policy, CitationPolicy)
@@ -57,16 +54,15 @@ def html_view(judgments: JudgmentInputs, *, out: PathLike = "argue-view", nugget
                                   ("against", against, ReportJudgment)):
         _check_input(argument, value, kind, optional=argument != "judgments")
     with ExitStack() as stack:
-        files = _Materialised(stack)
-        banks = _banks("nuggets", nuggets, stack)
+        banks = _banks("nuggets", nuggets)
         records = _judgment_records("judgments", judgments, banks)
         other = _judgment_records("against", against, banks) if against is not None else None
-        request_paths = files.paths("requests", requests, _request_record, Request, optional=True)
-        doc_paths = files.paths("docs", docs, _document_record, Document, optional=True)
-        store = stack.enter_context(DocumentStore.open(doc_paths, docstore_dir(cache))) if doc_paths else None
+        known = _requests("requests", requests)
+        found = _documents("docs", docs, cache)
+        store = stack.enter_context(found) if found is not None else None
         labels = _side_labels(records, judgments, other or [], against)
-        return write_view(records, out, requests=read_requests(request_paths[0]) if request_paths else None,
-                          banks=banks or None, documents=store, against=other, labels=labels, policy=policy)
+        return write_view(records, out, requests=known, banks=banks or None, documents=store, against=other,
+                          labels=labels, policy=policy)
 
 
 def _side_labels(a: Sequence[ReportJudgment], a_given: Any, b: Sequence[ReportJudgment], b_given: Any

@@ -343,7 +343,8 @@ def _located(paths: Iterable[str | Path]) -> list[tuple[str, int, ReportJudgment
     return found
 
 
-def read_paired_judgments(human: list[str | Path], judged: list[str | Path]
+def read_paired_judgments(human: list[str | Path], judged: list[str | Path], *,
+                          located: tuple[list[tuple[str, int | None, ReportJudgment]] | None, ...] = (None, None)
                           ) -> tuple[list[ReportJudgment], list[ReportJudgment], dict[str, list[ReportJudgment]]]:
     """Human judgments and the judge's of the same reports (`calibrate --human --judged`). InputError naming both
     files when no report (run, request) is in both, and naming the human file and line of a record that judges
@@ -352,12 +353,14 @@ def read_paired_judgments(human: list[str | Path], judged: list[str | Path]
     (`argue-judge sample`) among them is refused: agreement counts every item alike and cannot use its weights."""
     from judge.metrics.sampling import is_sample_file
 
-    for path in human:
+    for path in human if located[0] is None else ():
         if is_sample_file(path):
             raise InputError("a sample file's weights cannot be used by calibrate's agreement statistics (they count "
                              "every item alike); give the human judgments alone (score --human uses the weights)",
                              str(path))
-    human_records, judged_records = _located(human), _located(judged)
+    # `located`: records already read (the API's, named human[index]) for either side; `human`, `judged` name them
+    human_records = located[0] if located[0] is not None else _located(human)
+    judged_records = located[1] if located[1] is not None else _located(judged)
     judged_reports = {j.key: sentence_texts(j) for _, _, j in judged_records}
     common = [(name, line, j) for name, line, j in human_records if j.key in judged_reports]
     if not common:

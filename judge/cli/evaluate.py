@@ -35,9 +35,11 @@ from judge.settings import DEFAULT_INJECTION_DETECTOR, JudgeSettings, ModelSetti
 
 def eval_command(
     context: typer.Context,
-    reports: Annotated[list[Path], typer.Argument(help="Report files or directories of *.jsonl files.")],
-    requests: Annotated[Path, typer.Option("--requests", "-r", help="Report requests (JSONL).")],
-    docs: Annotated[list[Path], typer.Option("--docs", "-d", help="Documents (JSONL), one or more files.")],
+    reports: Annotated[list[Path], typer.Argument(
+        help=f"Report files or directories of *.jsonl files: {options.REPORT_FORMATS}.")],
+    requests: Annotated[Path, typer.Option("--requests", "-r", help=f"Report requests: {options.REQUEST_FORMATS}.")],
+    docs: Annotated[list[Path], typer.Option(
+        "--docs", "-d", help=f"Documents, one or more files: {options.DOCUMENT_FORMATS}.")],
     nuggets: Annotated[list[Path] | None, typer.Option(
         "--nuggets", "-n", help=f"Nugget banks: {options.NUGGET_FORMATS}. Without one, recall is undefined.")] = None,
     model: options.Model = EMBEDDED_MODEL,

@@ -9,6 +9,7 @@ import typer
 
 from judge import settings
 from judge.cli.render import console
+from judge.formats import registry
 from judge.judging.thresholds import check_confidence_for, choose_thresholds
 from judge.labels import CITATION_POLICIES
 from judge.llm.cache.store import DEFAULT_CACHE_DIR
@@ -129,8 +130,12 @@ Timeout = Annotated[float, setting(
     ModelSettings, "timeout", "--timeout",
     help="Seconds per request attempt before it is abandoned and retried (not in the signature).")]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the decision cache.")]
-NUGGET_FORMATS = ("files or directories of *.json / *.jsonl (.gz too) holding v3 banks (Auto-ARGUE, AutoJudge, "
-                  "RAGTIME), v1/v2 'items' banks or castorini nuggetizer records; one bank per request")
+# The input options' formats, as judge.formats.registry lists them (docs/inputs.md has the table).
+NUGGET_FORMATS = (f"files or directories of *.json / *.jsonl (.gz too) holding {registry.listing('nuggets')}; one bank "
+                  "per request")
+REPORT_FORMATS = registry.listing("reports")
+REQUEST_FORMATS = registry.listing("requests")
+DOCUMENT_FORMATS = registry.listing("documents")
 Policy = Annotated[str, setting(
     JudgeSettings, "policy", "--citation-policy",
     help=f"How several citations must support a sentence: {', '.join(CITATION_POLICIES)}.")]

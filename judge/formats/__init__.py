@@ -2,7 +2,8 @@
 
 Every reader takes a path, a directory, a list of those, or literal text (a str containing a newline or
 starting with `{`), and reports bad input as judge.errors.InputError naming the file, the line and what to
-fix.
+fix. Each reader reads a record with the registered format that detects it (judge.formats.registry: one module
+per format in judge/formats/known/); judge.formats.loader takes files or domain objects alike for the core.
 """
 
 from judge.formats.checks import citation_warnings, input_warnings

@@ -253,6 +253,14 @@ def read_json_document(source: Source, max_bytes: int | None = None) -> Any:
     return parse_json(text, name, None)
 
 
+def read_one(found: list[Any], kind: type, name: str, line: int | None) -> Any:
+    """The one `kind` object a format read from one line (judge.formats.registry.parse gives a list)."""
+    if len(found) != 1 or not isinstance(found[0], kind):
+        raise InputError(f"the format read {len(found)} objects from one line, where one {kind.__name__} was wanted",
+                         name, line)
+    return found[0]
+
+
 def type_name(value: Any) -> str:
     """JSON's name for a value's type, for messages a user (not a Python programmer) reads."""
     if value is None:

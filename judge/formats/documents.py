@@ -27,12 +27,13 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
 from judge.errors import InputError
+from judge.formats import registry
 from judge.formats._jsonl import (
     Source,
     Sources,
@@ -40,6 +41,7 @@ from judge.formats._jsonl import (
     get_id,
     is_literal,
     iter_jsonl,
+    read_one,
     source_name,
     type_name,
 )
@@ -69,6 +71,7 @@ class DocumentStore:
         self.empty_sources = empty_sources  # source files that held no document (reported by input_warnings)
         self.sources = sources  # source names, indexed by each row's `source` column
         self._count = count
+        self._label: str | None = None  # documents given in memory: named `label[index]` (see `of`)
 
     @classmethod
     def open(cls, sources: Sources, index_dir: str | Path) -> DocumentStore:
@@ -96,9 +99,29 @@ class DocumentStore:
         return store
 
     @classmethod
+    def of(cls, documents: Iterable[Document], name: str = "documents") -> DocumentStore:
+        """A store of documents already in memory (the API's `docs=` objects), indexed in an in-memory SQLite
+        database: nothing is written to disk, and lookups, sizes and duplicates behave as for files. Errors name
+        a document as `name[index]`."""
+        conn = sqlite3.connect(":memory:", check_same_thread=False)
+        rows = ((d.doc_id, d.title, d.text, i, 0) for i, d in enumerate(documents))
+        duplicates = _fill(conn, rows, [], [])
+        store = cls._try_open_connection(conn, Path(":memory:"), built=True)
+        if store is None:  # pragma: no cover - we just filled it
+            raise InputError("the in-memory document index cannot be read", name)
+        store._label = name
+        if duplicates:
+            log.warning("%d duplicate doc_id line(s) in the collection; kept the first copy of each", duplicates)
+        return store
+
+    @classmethod
     def _try_open(cls, index_path: Path, *, built: bool) -> DocumentStore | None:
         uri = index_path.resolve().as_uri() + "?mode=ro"
-        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        return cls._try_open_connection(sqlite3.connect(uri, uri=True, check_same_thread=False), index_path,
+                                        built=built)
+
+    @classmethod
+    def _try_open_connection(cls, conn: sqlite3.Connection, index_path: Path, *, built: bool) -> DocumentStore | None:
         try:
             meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             if int(meta.get("schema_version", -1)) != _SCHEMA_VERSION:
@@ -136,7 +159,10 @@ class DocumentStore:
                                          (doc_id,)).fetchone()
             if row is not None and row[0] > max_bytes:
                 size, source, line = row
-                where = self.sources[source] if 0 <= source < len(self.sources) else str(self.index_path)
+                if self._label is not None:
+                    where, line = f"{self._label}[{source}]", None
+                else:
+                    where = self.sources[source] if 0 <= source < len(self.sources) else str(self.index_path)
                 raise InputError(f"document '{doc_id}' is {size:,} bytes, over --max-doc-bytes {max_bytes:,}; raise "
                                  "--max-doc-bytes or remove the document from the collection", where, line)
 
@@ -215,32 +241,20 @@ def _build(files: list[Source], index_path: Path) -> None:
         # The temp file is thrown away on any failure, so durability pragmas would only slow the build.
         conn.execute("PRAGMA journal_mode = OFF")
         conn.execute("PRAGMA synchronous = OFF")
-        conn.execute("CREATE TABLE docs (doc_id TEXT PRIMARY KEY, title TEXT, text TEXT NOT NULL, "
-                     "source INTEGER NOT NULL, line INTEGER NOT NULL)")
-        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        count = duplicates = 0
         empty: list[str] = []
-        for number, source in enumerate(files):
-            name = source_name(source)
-            batch: list[tuple[str, str | None, str, int, int]] = []
-            lines = 0
-            for line, record in iter_jsonl(source):
-                lines += 1
-                batch.append((*_parse_document(record, name, line), number, line))
-                if len(batch) >= _BATCH:
-                    added = _insert(conn, batch)
-                    count, duplicates = count + added, duplicates + len(batch) - added
-                    batch = []
-            if batch:
-                added = _insert(conn, batch)
-                count, duplicates = count + added, duplicates + len(batch) - added
-            if not lines:
-                empty.append(name)
-        meta = {"schema_version": _SCHEMA_VERSION, "count": count, "duplicates": duplicates,
-                "empty_sources": json.dumps(empty, ensure_ascii=False),
-                "sources": json.dumps([source_name(s) for s in files], ensure_ascii=False)}
-        conn.executemany("INSERT INTO meta VALUES (?, ?)", [(k, str(v)) for k, v in meta.items()])
-        conn.commit()
+
+        def rows() -> Iterator[tuple[str, str | None, str, int, int]]:
+            for number, source in enumerate(files):
+                name = source_name(source)
+                lines = 0
+                for line, record in iter_jsonl(source):
+                    lines += 1
+                    document = read_one(registry.parse("documents", record, name, line), Document, name, line)
+                    yield (document.doc_id, document.title, document.text, number, line)
+                if not lines:
+                    empty.append(name)
+
+        duplicates = _fill(conn, rows(), empty, [source_name(s) for s in files])
         conn.close()
         os.replace(tmp, index_path)
     except BaseException:
@@ -251,6 +265,30 @@ def _build(files: list[Source], index_path: Path) -> None:
         log.warning("%d duplicate doc_id line(s) in the collection; kept the first copy of each", duplicates)
 
 
+def _fill(conn: sqlite3.Connection, rows: Iterable[tuple[str, str | None, str, int, int]], empty: list[str],
+          sources: list[str]) -> int:
+    """The index's tables, filled with `rows` (doc_id, title, text, source number, line), first copy wins; returns
+    how many rows repeated a doc_id. `empty` is read once `rows` is exhausted."""
+    conn.execute("CREATE TABLE docs (doc_id TEXT PRIMARY KEY, title TEXT, text TEXT NOT NULL, "
+                 "source INTEGER NOT NULL, line INTEGER NOT NULL)")
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    count = duplicates = 0
+    batch: list[tuple[str, str | None, str, int, int]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= _BATCH:
+            added = _insert(conn, batch)
+            count, duplicates, batch = count + added, duplicates + len(batch) - added, []
+    if batch:
+        added = _insert(conn, batch)
+        count, duplicates = count + added, duplicates + len(batch) - added
+    meta = {"schema_version": _SCHEMA_VERSION, "count": count, "duplicates": duplicates,
+            "empty_sources": json.dumps(empty, ensure_ascii=False), "sources": json.dumps(sources, ensure_ascii=False)}
+    conn.executemany("INSERT INTO meta VALUES (?, ?)", [(k, str(v)) for k, v in meta.items()])
+    conn.commit()
+    return duplicates
+
+
 def _insert(conn: sqlite3.Connection, batch: list[tuple[str, str | None, str, int, int]]) -> int:
     """Insert a batch, first copy wins; returns how many rows were new."""
     before = conn.total_changes
@@ -258,7 +296,7 @@ def _insert(conn: sqlite3.Connection, batch: list[tuple[str, str | None, str, in
     return conn.total_changes - before
 
 
-def _parse_document(record: dict[str, Any], name: str, line: int) -> tuple[str, str | None, str]:
+def _parse_document(record: dict[str, Any], name: str, line: int | None) -> tuple[str, str | None, str]:
     doc_id = None
     for key in _ID_KEYS:
         doc_id = get_id(record, key, key, name, line)

@@ -242,15 +242,18 @@ def iter_judgment_lines(source: str | Path, *, decisions: Collection[str]
     passes the judge's own names (this floor may not import them)."""
     name = source_name(source)
     number = 0
-    context = {KNOWN_DECISIONS: tuple(decisions)}
     for number, offset, raw, data in iter_jsonl_located(source):
-        try:
-            judgment = ReportJudgment.model_validate(data, context=context)
-        except ValidationError as exc:
-            raise InputError(f"not a judgments record: {_first_error(exc)}", name, number) from None
-        yield number, offset, raw, judgment
+        yield number, offset, raw, parse_judgment(data, name, number, decisions=decisions)
     if number == 0:  # scoring nothing would print an empty leaderboard and exit 0: a silent zero
         raise InputError("no judgments in this file (it is empty); give one JSON judgments record per line", name)
+
+
+def parse_judgment(data: object, name: str, line: int | None, *, decisions: Collection[str]) -> ReportJudgment:
+    """One judgments record (a line's object, or a dict given in memory), checked as the file reader checks it."""
+    try:
+        return ReportJudgment.model_validate(data, context={KNOWN_DECISIONS: tuple(decisions)})
+    except ValidationError as exc:
+        raise InputError(f"not a judgments record: {_first_error(exc)}", name, line) from None
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 
 from judge.errors import InputError
 from judge.formats import nugget_fields as fields
+from judge.formats import registry
 from judge.formats._jsonl import (
     Source,
     Sources,
@@ -41,7 +42,7 @@ from judge.formats.nugget_fields import Where
 from judge.types import Nugget, NuggetBank
 
 NUGGET_PATTERNS = ("*.json", "*.json.gz", "*.jsonl", "*.jsonl.gz")
-_LAYOUTS = "'nugget_bank' or 'claim_bank' (v3), 'items' (v1/v2) or 'nuggets' (nuggetizer)"
+LAYOUTS = "'nugget_bank' or 'claim_bank' (v3), 'items' (v1/v2) or 'nuggets' (nuggetizer)"
 
 
 def read_nugget_banks(sources: Sources) -> dict[str, NuggetBank]:
@@ -52,7 +53,7 @@ def read_nugget_banks(sources: Sources) -> dict[str, NuggetBank]:
         name = source_name(source)
         found = 0
         for where, doc in _documents(source, name):
-            for bank in _banks_in(doc, where):
+            for bank in banks_in(doc, where):
                 found += 1
                 here = f"{where.name}:{where.line}" if where.line is not None else where.name
                 if bank.request_id in banks:
@@ -82,25 +83,17 @@ def _documents(source: Source, name: str) -> Iterator[tuple[Where, Any]]:
     yield Where(name), doc
 
 
-def _banks_in(doc: Any, where: Where) -> list[NuggetBank]:
+def banks_in(doc: Any, where: Where) -> list[NuggetBank]:
+    """The banks of one JSON value: a bank, or a list of them, each read by the nugget format that detects it
+    (judge.formats.registry)."""
     if isinstance(doc, list):
-        return [bank for item in doc for bank in _banks_in(item, where)]
+        return [bank for item in doc for bank in banks_in(item, where)]
     if not isinstance(doc, dict):
         raise where.error(f"a nugget bank must be one JSON object, found {type_name(doc)}")
-    if isinstance(doc.get("banks"), dict):  # AutoJudge NuggetBanks container
-        return [bank for value in doc["banks"].values() for bank in _banks_in(value, where)]
-    if "nugget_bank" in doc or "claim_bank" in doc:
-        return [_v3_bank(doc, where)]
-    if "items" in doc:
-        return _items_banks(doc, where)
-    if "nuggets" in doc:
-        return [_nuggetizer_bank(doc, where)]
-    if "query_id" not in doc:
-        raise where.error(f"missing field 'query_id' and no nuggets; a nugget bank has {_LAYOUTS}")
-    raise where.error(f"missing field 'nugget_bank': a nugget bank has {_LAYOUTS}")
+    return registry.parse("nuggets", doc, where.name, where.line)
 
 
-def _v3_bank(doc: dict[str, Any], where: Where) -> NuggetBank:
+def v3_bank_of(doc: dict[str, Any], where: Where) -> NuggetBank:
     request_id = get_id(doc, "query_id", "query_id", where.name, where.line)
     metadata = doc.get("metadata")
     if request_id is None and isinstance(metadata, dict):  # RAGTIME 2026 keeps it in the run metadata
@@ -124,7 +117,7 @@ def _entries(doc: dict[str, Any], key: str, parse: Any, where: Where) -> list[Nu
     raise where.error(f"field '{key}' must be an object (text -> nugget) or a list, found {type_name(raw)}")
 
 
-def _items_banks(doc: dict[str, Any], where: Where) -> list[NuggetBank]:
+def items_banks_of(doc: dict[str, Any], where: Where) -> list[NuggetBank]:
     items = doc["items"]
     if not isinstance(items, list):
         raise where.error(f"field 'items' must be a list, found {type_name(items)}")
@@ -140,7 +133,7 @@ def _items_banks(doc: dict[str, Any], where: Where) -> list[NuggetBank]:
     return [NuggetBank(request_id=rid, nuggets=fields.merge(nuggets, where)) for rid, nuggets in by_request.items()]
 
 
-def _nuggetizer_bank(doc: dict[str, Any], where: Where) -> NuggetBank:
+def nuggetizer_bank_of(doc: dict[str, Any], where: Where) -> NuggetBank:
     request_id = (get_id(doc, "qid", "qid", where.name, where.line)
                   or get_id(doc, "query_id", "query_id", where.name, where.line))
     if request_id is None:

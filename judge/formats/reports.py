@@ -21,6 +21,7 @@ only where each one is, and reads it again when it is needed (a TREC-size evalua
 from __future__ import annotations
 
 import os
+import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from judge.errors import InputError
+from judge.formats import registry
 from judge.formats._jsonl import (
     Source,
     Sources,
@@ -36,6 +38,7 @@ from judge.formats._jsonl import (
     is_literal,
     iter_jsonl_located,
     read_jsonl_line,
+    read_one,
     source_name,
     type_name,
 )
@@ -44,6 +47,8 @@ from judge.types import Report, Sentence
 # Where each variant keeps the request id, in order of preference. `request_id` is accepted too because some
 # tools normalise to it.
 _REQUEST_ID_KEYS = ("topic_id", "narrative_id", "request_id")
+# A report's `source` as a reader sets it: "file:line".
+_LOCATED = re.compile(r"(.+):(\d+)")
 
 
 def read_reports(sources: Sources) -> list[Report]:
@@ -64,7 +69,7 @@ def _each_report(sources: Sources) -> Iterator[tuple[Report, Source, int, bytes]
         found = 0
         for line, offset, raw, record in iter_jsonl_located(source):
             found += 1
-            report = _parse_report(record, name, line)
+            report = _read_report(record, name, line)
             if report.key in seen:
                 raise InputError(
                     f"duplicate report for run_id {report.run_id!r} and request {report.request_id!r} "
@@ -95,8 +100,10 @@ class ReportEntry:
 
     @property
     def source(self) -> str | None:
-        """`file:line`, as Report.source; None for a report that came from no file."""
-        return f"{self.name}:{self.line}" if self.name else None
+        """`file:line`, as Report.source; for a report given in memory, its name (`reports[3]`) or None."""
+        if not self.name:
+            return None
+        return f"{self.name}:{self.line}" if self.line else self.name
 
 
 class ReportIndex(Sequence[Report]):
@@ -142,14 +149,26 @@ class ReportIndex(Sequence[Report]):
         return cls(entries, cited, stamps)
 
     @classmethod
-    def of(cls, reports: Iterable[Report]) -> ReportIndex:
-        """An index of reports already in memory (e.g. built by a caller rather than read from files)."""
+    def of(cls, reports: Iterable[Report], keep: Callable[[Report], bool] | None = None,
+           name: str = "reports") -> ReportIndex:
+        """An index of reports already in memory (the API's objects): checked as `scan` checks a file's (a
+        (run, request) given twice is refused), `keep` as in `scan`. A report without a `source` is named
+        `name[index]` in messages."""
         entries: list[ReportEntry] = []
         cited: dict[str, None] = {}
-        for report in reports:
-            name, _, line = (report.source or "").rpartition(":")
-            entries.append(ReportEntry(report.run_id, report.request_id, name, int(line) if line.isdigit() else 0,
-                                       len(report.sentences), report))
+        seen: dict[tuple[str, str], str] = {}
+        for index, report in enumerate(reports):
+            found = _LOCATED.fullmatch(report.source or "")
+            where, line = (found.group(1), int(found.group(2))) if found else (report.source or f"{name}[{index}]", 0)
+            label = f"{where}:{line}" if line else where
+            if report.key in seen:
+                raise InputError(
+                    f"duplicate report for run_id {report.run_id!r} and request {report.request_id!r} "
+                    f"(first at {seen[report.key]}); each run may answer a request only once — remove one", label)
+            seen[report.key] = label
+            if keep is not None and not keep(report):
+                continue
+            entries.append(ReportEntry(report.run_id, report.request_id, where, line, len(report.sentences), report))
             for sentence in report.sentences:
                 cited.update(dict.fromkeys(sentence.citations))
         return cls(entries, cited)
@@ -168,7 +187,7 @@ class ReportIndex(Sequence[Report]):
                                      "(copy it first if it is still being written)", entry.name, entry.line)
                 fh.seek(offset)
                 raw = fh.read(length)
-        report = _parse_report(read_jsonl_line(raw, entry.name, entry.line), entry.name, entry.line)
+        report = _read_report(read_jsonl_line(raw, entry.name, entry.line), entry.name, entry.line)
         if report.key != entry.key:
             raise InputError("the file changed after the run read it; rerun on a file that stays as it is",
                              entry.name, entry.line)
@@ -201,7 +220,12 @@ def _stamp(path: Path, fd: int | None = None) -> tuple[int, int]:
     return (status.st_size, status.st_mtime_ns)
 
 
-def _parse_report(record: dict[str, Any], name: str, line: int) -> Report:
+def _read_report(record: dict[str, Any], name: str, line: int) -> Report:
+    """One report, read by the report format that detects it (judge.formats.registry)."""
+    return read_one(registry.parse("reports", record, name, line), Report, name, line)
+
+
+def _parse_report(record: dict[str, Any], name: str, line: int | None) -> Report:
     metadata = record.get("metadata")
     if metadata is None:
         raise InputError("missing field 'metadata' (an object with run_id and topic_id)", name, line)
@@ -243,7 +267,7 @@ def _parse_report(record: dict[str, Any], name: str, line: int) -> Report:
         for i, entry in enumerate(entries)
     )
     return Report(run_id=run_id, request_id=request_id, team_id=team_id, sentences=sentences,
-                  source=f"{name}:{line}")
+                  source=f"{name}:{line}" if line is not None else name)
 
 
 def _entries_key(record: dict[str, Any], name: str, line: int) -> str:

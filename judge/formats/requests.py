@@ -16,7 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 from judge.errors import InputError
+from judge.formats import registry
 from judge.formats._jsonl import Sources, expand_paths, get_id, iter_jsonl, source_name, type_name
+from judge.formats._jsonl import read_one as _read_one
 from judge.labels import LimitUnit
 from judge.types import Request
 
@@ -34,7 +36,7 @@ def read_requests(sources: Sources) -> dict[str, Request]:
         found = 0
         for line, record in iter_jsonl(source):
             found += 1
-            request = _parse_request(record, name, line)
+            request = _read_one(registry.parse("requests", record, name, line), Request, name, line)
             if request.request_id in requests:
                 raise InputError(f"duplicate request_id {request.request_id!r} (first at "
                                  f"{first_seen[request.request_id]}); keep one definition", name, line)
@@ -45,7 +47,7 @@ def read_requests(sources: Sources) -> dict[str, Request]:
     return requests
 
 
-def _parse_request(record: dict[str, Any], name: str, line: int) -> Request:
+def _parse_request(record: dict[str, Any], name: str, line: int | None) -> Request:
     request_id = _request_id(record, name, line)
     title = _optional_str(record, "title", name, line)
     problem = _optional_str(record, "problem_statement", name, line)

@@ -2,43 +2,23 @@
 bank, not a requests file" instead of blaming the first thing that failed (a JSON column, a missing field).
 
 Looks at the first record only (the first line of a JSONL file, or the whole file when it is one JSON document),
-by the fields that set each format apart; never raises."""
+by the fields that set each format apart: the first registered format (judge.formats.registry) that detects it;
+never raises."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from judge.errors import InputError
+from judge.formats import registry
 from judge.formats._jsonl import Source, is_literal, open_binary
 
 # How much of a file is read to tell its format: a pretty-printed nugget bank is one JSON document.
 _SNIFF_BYTES = 4 << 20
-
-# (what the file is, how to use it), by the fields that set each format apart, most specific first.
-_FORMATS: tuple[tuple[str, str, Callable[[dict[str, Any]], bool]], ...] = (
-    ("an Auto-ARGUE judgments file", "convert it with `argue-judge import auto-argue FILE --nuggets BANKS` "
-     "(or give it to `argue-judge score` with --nuggets)", lambda d: "report" in d and "judgments" in d),
-    ("an argue-judge judgments file", "give it to `argue-judge score`, or to --human / --judged",
-     lambda d: "sentences" in d and "run_id" in d and "request_id" in d),
-    ("a nugget bank", "give it to --nuggets",
-     lambda d: any(k in d for k in ("nugget_bank", "claim_bank", "nuggets", "banks"))),
-    ("a reports file", "give it as the reports (eval's first argument)",
-     lambda d: isinstance(d.get("metadata"), dict) and ("responses" in d or "answer" in d)),
-    ("an AttributionBench file", "give it to `argue-judge calibrate --attributionbench`",
-     lambda d: "attribution_label" in d),
-    ("a WiCE file", "give it to `argue-judge calibrate --wice`", lambda d: "claim" in d and "evidence" in d),
-    ("a documents file", "give it to --docs",
-     lambda d: any(k in d for k in ("doc_id", "docid", "id")) and any(k in d for k in ("text", "contents",
-                                                                                       "segment", "body"))),
-    ("a requests file", "give it to --requests",
-     lambda d: any(k in d for k in ("request_id", "topic_id", "narrative_id"))
-     and any(k in d for k in ("problem_statement", "narrative", "title", "background"))),
-)
-
 
 def _first_record(source: Source) -> Any:
     if is_literal(source):
@@ -66,7 +46,8 @@ def known_format(source: Source) -> tuple[str, str] | None:
         record = record[0]
     if not isinstance(record, dict):
         return None
-    return next(((what, use) for what, use, test in _FORMATS if test(record)), None)
+    found = registry.detect(record)
+    return (found.called, found.use) if found is not None else None
 
 
 @contextmanager

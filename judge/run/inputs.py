@@ -1,5 +1,8 @@
 """The inputs of a run, loaded and checked once before any model call: the reports (indexed, read again from their
 files when judged), the requests, the nugget banks and the document store, with the diagnostics their loading gave.
+
+Each input is files (read here by the format readers, the edge) or domain objects already in memory (the API's
+Report, Request, NuggetBank and Document objects), which are taken as they are: nothing is written to disk.
 """
 
 from __future__ import annotations
@@ -10,12 +13,13 @@ from pathlib import Path
 
 from judge.diagnostics import Diagnostic, Diagnostics
 from judge.errors import InputError
-from judge.formats import DocumentStore, citation_warnings, read_nugget_banks, read_requests
+from judge.formats import DocumentStore, citation_warnings, loader
+from judge.formats.loader import Given
 from judge.formats.out_apart import check_out_apart
 from judge.formats.reports import ReportIndex
 from judge.formats.sniff import naming_the_format
 from judge.run.shards import Shard
-from judge.types import NuggetBank, Request
+from judge.types import Document, NuggetBank, Report, Request
 
 
 @dataclass
@@ -37,26 +41,31 @@ class Inputs:
             self.reports = ReportIndex.of(self.reports)
 
     @classmethod
-    def load(cls, reports: Sequence[str | Path], requests: str | Path, nuggets: Sequence[str | Path] | None,
-             documents: Sequence[str | Path], index_dir: Path, max_doc_bytes: int | None = None,
+    def load(cls, reports: Given[Report], requests: str | Path | Sequence[Request], nuggets: Given[NuggetBank] | None,
+             documents: Given[Document], index_dir: Path, max_doc_bytes: int | None = None,
              shard: Shard | None = None, out: Path | None = None) -> Inputs:
-        """`max_doc_bytes`: refuse (before any model call) a cited document larger than this. `shard`: keep only
-        that shard's reports (checks and warnings then speak of those alone, so merging the shards' summaries
-        gives the warnings of a single run). `out`: the run's output folder, refused if it is or lies inside an
-        input folder."""
-        if out is not None:
-            check_out_apart(out, [*reports, *(nuggets or ()), *documents])
+        """Each input as files or objects (see the module's docstring); objects given twice (a report, a request,
+        a bank) are refused as in a file, named `reports[3]`, `requests[0]`, ... `max_doc_bytes`: refuse (before
+        any model call) a cited document larger than this. `shard`: keep only that shard's reports (checks and
+        warnings then speak of those alone, so merging the shards' summaries gives the warnings of a single run).
+        `out`: the run's output folder, refused if it is or lies inside an input folder."""
+        if isinstance(requests, str | Path):
+            requests = [requests]
+        if out is not None:  # the input folders: objects have none
+            check_out_apart(out, [p for value, kind in ((reports, Report), (nuggets or (), NuggetBank),
+                                                        (documents, Document))
+                                  if loader.objects(value, kind) is None for p in value])  # type: ignore[misc]
         diagnostics = Diagnostics()
         keep = (lambda report: shard.contains(report.run_id, report.request_id)) if shard else None
         with naming_the_format("a reports file"):
-            index = ReportIndex.scan(list(reports), keep)
+            index = loader.reports(reports, keep)
         with naming_the_format("a requests file"):
-            known = read_requests(requests)
+            known = loader.requests(requests)
         with naming_the_format("a nugget bank"):
-            read = (index, known, read_nugget_banks(list(nuggets)) if nuggets else {})
+            read = (index, known, loader.banks(nuggets))
         # The document index logs what it repairs (duplicate ids, an unreadable index): keep it for the summary.
         with diagnostics.capture_logging("judge.formats.documents", "documents"), naming_the_format("a documents file"):
-            store = DocumentStore.open(list(documents), index_dir)
+            store = loader.documents(documents, index_dir)
         loaded = cls(*read, store, diagnostics)
         try:
             loaded.check(max_doc_bytes)
@@ -98,7 +107,7 @@ class Inputs:
             if not entry.sentences:
                 notes.append(Diagnostic(f"{entry.source}: report of run '{entry.run_id}' for request "
                                         f"'{entry.request_id}' is empty; its precision is undefined (scored 0, "
-                                        "flagged)", "inputs", file=entry.name or None, line=entry.line))
+                                        "flagged)", "inputs", file=entry.name or None, line=entry.line or None))
         for request_id in sorted({e.request_id for e in self.reports.entries} - self.banks.keys()):
             notes.append(Diagnostic(f"request '{request_id}' has no nugget bank: nugget recall is undefined (not "
                                     "zero) for its reports", "inputs", request=request_id))

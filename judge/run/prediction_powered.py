@@ -12,7 +12,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from judge.diagnostics import Diagnostics
 from judge.errors import InputError
 from judge.formats._jsonl import expand_paths, is_literal, source_name
 from judge.formats.atomic import staged
-from judge.formats.judgments import NuggetSummary, ReportJudgment
+from judge.formats.judgments import NuggetSummary, ReportJudgment, dumps
 from judge.formats.pairing import check_same_report, sentence_texts
 from judge.formats.reports import ReportIndex
 from judge.formats.scores import format_value, tsv_row
@@ -51,7 +51,62 @@ def human_digest(paths: Sequence[str | Path]) -> str:
     return digest.hexdigest()[:8]
 
 
-Located = list[tuple[str, int, ReportJudgment]]   # (file name, line, record) of every human record
+Located = list[tuple[str, int | None, ReportJudgment]]   # (file name, line, record) of every human record
+
+
+@dataclass(frozen=True)
+class HumanJudgments:
+    """Human judgments of a sample, read and checked once: each record with where it is (its file and line, or
+    `human[index]` for a record given in memory), the file each belongs to (`groups`, what the per-file checks and
+    warnings go by), the sample file given among them (None without one), and the digest of what was given (the
+    signature's `human=` field: the files' bytes, or the records' lines as the judgments file holds them)."""
+
+    located: Located
+    groups: tuple[str, ...]
+    sample: str | Path | None
+    digest: str
+    names: str
+
+    @classmethod
+    def read(cls, paths: Sequence[str | Path], design: Design) -> HumanJudgments:
+        """The human judgments files (and a sample file among them, see `_split_sample`); InputError naming the
+        file and line of a report judged twice or of a file in another known format."""
+        files, sample = _split_sample(paths, design)
+        located = _read_files(files)
+        return cls(located, tuple(name for name, _, _ in located), sample, human_digest(files),
+                   ", ".join(str(p) for p in files))
+
+    @classmethod
+    def of(cls, records: Sequence[ReportJudgment], argument: str = "human") -> HumanJudgments:
+        """Records given in memory (checked records, e.g. by the API), named `argument[index]`."""
+        located: Located = []
+        seen: dict[tuple[str, str], int] = {}
+        for index, j in enumerate(records):
+            if j.key in seen:
+                raise InputError(f"two human judgments of run {j.run_id} request {j.request_id} (first at "
+                                 f"{argument}[{seen[j.key]}])", f"{argument}[{index}]")
+            seen[j.key] = index
+            located.append((f"{argument}[{index}]", None, j))
+        digest = hashlib.sha256("".join(dumps(j) + "\n" for j in records).encode("utf-8") + b"\0").hexdigest()[:8]
+        return cls(located, (argument,) * len(located), None, digest, argument)
+
+    @property
+    def records(self) -> list[ReportJudgment]:
+        return [j for _, _, j in self.located]
+
+    def by_group(self) -> dict[str, list[ReportJudgment]]:
+        found: dict[str, list[ReportJudgment]] = {}
+        for group, (_, _, j) in zip(self.groups, self.located, strict=True):
+            found.setdefault(group, []).append(j)
+        return found
+
+    def check(self, judged: Set[tuple[str, str]], sentences: Mapping[tuple[str, str], Sequence[str]]) -> None:
+        """Each file judges a subset of `judged`, and each record the same report as the judge's (same
+        sentences)."""
+        for group, records in self.by_group().items():
+            check_subset(judged, [j.key for j in records], group)
+        for name, line, j in self.located:
+            check_same_report(j, sentences[j.key], name, line)
 
 
 def _read_files(paths: Sequence[str | Path]) -> Located:
@@ -68,15 +123,6 @@ def _read_files(paths: Sequence[str | Path]) -> Located:
                 seen.add(j.key)
                 located.append((name, line, j))
     return located
-
-
-def _check_pairs(located: Located, judged: Set[tuple[str, str]], sentences: Mapping[tuple[str, str], Sequence[str]]
-                 ) -> None:
-    """Each file judges a subset of `judged`, and each record the same report as the judge's (same sentences)."""
-    for name in dict.fromkeys(name for name, _, _ in located):
-        check_subset(judged, [j.key for n, _, j in located if n == name], name)
-    for name, line, j in located:
-        check_same_report(j, sentences[j.key], name, line)
 
 
 class _ReportTexts(Mapping[tuple[str, str], Sequence[str]]):
@@ -96,21 +142,18 @@ class _ReportTexts(Mapping[tuple[str, str], Sequence[str]]):
         return len(self._entries)
 
 
-def check_human_files(paths: Sequence[str | Path], reports: ReportIndex, design: Design) -> None:
-    """Refuse, before any judging, human files that judge reports outside `reports`, or another version of one
-    (other sentences), judge one twice, or do not fit the design or the sample file (InputError naming the file
-    and line)."""
-    paths, sample = _split_sample(paths, design)
-    located = _read_files(paths)
+def check_human(human: HumanJudgments, reports: ReportIndex, design: Design) -> None:
+    """Refuse, before any judging, human judgments of reports outside `reports`, or of another version of one
+    (other sentences), or that do not fit the design or the sample file (InputError naming the file and line)."""
     texts = _ReportTexts(reports)
-    _check_pairs(located, set(texts), texts)
-    labelled = {j.key for _, _, j in located}
-    if sample is None:
-        Inclusion(design, set(texts), labelled, ", ".join(str(p) for p in paths))
+    human.check(set(texts), texts)
+    labelled = {j.key for j in human.records}
+    if human.sample is None:
+        Inclusion(design, set(texts), labelled, human.names)
     else:
-        _, rows = read_sample(sample)
+        _, rows = read_sample(human.sample)
         WeightedInclusion({(r["run_id"], r["request_id"]): float(r["probability"]) for r in rows}, set(texts),
-                          labelled, str(sample), ", ".join(str(p) for p in paths))
+                          labelled, str(human.sample), human.names)
 
 
 def _split_sample(paths: Sequence[str | Path], design: str) -> tuple[list[str | Path], str | Path | None]:
@@ -131,14 +174,13 @@ def _split_sample(paths: Sequence[str | Path], design: str) -> tuple[list[str | 
     return rest, samples[0] if samples else None
 
 
-def read_human(paths: Sequence[str | Path], judged: Iterable[ReportJudgment]) -> Located:
-    """Human judgments records with their file and line, each file checked to judge a subset of the judged
-    reports, each record the same report (same sentences) as the judge's (InputError naming the file and line
-    otherwise). Reads `judged` once, keeping the sentences of the human-judged reports alone. A record without a
-    nugget bank gets the judge's record's bank for its request: the bank belongs to the request, not to the
-    assessor, and recall is undefined without it."""
-    located = _read_files(paths)
-    wanted = {j.key for _, _, j in located}
+def read_human(human: HumanJudgments, judged: Iterable[ReportJudgment]) -> Located:
+    """The human records checked against the judge's (`judged`): each file judges a subset of the judged reports,
+    each record the same report (same sentences) as the judge's (InputError naming the file and line otherwise).
+    Reads `judged` once, keeping the sentences of the human-judged reports alone. A record without a nugget bank
+    gets the judge's record's bank for its request: the bank belongs to the request, not to the assessor, and
+    recall is undefined without it."""
+    wanted = {j.key for j in human.records}
     keys: set[tuple[str, str]] = set()
     sentences: dict[tuple[str, str], Sequence[str]] = {}
     nuggets: dict[str, list[NuggetSummary]] = {}
@@ -148,23 +190,27 @@ def read_human(paths: Sequence[str | Path], judged: Iterable[ReportJudgment]) ->
             sentences[j.key] = sentence_texts(j)
         if j.nuggets is not None:
             nuggets.setdefault(j.request_id, j.nuggets)
-    _check_pairs(located, keys, sentences)
+    human.check(keys, sentences)
     return [(name, line, j if j.nuggets is not None or j.request_id not in nuggets
-             else j.model_copy(update={"nuggets": nuggets[j.request_id]})) for name, line, j in located]
+             else j.model_copy(update={"nuggets": nuggets[j.request_id]})) for name, line, j in human.located]
 
 
 def human_warnings(located: Located, policy: CitationPolicy = "all",
-                   banks: Mapping[str, NuggetBank] | None = None) -> list[str]:
+                   banks: Mapping[str, NuggetBank] | None = None, groups: Sequence[str] | None = None) -> list[str]:
     """What scoring each human file says of it (sentences judged without an outcome, undefined precision, ...),
-    each warning led by the file's name: the same warnings `argue-judge score FILE` gives."""
+    each warning led by the file's name: the same warnings `argue-judge score FILE` gives. `groups`: the file of
+    each record (default: its name)."""
+    by_file: dict[str, list[ReportJudgment]] = {}
+    for group, (_, _, j) in zip(groups or [name for name, _, _ in located], located, strict=True):
+        by_file.setdefault(group, []).append(j)
     found: list[str] = []
-    for name in dict.fromkeys(name for name, _, _ in located):
-        _, _, warnings = score([j for n, _, j in located if n == name], "human", policy, banks)
+    for name, records in by_file.items():
+        _, _, warnings = score(records, "human", policy, banks)
         found += [f"{name}: {warning}" for warning in warnings]
     return found
 
 
-def estimate_with_humans(judge_scores: Scores, judge_signature: ScoreSignature, human_paths: Sequence[str | Path],
+def estimate_with_humans(judge_scores: Scores, judge_signature: ScoreSignature, human: HumanJudgments,
                          judged: Iterable[ReportJudgment], design: Design = "reports", confidence: float = 0.95,
                          policy: CitationPolicy = "all", banks: Mapping[str, NuggetBank] | None = None,
                          diagnostics: Diagnostics | None = None) -> tuple[CorrectedScores, ScoreSignature]:
@@ -176,15 +222,15 @@ def estimate_with_humans(judge_scores: Scores, judge_signature: ScoreSignature, 
     path that reads a human file reports what `score` of that file alone would."""
     if not 0 < confidence < 1:
         raise InputError(f"--confidence must be between 0 and 1 (e.g. 0.95), not {confidence}")
-    human_paths, sample = _split_sample(human_paths, design)
-    located = read_human(human_paths, judged)
+    sample = human.sample
+    located = read_human(human, judged)
     human_records = [j for _, _, j in located]
-    warnings = human_warnings(located, policy, banks)
+    warnings = human_warnings(located, policy, banks, human.groups)
     if diagnostics is not None:
         diagnostics.extend(warnings, "human")
     human_scores, _, _ = score(human_records, "human", policy, banks)
     judged_keys = {(run.run_id, request) for run in judge_scores for request in run.reports}
-    files = ", ".join(str(p) for p in human_paths)
+    files = human.names
     inclusion: Inclusion | WeightedInclusion
     if sample is None:
         inclusion = Inclusion(design, judged_keys, {j.key for j in human_records}, files)
@@ -194,7 +240,7 @@ def estimate_with_humans(judge_scores: Scores, judge_signature: ScoreSignature, 
                                       judged_keys, {j.key for j in human_records}, str(sample), files,
                                       str(header.get("kind", "active")))
     corrected = correct_scores(judge_scores, human_scores, inclusion, confidence)
-    signature = replace(judge_signature, human=f"{len(human_records)}@{human_digest(human_paths)}",
+    signature = replace(judge_signature, human=f"{len(human_records)}@{human.digest}",
                         sample=design if sample is None else f"weighted@{human_digest([sample])}",
                         confidence=confidence)
     return corrected, signature

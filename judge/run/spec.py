@@ -22,7 +22,6 @@ in flight. The run executes the resulting `EvalPlan` and never decides these aga
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
@@ -30,7 +29,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BeforeValidator, SkipValidation
 
 from judge.errors import SettingError
-from judge.formats.judgments import ReportJudgment
+from judge.formats.loader import DocumentInputs, JudgmentInputs, NuggetInputs, ReportInputs, RequestInputs
 from judge.labels import SampleDesign
 from judge.llm.cache.backends import DEFAULT_CACHE_DIR
 from judge.run.shards import Shard
@@ -50,21 +49,9 @@ from judge.settings import (
     Workers,
     settings_class,
 )
-from judge.types import Document, NuggetBank, Report, Request
 
 __all__ = ["EvalPlan", "EvalSpec", "Execution", "InputSources", "Outputs"]
 
-# What an input takes: a path, several paths, or objects of the package's type or plain dicts in the file's format
-# (one or an iterable of them). The API checks them (judge.api._inputs) before the spec is built; the spec keeps
-# them as given (a generator stays unread until the run reads it).
-PathLike = str | Path
-Paths = PathLike | Sequence[PathLike]
-Record = Mapping[str, object]
-ReportInputs = Paths | Report | Record | Iterable[Report | Record]
-RequestInputs = Paths | Request | Record | Iterable[Request | Record]
-DocumentInputs = Paths | Document | Record | Iterable[Document | Record]
-NuggetInputs = Paths | NuggetBank | Record | Iterable[NuggetBank | Record]
-JudgmentInputs = Paths | ReportJudgment | Record | Iterable[ReportJudgment | Record]
 
 
 @settings_class

@@ -22,8 +22,8 @@ verdict wins with more than half of the verdicts given; a tie is not a majority,
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from dataclasses import fields
+from collections.abc import Callable, Sequence
+from dataclasses import fields, replace
 from typing import Any
 
 from judge.errors import SettingError
@@ -31,10 +31,12 @@ from judge.formats.judgments import DecisionRecord, EarnedAnswer
 from judge.judging import decisions
 from judge.judging.decisions.asker import AsksModels, Decider
 from judge.judging.decisions.base import Prepared
+from judge.judging.thresholds import resolve_thresholds
 from judge.labels import VOTES, Vote
-from judge.llm.client import Usage
+from judge.llm.cache.store import DecisionCache
+from judge.llm.client import DecisionClient, Usage
 from judge.llm.panel import PanelMember, check_panel
-from judge.settings import ModelSettings, Thresholds
+from judge.settings import JudgeSettings, ModelSettings, RetryPolicy, Thresholds
 
 
 def check_vote(vote: str) -> Vote:
@@ -171,3 +173,24 @@ class PanelDecider:
             kernels = kernels or part_kernels
             events += [f"{member.name}: {e}" for e in part_events]
         return kernels, events
+
+
+def member_thresholds(member: PanelMember, judge: JudgeSettings) -> Thresholds | None:
+    """The thresholds a judge of the panel applies: as a single judge of that model and prompt directory would
+    (the shipped rules only for the embedded judge with the shipped prompts; rules given explicitly, to every
+    judge)."""
+    return resolve_thresholds(member.model, replace(judge, prompts_dir=member.prompts_dir)).thresholds
+
+
+def open_panel(members: Sequence[PanelMember], vote: str, judge: JudgeSettings, cache: DecisionCache | None, *,
+               concurrency: int = 4, retry: RetryPolicy = RetryPolicy(), max_cost: float | None = None,
+               price_per_1k: float | None = None, on_decision: Callable[[bool], None] | None = None
+               ) -> PanelDecider:
+    """A panel ready to ask: one DecisionClient per judge (its own model and server, the run's cache, up to
+    `concurrency` decisions in flight each), each judge's thresholds (`member_thresholds`). `max_cost` is shared
+    out equally: each of the n judges refuses to spend past max_cost / n, so the panel never passes it."""
+    members = check_panel(members)
+    share = None if max_cost is None else max_cost / len(members)
+    clients = [DecisionClient(m.model, cache, concurrency=concurrency, retry=retry, max_cost=share,
+                              price_per_1k=price_per_1k, on_decision=on_decision) for m in members]
+    return PanelDecider(members, clients, vote, [member_thresholds(m, judge) for m in members])

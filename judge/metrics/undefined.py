@@ -9,8 +9,8 @@
   are all tied is a coin toss, not an agreement of -0.01.
 
 May import only the standard library and pydantic. It stands with the metrics so that what scoring computes (the
-agreement among a panel's judges, judge.metrics.panel_agreement) follows the same rule; judge.calibration.stats.undefined
-re-exports it.
+agreement among a panel's judges, judge.metrics.panel_agreement) follows the same rule;
+judge.calibration.stats.undefined re-exports it.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from judge.formats.atomic import WorkingFolder
 from judge.formats.judgments import ReportJudgment, nugget_summaries
 from judge.formats.lock import output_lock
 from judge.formats.reports import ReportEntry
+from judge.judging.panel import open_panel
 from judge.judging.signature import JudgeSignature
 from judge.judging.thresholds import check_confidence_for, resolve_thresholds
 from judge.judging.walker import ReportWalker, within_limit
@@ -237,11 +238,16 @@ async def _judge_all(inputs: Inputs, config: EvalConfig, signature: JudgeSignatu
     """Judge the reports left to judge with `executor` (judge.run.executors: this process by default), taking
     each judgment as it completes: with a stream it goes to disk at once, and the judgments returned are read back
     from the final file one at a time (StoredJudgments), so memory stays bounded."""
-    client = DecisionClient(config.model, cache, concurrency=config.in_flight, retry=config.retry,
-                            max_cost=config.max_cost, price_per_1k=config.price_per_1k,
-                            on_decision=progress.decision_done,
-                            completions=rounds.acompletion if rounds is not None else None)
-    walker = ReportWalker(client, inputs.documents, config.judge, on_sentence=progress.sentence_done)
+    panel = None
+    if getattr(config, "panel", ()):  # a panel of judges (judge.judging.panel): it stands where the client stands
+        panel = open_panel(config.panel, getattr(config, "vote", "majority"), config.judge, cache,
+                           concurrency=config.in_flight, retry=config.retry, max_cost=config.max_cost,
+                           price_per_1k=config.price_per_1k, on_decision=progress.decision_done)
+    client = panel or DecisionClient(config.model, cache, concurrency=config.in_flight, retry=config.retry,
+                                     max_cost=config.max_cost, price_per_1k=config.price_per_1k,
+                                     on_decision=progress.decision_done,
+                                     completions=rounds.acompletion if rounds is not None else None)
+    walker = ReportWalker(client, inputs.documents, config.judge, on_sentence=progress.sentence_done, decider=panel)
     ordered = sorted(inputs.reports.entries, key=lambda e: e.key)
     todo: list[ReportEntry] = []
     sentences = 0
@@ -263,7 +269,8 @@ async def _judge_all(inputs: Inputs, config: EvalConfig, signature: JudgeSignatu
             cached_flags[judgment.key] = bytes(d.cached for s in judgment.sentences for d in s.decisions)
 
     done = await (executor or executor_for(None, None)).judge(
-        Judging(inputs, config, signature.short(), todo, walker, client, cache, progress), deliver)
+        Judging(inputs, config, signature.short(), todo, walker, client, cache, progress, panel),  # type: ignore[arg-type]
+        deliver)
     embedded = (done.kernels, done.events or [])
     if stream is None:
         return [judged[e.key] for e in ordered], done.usage, 0, embedded

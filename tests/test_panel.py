@@ -302,3 +302,68 @@ def test_a_run_judged_by_a_panel_keeps_every_judge_and_reports_their_agreement(t
     written = [d for line in paths["judgments.jsonl"].read_text(encoding="utf-8").splitlines()
                for s in json.loads(line)["sentences"] for d in s["decisions"] if d["judge"] != "argue-judge"]
     assert len(written) == len(records) and all(len(d["panel"]) == 3 for d in written)
+
+
+# -- calibrate with a panel -------------------------------------------------------------------------------------
+
+ATTRIBUTIONBENCH = Path(__import__("os").environ.get("ARGUE_SHARED_DATA", Path(__file__).resolve().parents[2]
+                                                     / "shared" / "data")) / "attributionbench" / "dev.jsonl"
+
+
+def test_calibrate_reports_each_judge_and_the_panel_against_the_human_labels(tmp_path):
+    import judge
+
+    if not ATTRIBUTIONBENCH.is_file():
+        pytest.skip("the shared AttributionBench dev file is not here (set ARGUE_SHARED_DATA)")
+    no = {"verdict": "not_supported", "evidence": [], "rationale": "no"}
+    with FakeEndpoint(smart_responder) as ep:
+        ep.on("SupportsCitation", lambda request: no if request["model"] == "c" else smart_responder(request))
+        members = [PanelMember(ModelSettings(f"openai/{n}", ep.api_base, "x")) for n in ("a", "b", "c")]
+        results = judge.calibrate(attributionbench=ATTRIBUTIONBENCH, sample="12", panel=members, vote="any",
+                                  cache=tmp_path / "cache", n_boot=50, judge=JudgeSettings(thresholds=None))
+    assert set(results.judges) == {"openai/a", "openai/b", "openai/c"}
+    labels = {name: r["supports_citation"].confusion for name, r in results.judges.items()}
+    assert labels["openai/a"] == labels["openai/b"]
+    # judge c always says no: with 'any' the panel says what a and b say
+    assert results.judges["openai/c"]["supports_citation"].confusion[0][0] == 0
+    assert results.decisions["supports_citation"].confusion == labels["openai/a"]
+    among = results.panel["supports_citation"]
+    assert among.decisions == 12 and among.judges == ["openai/a", "openai/b", "openai/c"]
+    assert "panel:openai/a+openai/b+openai/c|vote:any" in results.signature
+
+
+def test_calibrate_refuses_a_vote_without_a_panel_and_what_a_panel_cannot_take():
+    import judge
+
+    with pytest.raises(SettingError, match="vote applies to a panel"):
+        judge.calibrate(attributionbench=ATTRIBUTIONBENCH, vote="any", cache=None)
+    members = [PanelMember(ModelSettings("openai/a")), PanelMember(ModelSettings("openai/b"))]
+    with pytest.raises(SettingError, match="fit_metric"):
+        judge.calibrate(attributionbench=ATTRIBUTIONBENCH, panel=members, fit_metric="kappa", cache=None)
+    with pytest.raises(SettingError, match="model: a panel names each judge's model"):
+        judge.calibrate(attributionbench=ATTRIBUTIONBENCH, panel=members, model="openai/x", cache=None)
+
+
+def test_calibrate_cli_takes_a_panel_judge_by_judge(tmp_path):
+    from typer.testing import CliRunner
+
+    from judge.cli.app import app
+
+    if not ATTRIBUTIONBENCH.is_file():
+        pytest.skip("the shared AttributionBench dev file is not here (set ARGUE_SHARED_DATA)")
+    runner = CliRunner()
+    refused = runner.invoke(app, ["calibrate", "--attributionbench", str(ATTRIBUTIONBENCH), "--vote", "any"])
+    assert refused.exit_code != 0 and "--vote applies to a panel" in refused.output
+    with FakeEndpoint(smart_responder) as ep:
+        result = runner.invoke(app, [
+            "calibrate", "--attributionbench", str(ATTRIBUTIONBENCH), "--sample", "6", "--n-boot", "20",
+            "--panel-judge", "openai/a", "--panel-judge", f"openai/b,prompts={variant(tmp_path, 'v1')}",
+            "--api-base", ep.api_base, "--api-key", "x", "--vote", "unanimous", "--thresholds", "none",
+            "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "out"), "--no-plots"])
+        models = {r["model"] for r in ep.requests}
+    assert result.exit_code == 0, result.output
+    assert models == {"a", "b"}
+    assert "supports_citation, judge openai/b@v1: n=6" in result.output
+    assert "among the judges: Fleiss' kappa=" in result.output
+    report = (tmp_path / "out" / "calibration.md").read_text(encoding="utf-8")
+    assert "## Panel of judges" in report and "supports_citation: openai/b@v1" in report

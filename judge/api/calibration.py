@@ -24,6 +24,7 @@ from judge.errors import SettingError
 from judge.formats.judgments import ReportJudgment
 from judge.llm.cache.backends import docstore_dir
 from judge.llm.embedded.weights import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
+from judge.llm.panel import PanelMember, check_panel  # imports no model client
 from judge.settings import Flag, InstanceOf, JudgeSettings, ModelSettings, OneOf, Thresholds
 
 if TYPE_CHECKING:  # the model client loads only when a call judges something
@@ -100,7 +101,8 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
               attacks: str | Sequence[str] | None = None, attacks_file: PathLike | None = None,
               fit_metric: str | None = None, cache: PathLike | None = DEFAULT_CACHE, n_boot: int = 1000,
               concurrency: int = 4, out: PathLike | None = None, plots: bool = False,
-              progress: CalibrationProgress | None = None, **model_options: Any) -> CalibrationResults:
+              progress: CalibrationProgress | None = None, panel: Sequence[PanelMember] | None = None,
+              vote: str | None = None, **model_options: Any) -> CalibrationResults:
     """How far each judge decision agrees with human labels, as `argue-judge calibrate` does: AttributionBench and
     WiCE (supports_citation) and nugget banks with their documents (answers_nugget); `human` with `judged` (the
     judge's judgments of the same reports) compares them decision by decision and report by report.
@@ -109,7 +111,10 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     old prompt directory to compare with the judge's (McNemar). `attacks` (with `attacks_file`): the red team's
     attack kinds. `fit_metric`: fit a confidence threshold per decision maximising it ('kappa', ...). `out`: also
     write calibration.md/.html/.json (and with `plots` the figures, with `fit_metric` the thresholds file) there;
-    `results.files` lists them. Safe inside a running event loop; `calibrate_async` is the awaitable twin.
+    `results.files` lists them. `panel`: a panel of judges (judge.llm.panel.PanelMember, each a model with its own
+    server and prompt directory) asked instead of `model`, with `vote` ('majority' by default, 'unanimous', 'any');
+    `results.judges` then has each judge against the human labels and `results.panel` the agreement among them.
+    Safe inside a running event loop; `calibrate_async` is the awaitable twin.
 
     >>> import judge
     >>> from judge.testing import FakeEndpoint, smart_responder
@@ -145,7 +150,12 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     InstanceOf((CalibrationProgress,), optional=True).check("progress", progress)
     _check_input("human", human, ReportJudgment)
     _check_input("judged", judged, ReportJudgment)
-    settings = ModelSettings(model, api_base, api_key, **model_options)
+    members = _panel_members(panel, vote, model, api_base, model_options)
+    if members:  # before the items are read
+        from judge.calibration.suite import check_panel_calibration
+
+        check_panel_calibration(against is not None, fit_metric)
+    settings = members[0].model if members else ModelSettings(model, api_base, api_key, **model_options)
     _check_judge(judge)
     if judge is not None:
         OneOf(CALIBRATED_POLICIES).check("judge.on_injection", judge.on_injection)
@@ -189,7 +199,8 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     with calibration_config(settings, judge, sources, cache=cache, sample=sample_size, seed=seed, n_boot=n_boot,
                             concurrency=concurrency,
                             against=JudgeSettings(prompts_dir=Path(against)) if against else None,
-                            exclude=exclusion, attacks=chosen_attacks, fit_metric=fit_metric) as config:
+                            exclude=exclusion, attacks=chosen_attacks, fit_metric=fit_metric,
+                            panel=members, vote=vote or "majority") as config:
         progress.start(len(items) * (2 if against else 1) + attacked_count(items, chosen_attacks))
         results = run_calibration(items, config, human=human_records or None, judged=judged_records or None,
                                   score=lambda js: score_records(js, "calibration")[0].rows(),
@@ -199,6 +210,28 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
         thresholds = write_thresholds(results, config, items, Path(out) / THRESHOLDS_NAME)
         results.files = [*written, *([thresholds] if thresholds else [])]
     return results
+
+
+def _panel_members(panel: Sequence[PanelMember] | None, vote: str | None, model: str, api_base: str | None,
+                   model_options: dict[str, Any]) -> tuple[PanelMember, ...]:
+    """The panel's members, checked (SettingError, one line): a vote needs a panel, and a panel names its own models,
+    so `model`, `api_base` and model options beside it would be left unused."""
+    from judge.judging.panel import check_vote
+
+    if vote is not None:
+        check_vote(vote)
+    if panel is None:
+        if vote is not None:
+            raise SettingError("vote applies to a panel of judges: give panel= (two or more "
+                               "judge.llm.panel.PanelMember), or drop vote")
+        return ()
+    InstanceOf((list, tuple)).check("panel", panel)
+    unused = [name for name, given in (("model", model != EMBEDDED_MODEL), ("api_base", api_base is not None),
+                                       *((name, True) for name in model_options)) if given]
+    if unused:
+        raise SettingError(f"{', '.join(unused)}: a panel names each judge's model and server (PanelMember.model); "
+                           "give them there")
+    return check_panel(panel)
 
 
 async def calibrate_async(**arguments: Any) -> CalibrationResults:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -20,7 +21,15 @@ from judge.cli.render import console
 from judge.defence.injection import Attack
 from judge.judging.thresholds import choose_thresholds
 from judge.llm.embedded.weights import EMBEDDED_MODEL
-from judge.settings import DEFAULT_INJECTION_DETECTOR, JudgeSettings, ModelSettings, PassagePolicy, bounds_of
+from judge.llm.panel import PanelMember
+from judge.settings import (
+    DEFAULT_INJECTION_DETECTOR,
+    DEFAULT_THRESHOLDS,
+    JudgeSettings,
+    ModelSettings,
+    PassagePolicy,
+    bounds_of,
+)
 
 
 def calibrate_command(
@@ -77,6 +86,14 @@ def calibrate_command(
     thresholds: options.ThresholdsOption = None,
     fit_metric: Annotated[str, typer.Option(
         "--fit-metric", help=f"What --fit-threshold maximises: {', '.join(FIT_METRICS)}.")] = "kappa",
+    panel_judge: Annotated[list[str] | None, typer.Option(
+        "--panel-judge", help="A judge of a panel, given once per judge (two or more): MODEL, or "
+        "MODEL,prompts=DIR,api_base=URL (its own prompt directory and server; the other judges' are --prompts and "
+        "--api-base). Every judge answers every item; the panel's label is the --vote.")] = None,
+    vote: Annotated[str | None, typer.Option(
+        "--vote", help="How a panel (--panel-judge) votes per item: majority (a tie gives the negative verdict), "
+        "unanimous (yes only if every judge says yes) or any (yes if any judge says yes). Default: majority.")
+    ] = None,
     concurrency: options.Concurrency = 4,
     threads: options.Threads = None,
     kernels: options.Kernels = "auto",
@@ -109,22 +126,29 @@ def calibrate_command(
         if fit_threshold and thresholds is not None:
             asked = choose_thresholds(thresholds, model_settings, prompts).rules
             check_calibrated_judge(model_settings, JudgeSettings(thresholds=asked), fit_metric)
-        rules = None if fit_threshold or not asks else options.judge_thresholds(thresholds, model_settings, prompts)
+        rules = None if fit_threshold or not asks else options.judge_thresholds(thresholds, model_settings, prompts) \
+            if not (panel_judge and thresholds is None) else DEFAULT_THRESHOLDS  # a panel's judges: each its own
         settings = JudgeSettings(prompts_dir=prompts, passages=PassagePolicy(max_chars=max_doc_chars),
                                  on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
                                  injection_detector=injection_detector)  # type: ignore[arg-type]
+        members = panel_members(panel_judge, vote, ModelSettings(model, api_base, api_key, max_tokens=max_tokens,
+                                                                 logprobs=logprobs, threads=threads, kernels=kernels),
+                                prompts)
         with Progress(TextColumn("calibrating"), BarColumn(), MofNCompleteColumn(), TextColumn("items"),
                       TimeElapsedColumn(), console=console) as bar:
             task = bar.add_task("items", total=None)
             results = calibrate(
                 attributionbench=attributionbench, wice=wice, wice_partial=wice_partial, nuggets=nuggets,
                 docs=docs, human=human, judged=judged, sample=sample, exclude=exclude, seed=seed,
-                model=model_settings.model, api_base=api_base, api_key=api_key, judge=settings, against=against,
+                **({"panel": members, "vote": vote} if members else
+                   {"model": model_settings.model, "api_base": api_base, "api_key": api_key, "vote": vote}),
+                judge=settings, against=against,
                 attacks=attacks, fit_metric=fit_metric if fit_threshold else None, cache=cache_dir, n_boot=n_boot,
                 concurrency=concurrency, out=out, plots=plots,
                 progress=CalibrationProgress(start=lambda total: bar.update(task, total=total),
                                              item_done=lambda: bar.advance(task)),
-                max_tokens=max_tokens, logprobs=logprobs, threads=threads, kernels=kernels)
+                **({} if members else {"max_tokens": max_tokens, "logprobs": logprobs, "threads": threads,
+                                       "kernels": kernels}))
         written = results.files
     for name, result in results.decisions.items():
         ci = f"[{_fmt(result, 'kappa_ci_low')}, {_fmt(result, 'kappa_ci_high')}]" \
@@ -133,6 +157,14 @@ def calibrate_command(
                       f"{_fmt(result, 'balanced_accuracy')} kappa={_fmt(result, 'kappa')} {ci}"
                       f" failed={result.failed}; failed counted as wrong: accuracy="
                       f"{_fmt(result, 'accuracy_failed_wrong')} kappa={_fmt(result, 'kappa_failed_wrong')}",
+                      highlight=False, soft_wrap=True)
+    for judge_name, by_decision in results.judges.items():
+        for name, result in by_decision.items():
+            console.print(f"{name}, judge {judge_name}: n={result.n} kappa={_fmt(result, 'kappa')} "
+                          f"failed={result.failed}", highlight=False, soft_wrap=True)
+    for name, among in results.panel.items():
+        console.print(f"{name}, among the judges: Fleiss' kappa={_fmt(among, 'fleiss_kappa')} Krippendorff's "
+                      f"alpha={_fmt(among, 'krippendorff_alpha')}, split on {among.split} of {among.decisions}",
                       highlight=False, soft_wrap=True)
     for name, c in results.confidence.items():
         console.print(f"{name}: confidence on {c.n} items, ECE={_fmt(c, 'ece')} (mean confidence "
@@ -155,6 +187,33 @@ def calibrate_command(
         console.print(f"note: {note}", highlight=False, soft_wrap=True)
     console.print(f"signature: {results.signature}", highlight=False, soft_wrap=True)
     console.print(f"wrote {', '.join(str(p) for p in written)}", highlight=False, soft_wrap=True)
+
+
+def panel_members(specs: list[str] | None, vote: str | None, model: ModelSettings, prompts: Path | None
+                  ) -> tuple[PanelMember, ...]:
+    """`--panel-judge` as panel members: MODEL, or MODEL,prompts=DIR,api_base=URL; what a judge does not give is
+    --prompts and --api-base, its other model settings are those of --max-tokens, --logprobs, --threads and
+    --kernels. Empty without --panel-judge (typer.BadParameter for a --vote without it, or a malformed judge)."""
+    if not specs:
+        if vote is not None:
+            raise typer.BadParameter("--vote applies to a panel: give --panel-judge once per judge (two or more)",
+                                     param_hint="--vote")
+        return ()
+    members = []
+    for spec in specs:
+        name, *pairs = [part.strip() for part in spec.split(",")]
+        given = dict(pair.partition("=")[::2] for pair in pairs)
+        unknown = sorted(set(given) - {"prompts", "api_base"})
+        if not name or unknown or any(not value for value in given.values()):
+            raise typer.BadParameter(f"{spec!r}: write MODEL or MODEL,prompts=DIR,api_base=URL"
+                                     + (f" ({', '.join(unknown)} is not one of them)" if unknown else ""),
+                                     param_hint="--panel-judge")
+        folder = Path(given["prompts"]) if "prompts" in given else prompts
+        if folder is not None and not folder.is_dir():
+            raise typer.BadParameter(f"{spec!r}: prompt directory {folder} does not exist", param_hint="--panel-judge")
+        members.append(PanelMember(replace(model, model=name, api_base=given.get("api_base", model.api_base)),
+                                   folder))
+    return tuple(members)
 
 
 def _fmt(result: object, name: str, digits: int = 3) -> str:

@@ -367,3 +367,23 @@ def test_calibrate_cli_takes_a_panel_judge_by_judge(tmp_path):
     assert "among the judges: Fleiss' kappa=" in result.output
     report = (tmp_path / "out" / "calibration.md").read_text(encoding="utf-8")
     assert "## Panel of judges" in report and "supports_citation: openai/b@v1" in report
+
+
+# -- the HTML view shows where the judges disagree --------------------------------------------------------------
+
+def test_the_view_shows_each_judge_and_marks_where_they_disagree(tmp_path):
+    from judge.view.render import write_view
+
+    def sentence(index: int, verdicts: tuple[bool, ...]) -> SentenceJudgment:
+        judged = [record("needs_citation", v, j) for v, j in zip(verdicts, ("ja", "jb", "jc"), strict=True)]
+        voted = panel_record(judged, "majority", "panel:majority:ja+jb+jc")
+        return SentenceJudgment(index=index, text=f"Sentence {index}.", decisions=[voted])
+
+    judgment = ReportJudgment(run_id="run", request_id="q1",
+                              sentences=[sentence(0, (True, True, True)), sentence(1, (False, True, False))])
+    files = write_view([judgment], tmp_path / "view")
+    page = next(p for p in files.pages if "q1" in p.name).read_text(encoding="utf-8")
+    assert page.count('class="split-badge">the judges disagree') == 1   # sentence 1 only
+    assert page.count(">judges split</span>") == 1
+    assert page.count('<table class="panel">') == 2
+    assert "<code>jb</code>" in page and "jb says True" in page

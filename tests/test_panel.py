@@ -387,3 +387,22 @@ def test_the_view_shows_each_judge_and_marks_where_they_disagree(tmp_path):
     assert page.count(">judges split</span>") == 1
     assert page.count('<table class="panel">') == 2
     assert "<code>jb</code>" in page and "jb says True" in page
+
+
+def test_eval_prints_the_agreement_among_the_judges_and_nothing_for_a_single_judge():
+    from judge.cli.render import console, print_panel
+    from judge.run.outputs import panel_summary
+
+    rows = [[True, True, False], [True, False, False], [False, False, False]]
+    sentences = [SentenceJudgment(index=i, text="s", decisions=[panel_record(
+        [record("supports_citation", v, j) for v, j in zip(row, "abc", strict=True)], "majority", "panel:x")])
+        for i, row in enumerate(rows)]
+    summary = panel_summary([ReportJudgment(run_id="r", request_id="q", sentences=sentences)])
+    with console.capture() as captured:
+        print_panel(summary)
+        print_panel(None)
+    text = captured.get()
+    assert "agreement among the judges of panel:x" in text
+    assert f"{fleiss_kappa(rows):.3f}" in text and "a / b" in text
+    assert panel_summary([ReportJudgment(run_id="r", request_id="q", sentences=[
+        SentenceJudgment(index=0, text="s", decisions=[record("supports_citation", True)])])]) is None

@@ -240,6 +240,8 @@ async def _judge_all(inputs: Inputs, config: EvalConfig, signature: JudgeSignatu
     from the final file one at a time (StoredJudgments), so memory stays bounded."""
     panel = None
     if getattr(config, "panel", ()):  # a panel of judges (judge.judging.panel): it stands where the client stands
+        if rounds is not None or config.ray is not None:  # their workers and jobs ask one model
+            raise ConfigurationError("a panel of judges asks its judges from this process: drop --batch and --ray")
         panel = open_panel(config.panel, getattr(config, "vote", "majority"), config.judge, cache,
                            concurrency=config.in_flight, retry=config.retry, max_cost=config.max_cost,
                            price_per_1k=config.price_per_1k, on_decision=progress.decision_done)

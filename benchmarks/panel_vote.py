@@ -61,6 +61,11 @@ def kappa(items, verdicts) -> str:
         else shown
 
 
+def shown(result, name: str) -> str:
+    value = getattr(result, name)
+    return f"{value:.3f}" if value is not None else f"undefined ({result.why(name)})"
+
+
 async def main_async(args: argparse.Namespace) -> None:
     data = Path(args.data)
     exclusion = Exclusion.read(Path(args.exclude)) if args.exclude else None
@@ -105,10 +110,10 @@ async def main_async(args: argparse.Namespace) -> None:
     same = sum(single[i].verdict == records[i].panel[0].verdict for i in single)
     print(f"  (the single judge and the panel's shipped judge agree on {same} of {len(single)} items)")
     agreement = agreement_of(names, [[r.verdict for r in records[i.item_id].panel] for i in items])
-    print(f"\namong the judges: Fleiss' kappa {agreement.fleiss_kappa}, Krippendorff's alpha (nominal) "
-          f"{agreement.krippendorff_alpha}, split on {agreement.split} of {agreement.decisions} items")
+    print(f"\namong the judges: Fleiss' kappa {shown(agreement, 'fleiss_kappa')}, Krippendorff's alpha (nominal) "
+          f"{shown(agreement, 'krippendorff_alpha')}, split on {agreement.split} of {agreement.decisions} items")
     for pair in agreement.pairwise:
-        print(f"  Cohen's kappa {pair.judges[0]} / {pair.judges[1]}: {pair.kappa} (n {pair.n})")
+        print(f"  Cohen's kappa {pair.judges[0]} / {pair.judges[1]}: {shown(pair, 'kappa')} (n {pair.n})")
     if agreement.undefined:
         print(f"  undefined: {agreement.undefined}")
 

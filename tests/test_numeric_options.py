@@ -114,6 +114,7 @@ import inspect  # noqa: E402
 
 from judge import api  # noqa: E402
 from judge.calibration.suite import CalibrationConfig  # noqa: E402
+from judge.labels import VOTES  # noqa: E402
 from judge.nuggets.settings import NuggetSettings  # noqa: E402
 from judge.run.evaluate import EvalConfig  # noqa: E402
 from judge.settings import (  # noqa: E402
@@ -164,7 +165,9 @@ ENTRY_POINTS = {
                    "n_boot": CalibrationConfig.RULES["n_boot"], "wice_partial": OneOf(("strict", "exclude",
                                                                                         "separate")),
                    "fit_metric": OneOf(("kappa",), optional=True), "plots": Flag(),
-                   "judge": InstanceOf((JudgeSettings,), optional=True)}, [ModelSettings]),
+                   "judge": InstanceOf((JudgeSettings,), optional=True),
+                   "vote": OneOf(VOTES, optional=True), "panel": InstanceOf((list, tuple), optional=True)},
+                  [ModelSettings]),
     "html_view": ({"policy": JudgeSettings.RULES["policy"]}, []),
     "baseline": ({"name": OneOf(tuple(api.BASELINE_SETTINGS))}, []),
     "read_judgments": ({"format": OneOf(("argue-judge", "auto-argue"), optional=True)}, []),

@@ -216,16 +216,15 @@ def _panel_members(panel: Sequence[PanelMember] | None, vote: str | None, model:
                    model_options: dict[str, Any]) -> tuple[PanelMember, ...]:
     """The panel's members, checked (SettingError, one line): a vote needs a panel, and a panel names its own models,
     so `model`, `api_base` and model options beside it would be left unused."""
-    from judge.judging.panel import check_vote
+    from judge.labels import VOTES
 
-    if vote is not None:
-        check_vote(vote)
+    OneOf(VOTES, optional=True).check("vote", vote)
     if panel is None:
         if vote is not None:
             raise SettingError("vote applies to a panel of judges: give panel= (two or more "
                                "judge.llm.panel.PanelMember), or drop vote")
         return ()
-    InstanceOf((list, tuple)).check("panel", panel)
+    InstanceOf((list, tuple)).check("panel", panel)  # the members themselves: check_panel
     unused = [name for name, given in (("model", model != EMBEDDED_MODEL), ("api_base", api_base is not None),
                                        *((name, True) for name in model_options)) if given]
     if unused:

@@ -16,7 +16,9 @@ cache, so the panel's added wall time is what its two other judges cost). It pri
 panel's three votes, Cohen's κ against the human labels, and the panel's Fleiss' κ and Krippendorff's α.
 
 --cache DIR keeps the answers (default: a fresh temporary directory, so the wall times are those of a cold run);
-a second run on the same DIR reproduces every figure but the wall times from the cache. Needs the `local` extra.
+a second run on the same DIR reproduces every figure but the wall times from the cache. With --cache-only nothing
+is asked: the figures are those of the items every judge's answer is in the cache for (a run stopped part way).
+Needs the `local` extra.
 """
 
 from __future__ import annotations
@@ -84,18 +86,29 @@ async def main_async(args: argparse.Namespace) -> None:
           f"load average {os.getloadavg()[0]:.2f}")
     try:
         clients = [DecisionClient(m.model, cache, concurrency=4) for m in members]
+        if args.cache_only:  # a client that has given up asks nothing: what is not cached is recorded failed
+            for client in clients:
+                client.usage.stopped = "--cache-only"
         started = time.perf_counter()
         single = await ask_items(items, Decider(clients[0], None, rules), *asking)
         single_seconds = time.perf_counter() - started
+        print(f"single judge: {single_seconds:.0f} s", flush=True)
         panel = PanelDecider(members, clients, "majority", [rules] * len(members))
         started = time.perf_counter()
         records = await ask_items(items, panel, *asking)
         panel_seconds = time.perf_counter() - started
     finally:
         cache.close()
-    print(f"wall: single judge {single_seconds:.0f} s; the panel's two other judges {panel_seconds:.0f} s "
-          f"(the shipped judge's answers from the cache); panel in all {single_seconds + panel_seconds:.0f} s "
-          f"({(single_seconds + panel_seconds) / max(single_seconds, 1e-9):.2f}x)")
+    if args.cache_only:
+        answered = [i for i in items if not single[i.item_id].error
+                    and not any(r.error for r in records[i.item_id].panel)]
+        print(f"--cache-only: {len(answered)} of {len(items)} items have every judge's answer in the cache; the "
+              "figures are theirs (no wall time: nothing was asked)")
+        items = answered
+    else:
+        print(f"wall: single judge {single_seconds:.0f} s; the panel's two other judges {panel_seconds:.0f} s "
+              f"(the shipped judge's answers from the cache); panel in all {single_seconds + panel_seconds:.0f} s "
+              f"({(single_seconds + panel_seconds) / max(single_seconds, 1e-9):.2f}x)")
     print("\nCohen's kappa with the human labels [95% bootstrap CI]")
     names = [m.name for m in members]
     for position, name in enumerate(names):
@@ -107,8 +120,8 @@ async def main_async(args: argparse.Namespace) -> None:
     for vote in VOTES:
         voted = {i: panel_record(r.panel, vote, "panel").verdict for i, r in records.items()}
         print(f"  {'panel, ' + vote:<60} {kappa(items, voted)}")
-    same = sum(single[i].verdict == records[i].panel[0].verdict for i in single)
-    print(f"  (the single judge and the panel's shipped judge agree on {same} of {len(single)} items)")
+    same = sum(single[i.item_id].verdict == records[i.item_id].panel[0].verdict for i in items)
+    print(f"  (the single judge and the panel's shipped judge agree on {same} of {len(items)} items)")
     agreement = agreement_of(names, [[r.verdict for r in records[i.item_id].panel] for i in items])
     print(f"\namong the judges: Fleiss' kappa {shown(agreement, 'fleiss_kappa')}, Krippendorff's alpha (nominal) "
           f"{shown(agreement, 'krippendorff_alpha')}, split on {agreement.split} of {agreement.decisions} items")
@@ -125,6 +138,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache", default=None)
     parser.add_argument("--exclude", default=str(ROOT / "calibration" / "embedded-dev" / "items.jsonl"))
+    parser.add_argument("--cache-only", action="store_true")
     asyncio.run(main_async(parser.parse_args()))
 
 

@@ -100,6 +100,9 @@ async def main_async(args: argparse.Namespace) -> None:
     finally:
         cache.close()
     if args.cache_only:
+        whole = [i for i in items if not single[i.item_id].error]
+        print(f"the single judge on the {len(whole)} items whose answer is cached: "
+              f"{kappa(whole, {i: r.verdict for i, r in single.items()})}")
         answered = [i for i in items if not single[i.item_id].error
                     and not any(r.error for r in records[i.item_id].panel)]
         print(f"--cache-only: {len(answered)} of {len(items)} items have every judge's answer in the cache; the "

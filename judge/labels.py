@@ -20,6 +20,12 @@ SupportVerdict = Literal["supported", "not_supported", "cannot_judge"]
 RationalePosition = Literal["first", "last", "omit"]
 RATIONALE_POSITIONS: tuple[RationalePosition, ...] = get_args(RationalePosition)
 
+# How a panel of judges turns its verdicts into the one it records (judge.judging.panel says what each means for
+# every decision): the positive verdict wins with more than half the verdicts given, only if every judge gives it,
+# or if any judge does.
+Vote = Literal["majority", "unanimous", "any"]
+VOTES: tuple[Vote, ...] = get_args(Vote)
+
 CitationPolicy = Literal["all", "any", "joint"]
 CITATION_POLICIES: tuple[CitationPolicy, ...] = get_args(CitationPolicy)
 

@@ -115,7 +115,11 @@ from typing import Annotated, Literal, Union, get_origin, get_type_hints  # noqa
 
 from judge import api  # noqa: E402
 from judge.calibration.suite import CalibrationConfig  # noqa: E402
-from judge.labels import CitationPolicy, SampleDesign  # noqa: E402
+from judge.labels import (  # noqa: E402
+    VOTES,  # noqa: E402
+    CitationPolicy,
+    SampleDesign,
+)
 from judge.nuggets.settings import NuggetSettings  # noqa: E402
 from judge.nuggets.spec import BankOutputs, NuggetExecution  # noqa: E402
 from judge.run.spec import Execution  # noqa: E402
@@ -185,7 +189,7 @@ ENTRY_POINTS = {
                    "wice_partial": Literal["strict", "exclude", "separate"],
                    "fit_metric": Literal["kappa"] | None, "plots": Flag,
                    "judge": JudgeSettings | None, "batch": Flag,
-                   "batch_poll": Seconds}, [ModelSettings]),
+                   "batch_poll": Seconds, "vote": Literal[VOTES] | None, "panel": list | None}, [ModelSettings]),
     "html_view": ({"policy": CitationPolicy}, []),
     "baseline": ({"name": Literal[tuple(api.BASELINE_SETTINGS)]}, []),
     "read_judgments": ({"format": Literal["argue-judge", "auto-argue"] | None}, []),

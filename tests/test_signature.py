@@ -36,7 +36,7 @@ RESULT_CHANGING: dict[str, dict[str, str]] = {
                   "attacks_file": "attacks_hash", "logprobs": "judge.logprobs", "fit_threshold": "fit",
                   "thresholds": "judge.thresholds", "on_injection": "judge.on_injection",
                   "injection_detector": "judge.injection_detector",
-                  "fit_metric": "fit"},
+                  "fit_metric": "fit", "panel_judge": "judge.panel", "vote": "judge.vote"},
     # baselines: the `key=` the option's value is written under in the scores-TSV signature line
     "baseline exam": {"qa": "qa=", "k": "k=", "match": "match=", "f1_threshold": "tokenF1>=",
                       "null_threshold": "null_threshold="},

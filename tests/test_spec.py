@@ -50,7 +50,7 @@ def test_every_eval_option_is_one_spec_field_and_every_field_has_an_option():
     fields = {OPTION_FIELDS.get(name, name) for name in options if name not in CLI_ONLY}
     assert fields <= set(EvalSpec.flat_names()), fields - set(EvalSpec.flat_names())
     # the options read at the edge (--api-base once or more, --router, --thresholds FILE) set these fields
-    fields |= {"api_base", "api_bases", "router_config", "thresholds"}
+    fields |= {"api_base", "api_bases", "router_config", "thresholds", "panel"}
     assert set(EvalSpec.flat_names()) - fields == set(API_ONLY)
 
 
@@ -129,6 +129,7 @@ OPTIONS = [
     (["--human", str(EXAMPLES / "reports")], "human", [EXAMPLES / "reports"]),
     (["--human", str(EXAMPLES / "reports"), "--sample", "requests"], "sample", "requests"),
     (["--human", str(EXAMPLES / "reports"), "--confidence", "0.9"], "confidence", 0.9),
+    (["--model", "openai/a", "--model", "openai/b", "--vote", "any"], "vote", "any"),
 ]
 
 
@@ -142,6 +143,8 @@ def test_each_eval_option_sets_its_field_and_no_other(arguments, name, expected,
     # options given alongside (a model for --max-cost, --ray for --workers, --human for --sample) account for the rest
     companions = {OPTION_FIELDS.get(a[2:].replace("-", "_"), a[2:].replace("-", "_")) for a in arguments
                   if a.startswith("--")} | {"api_base", "api_bases", name}
+    if arguments.count("--model") > 1:  # a model given twice is a panel
+        companions.add("panel")
     assert changed <= companions, changed - companions
 
 
@@ -225,3 +228,38 @@ def test_but_changes_a_field_and_keeps_the_rest_of_its_section():
     assert (changed.model.model, changed.model.seed) == ("openai/b", 3)
     assert (changed.execution.concurrency, changed.execution.resume) == (2, True)
     assert spec.model.model == "openai/a" and not spec.execution.resume  # the spec itself is unchanged
+
+
+def test_models_given_twice_are_a_panel_each_with_its_server(captured, tmp_path):
+    from judge.llm.panel import PanelMember
+
+    spec = _from_eval(["--model", "openai/a", "--model", "openai/b", "--api-base", "http://127.0.0.1:9/v1",
+                       "--api-base", "http://127.0.0.1:8/v1", "--seed", "7"], captured, tmp_path)
+    assert [(m.model.model, m.model.api_base, m.model.seed) for m in spec.judges.panel] == [
+        ("openai/a", "http://127.0.0.1:9/v1", 7), ("openai/b", "http://127.0.0.1:8/v1", 7)]
+    assert spec.model == spec.judges.panel[0].model and spec.judges.vote is None
+    prompts = EXAMPLES.parent / "prompts"
+    judged = _from_eval(["--panel-judge", "openai/a", "--panel-judge", f"openai/a,prompts={prompts}", "--vote",
+                         "unanimous"], captured, tmp_path)
+    assert [m.prompts_dir for m in judged.judges.panel] == [None, EXAMPLES.parent / "prompts"]
+    assert all(isinstance(m, PanelMember) for m in judged.judges.panel) and judged.judges.vote == "unanimous"
+    with pytest.raises(_Captured):
+        api.evaluate(str(EXAMPLES / "reports"), requests=EXAMPLES / "requests.jsonl", docs=EXAMPLES / "docs.jsonl",
+                     model=["openai/a", "openai/b"], api_base="http://127.0.0.1:9/v1", seed=7, cache=None,
+                     out=tmp_path / "o")
+    assert captured.pop().judges.panel == spec.judges.panel[:1] + (
+        PanelMember(spec.judges.panel[1].model.__class__("openai/b", "http://127.0.0.1:9/v1", seed=7)),)
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    (["--vote", "majority"], "vote .--vote. applies to a panel of judges"),
+    (["--model", "openai/a", "--model", "openai/b", "--batch"], "a panel of judges asks its judges from this process"),
+    (["--model", "openai/a", "--model", "openai/b", "--api-base", "http://127.0.0.1:9/v1", "--api-base",
+      "http://127.0.0.1:8/v1", "--api-base", "http://127.0.0.1:7/v1"], "2 judges .--model. and 3 servers"),
+    (["--model", "openai/a", "--model", "openai/a"], "openai/a"),
+])
+def test_a_panel_eval_cannot_take_is_one_line(arguments, message, tmp_path):
+    result = CliRunner().invoke(app, ["eval", str(EXAMPLES / "reports"), *INPUTS, "--out", str(tmp_path / "o"),
+                                      *arguments])
+    assert result.exit_code in (2, 3) and "Traceback" not in result.output, result.output
+    assert __import__("re").search(message, result.output), result.output

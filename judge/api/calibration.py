@@ -26,6 +26,7 @@ from judge.errors import SettingError
 from judge.formats.judgments import ReportJudgment
 from judge.llm.cache.backends import docstore_dir
 from judge.llm.embedded.weights import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
+from judge.llm.panel import PanelMember, check_panel  # imports no model client
 from judge.settings import Flag, JudgeSettings, ModelSettings, Seconds, Text, Thresholds, check, check_field
 
 if TYPE_CHECKING:  # the model client loads only when a call judges something
@@ -103,6 +104,7 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
               fit_metric: str | None = None, cache: PathLike | None = DEFAULT_CACHE, n_boot: int = 1000,
               concurrency: int = 4, out: PathLike | None = None, plots: bool = False,
               progress: CalibrationProgress | None = None, batch: bool = False, batch_poll: float = 30.0,
+              panel: Sequence[PanelMember] | None = None, vote: str | None = None,
               **model_options: Any) -> CalibrationResults:
     """How far each judge decision agrees with human labels, as `argue-judge calibrate` does: AttributionBench and
     WiCE (supports_citation) and nugget banks with their documents (answers_nugget); `human` with `judged` (the
@@ -114,8 +116,11 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     write calibration.md/.html/.json (and with `plots` the figures, with `fit_metric` the thresholds file) there;
     `results.files` lists them. `batch`: ask the items through the provider's batch jobs, polled every
     `batch_poll` seconds and journalled under `out`, so that a call killed and made again polls its jobs instead
-    of paying twice (docs/batch.md; `results.batch` says what the jobs did). Safe inside a running event loop;
-    `calibrate_async` is the awaitable twin.
+    of paying twice (docs/batch.md; `results.batch` says what the jobs did). `panel`: a panel of judges
+    (judge.llm.panel.PanelMember, each a model with its own server and prompt directory) asked instead of `model`,
+    with `vote` ('majority' by default, 'unanimous', 'any'); `results.judges` then has each judge against the human
+    labels and `results.panel` the agreement among them. Safe inside a running event loop; `calibrate_async` is the
+    awaitable twin.
 
     >>> import judge
     >>> from judge.testing import FakeEndpoint, smart_responder
@@ -153,7 +158,12 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     check("progress", progress, InstanceOf[CalibrationProgress] | None)
     _check_input("human", human, ReportJudgment)
     _check_input("judged", judged, ReportJudgment)
-    settings = ModelSettings(model, api_base, api_key, **model_options)
+    members = _panel_members(panel, vote, model, api_base, model_options)
+    if members:  # before the items are read
+        from judge.calibration.suite import check_panel_calibration
+
+        check_panel_calibration(against is not None, fit_metric)
+    settings = members[0].model if members else ModelSettings(model, api_base, api_key, **model_options)
     _check_judge(judge)
     if judge is not None:
         check("judge.on_injection", judge.on_injection, Literal[CALIBRATED_POLICIES])
@@ -205,7 +215,8 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
                             concurrency=concurrency,
                             against=JudgeSettings(prompts_dir=Path(against)) if against else None,
                             exclude=exclusion, attacks=chosen_attacks, fit_metric=fit_metric,
-                            batch=_batch_jobs(batch, batch_poll, out)) as config:
+                            batch=_batch_jobs(batch, batch_poll, out), panel=members,
+                            vote=vote or "majority") as config:
         progress.start(len(items) * (2 if against else 1) + attacked_count(items, chosen_attacks))
         results = run_calibration(items, config, human=human_records or None, judged=judged_records or None,
                                   score=lambda js: score_records(js, "calibration")[0].rows(),
@@ -227,6 +238,27 @@ def _batch_jobs(batch: bool, poll: float, out: PathLike | None) -> Any:
     from judge.llm.batch import JOURNAL, BatchJobs
 
     return BatchJobs(poll, WorkingFolder(out).file(JOURNAL) if out is not None else None)
+
+
+def _panel_members(panel: Sequence[PanelMember] | None, vote: str | None, model: str, api_base: str | None,
+                   model_options: dict[str, Any]) -> tuple[PanelMember, ...]:
+    """The panel's members, checked (SettingError, one line): a vote needs a panel, and a panel names its own models,
+    so `model`, `api_base` and model options beside it would be left unused."""
+    from judge.labels import Vote
+
+    check("vote", vote, Vote | None)
+    if panel is None:
+        if vote is not None:
+            raise SettingError("vote applies to a panel of judges: give panel= (two or more "
+                               "judge.llm.panel.PanelMember), or drop vote")
+        return ()
+    check("panel", panel, InstanceOf[list] | InstanceOf[tuple])  # the members themselves: check_panel
+    unused = [name for name, given in (("model", model != EMBEDDED_MODEL), ("api_base", api_base is not None),
+                                       *((name, True) for name in model_options)) if given]
+    if unused:
+        raise SettingError(f"{', '.join(unused)}: a panel names each judge's model and server (PanelMember.model); "
+                           "give them there")
+    return check_panel(panel)
 
 
 async def calibrate_async(**arguments: Any) -> CalibrationResults:

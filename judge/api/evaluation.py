@@ -23,11 +23,13 @@ from judge.api._inputs import (
     _reports,
 )
 from judge.api.estimates import _estimates, _write_estimates
+from judge.errors import SettingError
 from judge.event_loop import run_sync
 from judge.formats.judgments import ReportJudgment
-from judge.labels import CitationPolicy, SampleDesign
+from judge.labels import CitationPolicy, SampleDesign, Vote
 from judge.llm.cache.backends import docstore_dir
 from judge.llm.embedded.weights import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
+from judge.llm.panel import PanelMember  # imports no model client
 from judge.metrics.table import select_measures
 from judge.settings import (
     InjectionDetector,
@@ -92,6 +94,8 @@ class EvalOptions(TypedDict, total=False):
     workers: int | None
     batch: bool                       # ask through the provider's batch jobs (docs/batch.md)
     batch_poll: float                 # seconds between two looks at a running job
+    panel: Sequence[PanelMember]      # a panel of judges, each its own model, server and prompts (docs/models.md)
+    vote: Vote | None                 # how a panel votes per decision: majority (default), unanimous, any
 
 
 def eval_spec(arguments: dict[str, Any]) -> EvalSpec:
@@ -107,12 +111,43 @@ def eval_spec(arguments: dict[str, Any]) -> EvalSpec:
         _check_path(argument, arguments.get(argument))
     if arguments.get("judge") is None:
         arguments.pop("judge", None)  # the spec's default judging
+    _panel_of(arguments)
     if arguments.get("out") is not None:
         arguments["out"] = Path(arguments["out"])
     for name in ("measures", "api_bases"):  # lists as the spec's tuples
         if isinstance(arguments.get(name), list | tuple):
             arguments[name] = tuple(arguments[name])
     return EvalSpec.of(**arguments)
+
+
+def _panel_of(arguments: dict[str, Any]) -> None:
+    """`model` given as a list of models: a panel of those judges, each with the other model settings given (and the
+    one server and prompts); `panel` given: its first judge stands for the model, and the model settings are the
+    judges' own. `arguments` is changed in place; nothing changes for one judge."""
+    from judge.llm.panel import PanelMember
+    from judge.settings import ModelSettings
+
+    model, panel = arguments.get("model"), arguments.get("panel")
+    fields = [f for f in ModelSettings.__dataclass_fields__ if f != "model" and f in arguments]
+    if isinstance(model, list | tuple):
+        if panel is not None:
+            raise SettingError("give the judges either as a list of models (model=[...]) or as "
+                               "panel=[PanelMember ...], not both")
+        settings = [ModelSettings(name, **{f: arguments[f] for f in fields}) for name in model]
+        panel = [PanelMember(each, arguments.get("prompts_dir")) for each in settings]
+        arguments.update(model=settings[0], panel=tuple(panel))
+        return
+    if panel is not None:
+        if isinstance(panel, list | tuple) and panel and isinstance(panel[0], PanelMember):
+            given = [name for name in ("api_base", *fields) if arguments.get(name) is not None]
+            if model not in (None, EMBEDDED_MODEL) or given:
+                raise SettingError(f"{', '.join(['model', *given] if model not in (None, EMBEDDED_MODEL) else given)}"
+                                   ": a panel names each judge's model and server (PanelMember.model); give them there")
+            for name in ("api_base", *fields):
+                arguments.pop(name, None)
+            arguments.update(model=panel[0].model, panel=tuple(panel))
+        elif isinstance(panel, list):
+            arguments["panel"] = tuple(panel)
 
 
 async def _evaluate(spec: EvalSpec, progress: JudgingProgress | None) -> Evaluation:
@@ -203,9 +238,10 @@ def _eval_baselines(inputs: Any, gold: ReportInputs | None, out: Path | None, ev
 
 
 def evaluate(reports: ReportInputs, *, requests: RequestInputs, docs: DocumentInputs,
-             nuggets: NuggetInputs | None = None, model: str = EMBEDDED_MODEL, api_base: str | None = None,
-             api_key: str | None = None, judge: JudgeSettings | None = None, cache: PathLike | None = DEFAULT_CACHE,
-             out: PathLike | None = None, concurrency: int = 4, measures: Sequence[str] | None = None,
+             nuggets: NuggetInputs | None = None, model: str | Sequence[str] = EMBEDDED_MODEL,
+             api_base: str | None = None, api_key: str | None = None, judge: JudgeSettings | None = None,
+             cache: PathLike | None = DEFAULT_CACHE, out: PathLike | None = None, concurrency: int = 4,
+             measures: Sequence[str] | None = None,
              human: JudgmentInputs | None = None, sample: SampleDesign = "reports", confidence: float = 0.95,
              view: bool = False, baselines: bool = False, gold: ReportInputs | None = None,
              progress: JudgingProgress | None = None, **options: Unpack[EvalOptions]) -> Evaluation:
@@ -260,8 +296,8 @@ def evaluate(reports: ReportInputs, *, requests: RequestInputs, docs: DocumentIn
 
 
 async def evaluate_async(reports: ReportInputs, *, requests: RequestInputs, docs: DocumentInputs,
-                         nuggets: NuggetInputs | None = None, model: str = EMBEDDED_MODEL, api_base: str | None = None,
-                         api_key: str | None = None, judge: JudgeSettings | None = None,
+                         nuggets: NuggetInputs | None = None, model: str | Sequence[str] = EMBEDDED_MODEL,
+                         api_base: str | None = None, api_key: str | None = None, judge: JudgeSettings | None = None,
                          cache: PathLike | None = DEFAULT_CACHE, out: PathLike | None = None, concurrency: int = 4,
                          measures: Sequence[str] | None = None, human: JudgmentInputs | None = None,
                          sample: SampleDesign = "reports", confidence: float = 0.95, view: bool = False,

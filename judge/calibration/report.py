@@ -90,6 +90,7 @@ def report_blocks(results: CalibrationResults) -> list[Block]:
     if results.notes:
         out.append(Bullets(tuple((note,) for note in results.notes)))
     out += _decision_blocks(results)
+    out += _panel_blocks(results)
     out += confidence_blocks(results)
     out += threshold_blocks(results)
     out += ppi_blocks(results)
@@ -125,6 +126,29 @@ def _decision_blocks(results: CalibrationResults) -> list[Block]:
             out.append(para("By group:"))
             out.append(table(agreement_columns("group"),
                              [agreement_row(g, gr) for g, gr in sorted(r.by_group.items())], "by group"))
+    return out
+
+
+def _panel_blocks(results: CalibrationResults) -> list[Block]:
+    """With a panel: each judge against the human labels beside the panel's vote (the decision level above), and
+    the agreement among the judges."""
+    if not results.judges:
+        return []
+    level = next(iter(results.decisions.values())).ci_level if results.decisions else 0.95
+    rows = [agreement_row(f"{decision}: {judge}", r) for judge, by_decision in results.judges.items()
+            for decision, r in sorted(by_decision.items())]
+    out: list[Block] = [Heading(2, "Panel of judges"),
+                        para("Each judge of the panel against the human labels (the decision level above is the "
+                             "panel's vote):"),
+                        table(agreement_columns("decision: judge", f"κ {round(level * 100):d}% CI"), rows,
+                              "each judge of the panel")]
+    if results.panel:
+        out.append(para("Agreement among the judges (Fleiss' κ over the items every judge decided, Krippendorff's "
+                        "α nominal over the items two or more decided; Cohen's κ per pair):"))
+        out.append(table(["decision", "items", "split", "Fleiss' κ", "Krippendorff's α", "Cohen's κ per pair"],
+                         [[d, a.decisions, a.split, _s(a, "fleiss_kappa"), _s(a, "krippendorff_alpha"),
+                           "; ".join(f"{p.judges[0]} / {p.judges[1]}: {_s(p, 'kappa')}" for p in a.pairwise)]
+                          for d, a in sorted(results.panel.items())], "agreement among the judges"))
     return out
 
 

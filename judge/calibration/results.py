@@ -25,6 +25,7 @@ from judge.calibration.stats import (
     PromptComparison,
     ThresholdFit,
 )
+from judge.metrics.panel_agreement import JudgeAgreement
 
 JSON_DECIMALS = 6
 FORMAT_VERSION = "argue-calibration/1"
@@ -57,6 +58,10 @@ class CalibrationResults(BaseModel):
         default_factory=dict, description="per decision whose items carry a confidence: reliability and ECE")
     thresholds: dict[str, ThresholdFit] = Field(
         default_factory=dict, description="per decision, with --fit-threshold: the fitted threshold, cross-validated")
+    judges: dict[str, dict[str, AgreementResult]] = Field(
+        default_factory=dict, description="with a panel: each judge against the human labels, judge -> decision")
+    panel: dict[str, JudgeAgreement] = Field(
+        default_factory=dict, description="with a panel: per decision, the agreement among its judges")
     notes: list[str] = Field(default_factory=list, description="free-text lines, e.g. importer skip counts")
     items: list[ItemOutcome] = Field(default_factory=list, exclude=True,
                                      description="per item (written to items.jsonl, not to calibration.json)")

@@ -10,12 +10,18 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from judge.calibration.confidence_by_decision import confidence_by_decision, fit_thresholds, thresholds_file
-from judge.calibration.items import CalibrationItem
+from judge.calibration.items import CalibrationItem, label_for
 from judge.calibration.redteam import red_team
 from judge.calibration.results import CalibrationResults, ItemOutcome
 from judge.calibration.runner import ask_items, compare_judgments, labels_of, predict
 from judge.calibration.sources import Exclusion, SampleSize
-from judge.calibration.stats import AttackResult, FitMetric, agreement_by_decision, compare_prompts_on_items
+from judge.calibration.stats import (
+    AgreementResult,
+    AttackResult,
+    FitMetric,
+    agreement_by_decision,
+    compare_prompts_on_items,
+)
 from judge.calibration.stats.confidence_calibration import DEFAULT_FOLDS
 from judge.defence.injection import Attack
 from judge.errors import SettingError
@@ -24,11 +30,14 @@ from judge.formats.atomic import write_text_atomic
 from judge.formats.judgments import DecisionRecord, ReportJudgment
 from judge.judging.decisions.asker import Decider
 from judge.judging.fingerprints import prompt_hashes
+from judge.judging.panel import PanelDecider, check_vote, open_panel
 from judge.judging.signature import CalibrationSignature, JudgeSignature
 from judge.judging.thresholds import check_confidence_for, resolve_thresholds, thresholds_json
 from judge.llm.batch import MAX_REQUESTS, BatchJobs, BatchRounds
 from judge.llm.cache.store import DecisionCache
 from judge.llm.client import DecisionClient
+from judge.llm.panel import PanelMember, check_panel
+from judge.metrics.panel_agreement import JudgeAgreement, agreement_of
 from judge.settings import (
     Bootstrap,
     Concurrency,
@@ -57,8 +66,16 @@ class CalibrationConfig:
     attacks: tuple[Attack, ...] = ()       # red team: each item is asked again under each of these attacks
     fit_metric: FitMetric | None = None    # --fit-threshold: fit decision thresholds maximising this metric
     batch: BatchJobs | None = None         # --batch: ask through the provider's batch jobs (judge.llm.batch)
+    # A panel of judges (judge.judging.panel) asked instead of `model` alone, and its vote; empty: one judge.
+    panel: tuple[PanelMember, ...] = ()
+    vote: str = "majority"
 
     def __post_init__(self) -> None:
+        check_vote(self.vote)
+        if self.panel:
+            object.__setattr__(self, "panel", check_panel(self.panel))
+            object.__setattr__(self, "model", self.panel[0].model)
+            check_panel_calibration(self.against is not None, self.fit_metric)
         check_calibrated_judge(self.model, self.judge, self.fit_metric)
         # The judge calibrated is the judge eval runs: its default thresholds come from the same function.
         # Thresholds are fitted on the model's own verdicts, so fitting applies none.
@@ -70,7 +87,8 @@ class CalibrationConfig:
         when it asked about `items`, and the judge the `judged` judgments record (`judged_tag`); a judge nobody
         asked is not named."""
         against = prompt_hashes(self.against.prompts_dir) if self.against is not None else None
-        return CalibrationSignature(JudgeSignature.of(self.model, self.retry, self.judge) if items else None,
+        return CalibrationSignature(JudgeSignature.of(self.model, self.retry, self.judge, panel=self.panel,
+                                                      vote=self.vote) if items else None,
                                     items=items, judged=judged_tag(judged) if judged else None,
                                     n_boot=self.n_boot, resample_seed=self.seed,
                                     sample=None if self.sample is None else str(self.sample),
@@ -105,6 +123,17 @@ def check_calibrated_judge(model: ModelSettings, judge: JudgeSettings, fit_metri
     check_confidence_for(model, judge)
 
 
+def check_panel_calibration(against: bool, fit_metric: str | None) -> None:
+    """What a panel cannot be calibrated with (SettingError, one line): a prompt A/B comparison (`against` compares
+    one judge's two prompt sets) and a threshold fit (a panel's vote carries no confidence to fit on)."""
+    if against:
+        raise SettingError("against (--against) compares one judge's prompt sets; a panel has a prompt set per "
+                           "judge: give each judge's prompts to the panel instead, or calibrate one judge")
+    if fit_metric is not None:
+        raise SettingError("fit_metric (--fit-threshold) fits a threshold on one judge's confidence; a panel's vote "
+                           "has none: fit each judge alone, then give the panel the thresholds")
+
+
 def attacks_hash(attacks: Sequence[Attack]) -> str:
     """What the attacks put where (targets, placements, texts, obfuscation), in one short hash: editing a text of
     the attacks file changes the red team's signature."""
@@ -130,6 +159,10 @@ def calibrate(items: list[CalibrationItem], config: CalibrationConfig, *,
                         judge=labels[i.item_id], confidence=records[i.item_id].confidence,
                         error=records[i.item_id].error) for i in items)
         results.decisions.update(agreement_by_decision(items, labels, n_boot=config.n_boot, seed=config.seed))
+        if config.panel:
+            judges, among = panel_results(items, records, config)
+            results.judges.update(judges)
+            results.panel.update(among)
         results.confidence.update(confidence_by_decision(items, records))
         if config.fit_metric is not None:
             fits, fit_notes = fit_thresholds(items, records, metric=config.fit_metric, seed=config.seed,
@@ -163,7 +196,10 @@ async def _predict_all(items: list[CalibrationItem], config: CalibrationConfig, 
                             completions=rounds.acompletion if rounds is not None else None)
     # With --thresholds the judge is measured as eval runs it with those rules: every verdict (clean, attacked,
     # old prompts) passes the same rules before it is compared.
-    decider = Decider(client, config.judge.prompts_dir, config.judge.thresholds)
+    decider: Decider | PanelDecider = Decider(client, config.judge.prompts_dir, config.judge.thresholds)
+    if config.panel:  # every judge answers each item; the vote is the panel's label
+        decider = open_panel(config.panel, config.vote, config.judge, config.cache, concurrency=config.concurrency,
+                             retry=config.retry)
     withhold = config.judge.withholds
     detector = config.judge.injection_detector
     records = await ask_items(items, decider, config.judge.passages, on_item, withhold, detector)
@@ -177,6 +213,28 @@ async def _predict_all(items: list[CalibrationItem], config: CalibrationConfig, 
     attacked = await red_team(items, labels, config.attacks, decider, config.judge.passages, on_item, withhold,
                               detector) if config.attacks else []
     return records, old, attacked
+
+
+def panel_results(items: list[CalibrationItem], records: dict[str, DecisionRecord], config: CalibrationConfig
+                  ) -> tuple[dict[str, dict[str, AgreementResult]], dict[str, JudgeAgreement]]:
+    """Each judge of the panel against the human labels (judge name -> decision -> agreement), and per decision
+    the agreement among the judges (judge.metrics.panel_agreement)."""
+    names = [m.name for m in config.panel]
+    judges: dict[str, dict[str, AgreementResult]] = {}
+    for position, name in enumerate(names):
+        labels = {i.item_id: label_for(i.decision, _member(records[i.item_id], position).verdict) for i in items}
+        judges[name] = agreement_by_decision(items, labels, n_boot=config.n_boot, seed=config.seed)
+    among: dict[str, JudgeAgreement] = {}
+    for decision in sorted({i.decision for i in items}):
+        units = [[_member(records[i.item_id], p).verdict for p in range(len(names))]
+                 for i in items if i.decision == decision]
+        among[decision] = agreement_of(names, units)
+    return judges, among
+
+
+def _member(record: DecisionRecord, position: int) -> DecisionRecord:
+    """A judge's own record of a panel's decision (the panel's record itself when it decided without asking)."""
+    return record.panel[position] if record.panel else record
 
 
 def write_thresholds(results: CalibrationResults, config: CalibrationConfig, items: Sequence[CalibrationItem],

@@ -20,7 +20,14 @@ from judge.cli.render import console
 from judge.defence.injection import Attack
 from judge.judging.thresholds import choose_thresholds
 from judge.llm.embedded.weights import EMBEDDED_MODEL
-from judge.settings import DEFAULT_INJECTION_DETECTOR, JudgeSettings, ModelSettings, PassagePolicy, bounds_of
+from judge.settings import (
+    DEFAULT_INJECTION_DETECTOR,
+    DEFAULT_THRESHOLDS,
+    JudgeSettings,
+    ModelSettings,
+    PassagePolicy,
+    bounds_of,
+)
 
 
 def calibrate_command(
@@ -77,6 +84,8 @@ def calibrate_command(
     thresholds: options.ThresholdsOption = None,
     fit_metric: Annotated[str, typer.Option(
         "--fit-metric", help=f"What --fit-threshold maximises: {', '.join(FIT_METRICS)}.")] = "kappa",
+    panel_judge: options.PanelJudge = None,
+    vote: options.Vote = None,
     concurrency: options.Concurrency = 4,
     threads: options.Threads = None,
     kernels: options.Kernels = "auto",
@@ -111,23 +120,29 @@ def calibrate_command(
         if fit_threshold and thresholds is not None:
             asked = choose_thresholds(thresholds, model_settings, prompts).rules
             check_calibrated_judge(model_settings, JudgeSettings(thresholds=asked), fit_metric)
-        rules = None if fit_threshold or not asks else options.judge_thresholds(thresholds, model_settings, prompts)
+        rules = None if fit_threshold or not asks else options.judge_thresholds(thresholds, model_settings, prompts) \
+            if not (panel_judge and thresholds is None) else DEFAULT_THRESHOLDS  # a panel's judges: each its own
         settings = JudgeSettings(prompts_dir=prompts, passages=PassagePolicy(max_chars=max_doc_chars),
                                  on_injection=on_injection, thresholds=rules,  # type: ignore[arg-type]
                                  injection_detector=injection_detector)  # type: ignore[arg-type]
+        members = options.panel_members(panel_judge, vote, ModelSettings(
+            model, api_base, api_key, max_tokens=max_tokens, logprobs=logprobs, threads=threads, kernels=kernels),
+            prompts)
         with Progress(TextColumn("calibrating"), BarColumn(), MofNCompleteColumn(), TextColumn("items"),
                       TimeElapsedColumn(), console=console) as bar:
             task = bar.add_task("items", total=None)
             results = calibrate(
                 attributionbench=attributionbench, wice=wice, wice_partial=wice_partial, nuggets=nuggets,
                 docs=docs, human=human, judged=judged, sample=sample, exclude=exclude, seed=seed,
-                model=model_settings.model, api_base=api_base, api_key=api_key, judge=settings, against=against,
+                **({"panel": members, "vote": vote} if members else
+                   {"model": model_settings.model, "api_base": api_base, "api_key": api_key, "vote": vote}),
+                judge=settings, against=against,
                 attacks=attacks, fit_metric=fit_metric if fit_threshold else None, cache=cache_dir, n_boot=n_boot,
                 concurrency=concurrency, out=out, plots=plots,
                 progress=CalibrationProgress(start=lambda total: bar.update(task, total=total),
                                              item_done=lambda: bar.advance(task)),
-                max_tokens=max_tokens, logprobs=logprobs, threads=threads, kernels=kernels, batch=batch,
-                batch_poll=batch_poll)
+                **({} if members else {"max_tokens": max_tokens, "logprobs": logprobs, "threads": threads,
+                                       "kernels": kernels}), batch=batch, batch_poll=batch_poll)
         written = results.files
     for name, result in results.decisions.items():
         ci = f"[{_fmt(result, 'kappa_ci_low')}, {_fmt(result, 'kappa_ci_high')}]" \
@@ -136,6 +151,14 @@ def calibrate_command(
                       f"{_fmt(result, 'balanced_accuracy')} kappa={_fmt(result, 'kappa')} {ci}"
                       f" failed={result.failed}; failed counted as wrong: accuracy="
                       f"{_fmt(result, 'accuracy_failed_wrong')} kappa={_fmt(result, 'kappa_failed_wrong')}",
+                      highlight=False, soft_wrap=True)
+    for judge_name, by_decision in results.judges.items():
+        for name, result in by_decision.items():
+            console.print(f"{name}, judge {judge_name}: n={result.n} kappa={_fmt(result, 'kappa')} "
+                          f"failed={result.failed}", highlight=False, soft_wrap=True)
+    for name, among in results.panel.items():
+        console.print(f"{name}, among the judges: Fleiss' kappa={_fmt(among, 'fleiss_kappa')} Krippendorff's "
+                      f"alpha={_fmt(among, 'krippendorff_alpha')}, split on {among.split} of {among.decisions}",
                       highlight=False, soft_wrap=True)
     for name, c in results.confidence.items():
         console.print(f"{name}: confidence on {c.n} items, ECE={_fmt(c, 'ece')} (mean confidence "

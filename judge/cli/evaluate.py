@@ -19,11 +19,13 @@ from judge.cli.render import (
     print_diagnostics,
     print_flags,
     print_leaderboard,
+    print_panel,
     print_usage,
 )
 from judge.errors import ConfigurationError
 from judge.llm.embedded.weights import EMBEDDED_MODEL
 from judge.llm.judges import judge_of
+from judge.llm.panel import PanelMember
 from judge.llm.router import resolve_model, servers
 from judge.run.evaluate import JudgingProgress
 from judge.run.inputs import Inputs
@@ -42,7 +44,10 @@ def eval_command(
         "--docs", "-d", help=f"Documents, one or more files: {options.DOCUMENT_FORMATS}.")],
     nuggets: Annotated[list[Path] | None, typer.Option(
         "--nuggets", "-n", help=f"Nugget banks: {options.NUGGET_FORMATS}. Without one, recall is undefined.")] = None,
-    model: options.Model = EMBEDDED_MODEL,
+    model: Annotated[list[str] | None, typer.Option(
+        "--model", "-m", help="Any litellm model id (openai/gpt-4o-mini, anthropic/..., ollama/..., hosted_vllm/...). "
+        f"Default: the embedded offline judge {EMBEDDED_MODEL}. Given more than once: a panel of those judges "
+        "(--vote; one --api-base for all, or one per judge in the same order).")] = None,
     api_base: options.ApiBases = None,
     router: options.RouterConfig = None,
     api_key: options.ApiKey = None,
@@ -103,6 +108,8 @@ def eval_command(
         "--dry-run", help="With --batch: print how many requests, rounds and dollars (at the batch price) the run "
         "would take, at most, and submit nothing.")] = False,
     prompts: options.Prompts = None,
+    panel_judge: options.PanelJudge = None,
+    vote: options.Vote = None,
     on_injection: Annotated[str, options.setting(
         JudgeSettings, "on_injection", "--on-injection",
         help="Text that addresses the judge ('Note to the assessor: ...'), in a sentence or a cited document, is "
@@ -132,14 +139,25 @@ def eval_command(
         raise typer.BadParameter("only batch jobs are planned ahead: add --batch, or drop --dry-run",
                                  param_hint="--dry-run")
     given = context.params
+    models = model or [EMBEDDED_MODEL]
     with user_errors(debug):
-        settings = replace(model_settings(model, api_base or [], router, api_key, timeout, temperature, seed,
-                                          max_tokens), logprobs=logprobs)  # what a thresholds file is checked on
+        one_judge = len(models) == 1 or len(api_base or []) != len(models)  # one server each: the judges' own
+        settings = replace(model_settings(models[0], (api_base or []) if one_judge else api_base[:1], router, api_key,
+                                          timeout, temperature, seed, max_tokens),
+                           logprobs=logprobs)  # what a thresholds file is checked on
+        panel = judges(models, api_base or [], panel_judge, vote, replace(
+            settings, threads=threads, kernels=kernels, reasoning_effort=reasoning_effort,
+            keep_reasoning=keep_reasoning), prompts)
         # Every other option is a field of the run's spec (judge.run.spec.EvalSpec) by the name OPTION_FIELDS gives.
         arguments = {OPTION_FIELDS.get(name, name): None if value in ([], ()) else value  # a list option not given
                      for name, value in given.items() if name not in CLI_ONLY}
         arguments.update(model=settings.model, api_base=settings.api_base, api_bases=settings.api_bases,
                          router_config=settings.router_config, cache=None if no_cache else cache)
+        if panel:  # the judges name their own models and servers (judge.llm.panel.PanelMember)
+            for name in ("model", "api_base", "api_bases", "api_key", "timeout", "temperature", "seed", "max_tokens",
+                         "logprobs", "threads", "kernels", "reasoning_effort", "keep_reasoning", "router_config"):
+                del arguments[name]
+            arguments["panel"] = panel
         if thresholds is not None:  # a file (or 'none') read here, at the edge; the default is the spec's to decide
             arguments["thresholds"] = options.judge_thresholds(thresholds, settings, prompts)
         if dry_run:  # the plan reads the inputs and the settings that bound requests, rounds and price
@@ -148,14 +166,36 @@ def eval_command(
             return
     part = Shard.parse(shard) if shard else None
     with user_errors(debug), ProgressBar() as bar:
-        evaluation = evaluate(**arguments, progress=bar.callbacks(settings, part, ray))
+        who = (f"a panel of {len(panel)} judges ({', '.join(m.name for m in panel)}; vote {vote or 'majority'})"
+               if panel else settings.model)
+        evaluation = evaluate(**arguments, progress=bar.callbacks(settings, part, ray, who))
     _render(evaluation, settings, out)
 
 
 # eval's options whose spec field has another name, and those that are the command line's own.
 OPTION_FIELDS = {"citation_policy": "policy", "max_doc_chars": "max_chars", "prompts": "prompts_dir",
                  "with_baselines": "baselines", "router": "router_config"}
-CLI_ONLY = {"debug", "dry_run", "no_cache", "thresholds", "api_base", "router"}
+CLI_ONLY = {"debug", "dry_run", "no_cache", "thresholds", "api_base", "router", "panel_judge"}
+
+
+def judges(models: list[str], api_bases: list[str], panel_judge: list[str] | None, vote: str | None,
+           settings: ModelSettings, prompts: Path | None) -> tuple[PanelMember, ...]:
+    """The panel eval's options ask for: `--model` given more than once (each judge with the other model options;
+    one --api-base for all, or one per judge in the same order), or `--panel-judge` once per judge. Empty for one
+    judge; a --vote without a panel is the spec's to refuse."""
+    if panel_judge and len(models) > 1:
+        raise typer.BadParameter("give the judges of a panel either by --model repeated or by --panel-judge, not both",
+                                 param_hint="--panel-judge")
+    if panel_judge:
+        return options.panel_members(panel_judge, vote, settings, prompts)
+    if len(models) == 1:
+        return ()
+    if len(api_bases) not in (0, 1, len(models)):
+        raise typer.BadParameter(f"{len(models)} judges (--model) and {len(api_bases)} servers: give one --api-base "
+                                 "for all, or one per judge in the order of the models", param_hint="--api-base")
+    servers = api_bases if len(api_bases) == len(models) else [settings.api_base] * len(models)
+    return tuple(PanelMember(replace(settings, model=name, api_base=server, api_bases=()), prompts)
+                 for name, server in zip(models, servers, strict=True))
 
 
 class ProgressBar:
@@ -176,7 +216,7 @@ class ProgressBar:
         if self.task is not None:
             self.bar.stop()
 
-    def callbacks(self, settings: ModelSettings, part: Shard | None, ray: str | None) -> JudgingProgress:
+    def callbacks(self, settings: ModelSettings, part: Shard | None, ray: str | None, who: str) -> JudgingProgress:
         def planned(plan: EvalPlan) -> None:
             if plan.thresholds_notice:  # which default thresholds the judge got (a given file said so already)
                 console.print(plan.thresholds_notice, highlight=False, soft_wrap=True)
@@ -184,7 +224,7 @@ class ProgressBar:
         def loaded(inputs: Inputs) -> None:
             runs = len({entry.run_id for entry in inputs.reports.entries})
             console.print(f"Judging {len(inputs.reports)} reports of {runs} runs "
-                          f"with {settings.model}" + (f" (shard {part})" if part else "")
+                          f"with {who}" + (f" (shard {part})" if part else "")
                           + (f" on {len(servers(settings))} servers" if settings.routed else "")
                           + (f" on Ray ({ray})" if ray else ""), highlight=False)
             notice = judge_of(settings).notice()  # the embedded judge's kernels and CPU
@@ -225,6 +265,7 @@ def _render(evaluation: Evaluation, settings: ModelSettings, out: Path) -> None:
                           "The judge beside the baselines (run level)", sort_by="F1")
     if evaluation.estimates is not None:
         ppi.show(evaluation.estimates.corrected, evaluation.estimates.signature, evaluation.estimates.paths)
+    print_panel(evaluation.run.get("panel"))
     print_usage(evaluation.usage, evaluation.seconds)
     if "batch" in evaluation.run:
         batch = evaluation.run["batch"]

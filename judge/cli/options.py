@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import typer
 
-from judge import settings
+from judge import labels, settings
 from judge.cli.render import console
 from judge.formats import registry
 from judge.judging.thresholds import check_confidence_for, choose_thresholds
 from judge.labels import CITATION_POLICIES
 from judge.llm.cache.store import DEFAULT_CACHE_DIR
 from judge.llm.embedded.weights import EMBEDDED_MODEL
+from judge.llm.panel import PanelMember
 from judge.settings import JudgeSettings, ModelSettings, Thresholds
 
 
@@ -205,3 +207,43 @@ Batch = Annotated[bool, typer.Option(
 BatchPoll = Annotated[float, number(
     "--batch-poll", bounds=settings.SECONDS, metavar="SECONDS",
     help="With --batch: seconds between two looks at a running job.")]
+
+
+# Panels of judges (judge.judging.panel; docs/models.md): eval and calibrate take them alike.
+PanelJudge = Annotated[list[str] | None, typer.Option(
+    "--panel-judge", help="A judge of a panel, given once per judge (two or more): MODEL, or "
+    "MODEL,prompts=DIR,api_base=URL (its own prompt directory and server; the other judges' are --prompts and "
+    "--api-base). Every judge answers every decision; the panel's verdict is the --vote.")]
+Vote = Annotated[str | None, typer.Option(
+    "--vote", callback=lambda value: value if value is None else one_of(value, get_args(labels.Vote)),
+    help="How a panel votes per decision: majority (a tie gives the negative verdict), unanimous (yes only if every "
+    "judge says yes) or any (yes if any judge says yes). Default: majority.")]
+
+
+def panel_members(specs: list[str] | None, vote: str | None, model: ModelSettings, prompts: Path | None
+                  ) -> tuple[PanelMember, ...]:
+    """`--panel-judge` as panel members: MODEL, or MODEL,prompts=DIR,api_base=URL; what a judge does not give is
+    --prompts and --api-base, its other model settings are those of --max-tokens, --logprobs, --threads and
+    --kernels. Empty without --panel-judge (typer.BadParameter for a --vote without it, or a malformed judge)."""
+    if not specs:
+        if vote is not None:
+            raise typer.BadParameter("--vote applies to a panel: give --panel-judge once per judge (two or more)",
+                                     param_hint="--vote")
+        return ()
+    members = []
+    for spec in specs:
+        name, *pairs = [part.strip() for part in spec.split(",")]
+        given = dict(pair.partition("=")[::2] for pair in pairs)
+        unknown = sorted(set(given) - {"prompts", "api_base"})
+        if not name or unknown or any(not value for value in given.values()):
+            raise typer.BadParameter(f"{spec!r}: write MODEL or MODEL,prompts=DIR,api_base=URL"
+                                     + (f" ({', '.join(unknown)} is not one of them)" if unknown else ""),
+                                     param_hint="--panel-judge")
+        folder = Path(given["prompts"]) if "prompts" in given else prompts
+        if folder is not None and not folder.is_dir():
+            raise typer.BadParameter(f"{spec!r}: prompt directory {folder} does not exist", param_hint="--panel-judge")
+        members.append(PanelMember(replace(model, model=name, api_base=given.get("api_base", model.api_base)),
+                                   folder))
+    return tuple(members)
+
+

@@ -89,6 +89,27 @@ def print_usage(usage: Usage, seconds: float) -> None:
         f"{usage.completion_tokens} out{reasoning}  cost: {cost}  time: {seconds:.1f}s", highlight=False)
 
 
+def print_panel(panel: dict | None) -> None:
+    """The agreement among a panel's judges per decision (run-summary.json's `run.panel`,
+    judge.run.outputs.panel_summary); nothing for a single judge."""
+    if not panel:
+        return
+    table = Table(title=f"agreement among the judges of {panel['judge']}")
+    for column in ("decision", "decisions", "split", "Fleiss' κ", "Krippendorff's α", "Cohen's κ per pair"):
+        table.add_column(column)
+
+    def shown(value: float | None, undefined: dict, name: str) -> str:
+        return f"{value:.3f}" if value is not None else f"undefined ({undefined.get(name, '')})"
+
+    for decision, agreement in panel["agreement"].items():
+        pairs = "; ".join(f"{p['judges'][0]} / {p['judges'][1]}: {shown(p['kappa'], p['undefined'], 'kappa')}"
+                          for p in agreement["pairwise"])
+        table.add_row(decision, str(agreement["decisions"]), str(agreement["split"]),
+                      shown(agreement["fleiss_kappa"], agreement["undefined"], "fleiss_kappa"),
+                      shown(agreement["krippendorff_alpha"], agreement["undefined"], "krippendorff_alpha"), pairs)
+    console.print(table)
+
+
 def print_diagnostics(diagnostics: Diagnostics, summary: Path | None, limit: int = 20) -> None:
     """Every kind of diagnostic of a run, once, at the end: notes first (what was done), then warnings. A kind
     said many times (one warning per empty report) is its first message and a count, pointing to `summary`, the

@@ -85,6 +85,10 @@ class DecisionRecord(_Record):
     `reasoning` is what a reasoning judge thought before it answered (a `<think>` block, `reasoning_content`), kept
     only when the run asked to keep it (`eval --keep-reasoning`); never read as the answer, never scored. Left out
     of the file when None.
+
+    `panel` is every judge's own record where a panel of judges decided (judge.judging.panel), in the panel's
+    order; this record then holds the panel's vote (`verdict`, `matches`) and `judge` names the panel. Left out of
+    the file when None, so a single judge's records are as they were.
     """
 
     # The name of a decision the judge asks (judge.judging.decisions.REGISTRY, named by the flowchart). This floor
@@ -113,6 +117,7 @@ class DecisionRecord(_Record):
     model_verdict: bool | None = None
     shown: list[ShownText] | None = None
     reasoning: str | None = None
+    panel: list[DecisionRecord] | None = None
 
     @field_validator("decision")
     @classmethod
@@ -125,7 +130,7 @@ class DecisionRecord(_Record):
     @model_serializer(mode="wrap")
     def _without_absent_confidence(self, handler: SerializerFunctionWrapHandler) -> dict:
         data = handler(self)
-        for key in ("confidence", "threshold", "model_verdict", "shown", "reasoning"):
+        for key in ("confidence", "threshold", "model_verdict", "shown", "reasoning", "panel"):
             if key in data and data[key] is None:
                 del data[key]
         return data

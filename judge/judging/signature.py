@@ -16,15 +16,17 @@ Each reads the frozen settings of judge.settings; nothing here runs a model.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from judge._version import __version__
 from judge.judging.fingerprints import detector_hash, prompt_hashes, prompts_tag, schema_hash
 from judge.judging.thresholds import resolve_thresholds
 from judge.llm.judges import judge_of
+from judge.llm.panel import PanelMember
 from judge.settings import DEFAULT_INJECTION_DETECTOR, JudgeSettings, ModelSettings, RetryPolicy
 from judge.types import Request
 
@@ -71,11 +73,21 @@ class JudgeSignature(_Forms):
     injection_detector: str = "rules+learned"
     # A reasoning judge's effort (--reasoning-effort); None, the model's default, adds no field to any form.
     reasoning_effort: str | None = None
+    # A panel of judges (judge.judging.panel): each judge as `panel_member` tags it, and the vote. None for a
+    # single judge, which then adds no field to any form. The fields above are then the first judge's.
+    panel: tuple[str, ...] | None = None
+    vote: str | None = None
 
     @classmethod
     def of(cls, model: ModelSettings, retry: RetryPolicy, settings: JudgeSettings,
-           requests: Iterable[Request] = ()) -> JudgeSignature:
-        """`requests`: the requests judged, whose length limits (and the unit they count) the walker applies."""
+           requests: Iterable[Request] = (), panel: Sequence[PanelMember] = (),
+           vote: str = "majority") -> JudgeSignature:
+        """`requests`: the requests judged, whose length limits (and the unit they count) the walker applies.
+        `panel`: the judges of a panel (then `model` and `settings.prompts_dir` are its first judge's), with
+        its `vote`."""
+        if panel:
+            signed = cls.of(panel[0].model, retry, replace(settings, prompts_dir=panel[0].prompts_dir), requests)
+            return replace(signed, panel=tuple(panel_member(m, panel[0], settings) for m in panel), vote=vote)
         settings = resolve_thresholds(model, settings)  # the thresholds this judge applies, decided in one place
         units = sorted({r.limit_unit for r in requests if r.limit is not None})
         judge = judge_of(model).signature_fields()  # the judge's own fields, as it applies them
@@ -99,14 +111,39 @@ class JudgeSignature(_Forms):
             *([("lp", "yes")] if self.logprobs else []),
             *([("thr", self.thresholds)] if self.thresholds else []),
             *([("effort", self.reasoning_effort)] if self.reasoning_effort else []),
+            *([("panel", "+".join(self.panel)), ("vote", str(self.vote))] if self.panel else []),
         ]
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["prompts"] = dict(self.prompts)
-        if data["reasoning_effort"] is None:
-            del data["reasoning_effort"]
+        for optional in ("reasoning_effort", "panel", "vote"):
+            if data[optional] is None:
+                del data[optional]
+        if self.panel:
+            data["panel"] = list(self.panel)
         return data
+
+
+def panel_member(member: PanelMember, first: PanelMember, settings: JudgeSettings) -> str:
+    """One judge of a panel in the signature: its model; `@` and a short hash of its prompts where it has a prompt
+    directory of its own; `~` and a short hash of its sampling (temperature, seed, max tokens, effort) where that
+    differs from the first judge's; `#` and the digest of its decision thresholds where they differ from the first
+    judge's (`thr:`)."""
+    tag = judge_of(member.model).signature_fields()["model"]
+    if member.prompts_dir is not None:
+        tag += "@" + _digest(prompts_tag(prompt_hashes(member.prompts_dir)))
+    if member.model.sampling() != first.model.sampling():
+        tag += "~" + _digest(json.dumps(member.model.sampling(), sort_keys=True))
+    rules = [resolve_thresholds(m.model, replace(settings, prompts_dir=m.prompts_dir)).thresholds
+             for m in (member, first)]
+    if rules[0] != rules[1]:
+        tag += "#" + (rules[0].digest if rules[0] else "none")
+    return tag
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from judge.chart import CHART
 from judge.defence.flag_checker import FlagChecker
@@ -67,9 +68,10 @@ class ReportWalker:
     """Judges whole reports with one client: the flowchart per sentence, the length limit, missing documents."""
 
     def __init__(self, client: AsksModels, documents: DocumentStore, settings: JudgeSettings = JudgeSettings(),
-                 on_sentence: Callable[[], None] | None = None):
+                 on_sentence: Callable[[], None] | None = None, decider: Any = None):
         settings = resolve_thresholds(client.settings, settings)
-        self.decider = Decider(client, settings.prompts_dir, settings.thresholds)
+        # `decider`: who answers instead of one Decider over `client` (a judge.judging.panel.PanelDecider).
+        self.decider = decider or Decider(client, settings.prompts_dir, settings.thresholds)
         self.documents = documents
         self.settings = settings
         self.on_sentence = on_sentence

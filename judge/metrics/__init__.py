@@ -10,8 +10,10 @@ Sources:
 Layout: `measure.py` (what a measure is, the registry, parsing names without eval), `facts.py` (what one judged
 report says, worked out once), `argue.py` and `autoargue.py` (the measures, each with its per-report
 statistics), `flagged.py` (sentences the injection detector flagged), `scoring.py` (reports and runs; macro and
-micro derived from the statistics). May import judge.formats.judgments, judge.labels, judge.types, judge.errors and
-judge.formats.scores; nothing imports back.
+micro derived from the statistics), `panel_agreement.py` (how far a panel's judges agree: Fleiss' κ, Krippendorff's
+α, Cohen's κ per pair) and `undefined.py` (the one rule for a statistic the data cannot give). May import
+judge.formats.judgments, judge.labels, judge.types, judge.errors and judge.formats.scores (and numpy, scipy,
+pydantic); nothing imports back.
 
 Naming: per-request rows carry the plain measure; on a run's `all` rows a ratio measure's plain name is the
 MACRO mean over reports (NaN skipped) and `micro=True` the MICRO value (pooled statistics); a count is summed.

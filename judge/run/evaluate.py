@@ -19,6 +19,7 @@ from judge.event_loop import run_sync
 from judge.formats.atomic import WorkingFolder
 from judge.formats.judgments import ReportJudgment, nugget_summaries
 from judge.formats.reports import ReportEntry
+from judge.judging.panel import open_panel
 from judge.judging.signature import JudgeSignature
 from judge.judging.walker import ReportWalker, within_limit
 from judge.llm.batch import JOURNAL, BatchRounds
@@ -28,7 +29,7 @@ from judge.llm.logprob import asks_logprobs
 from judge.llm.router import servers
 from judge.run.executors import Executor, Judging, executor_for
 from judge.run.inputs import Inputs
-from judge.run.outputs import Evaluation
+from judge.run.outputs import Evaluation, panel_summary
 from judge.run.score import score
 from judge.run.spec import EvalPlan, EvalSpec
 from judge.run.streaming import JudgmentStream, StoredJudgments
@@ -68,7 +69,8 @@ async def evaluate_async(inputs: Inputs, config: EvalPlan | EvalSpec, progress: 
     config = config if isinstance(config, EvalPlan) else config.resolve()
     progress = progress or JudgingProgress()
     started = time.perf_counter()
-    signature = JudgeSignature.of(config.model, config.retry, config.judge, inputs.requests.values())
+    signature = JudgeSignature.of(config.model, config.retry, config.asked_judge if config.panel else config.judge,
+                                  inputs.requests.values(), panel=config.panel, vote=config.vote)
     stream = None
     cache = None
     executor = executor_for(config.ray, config.workers)
@@ -108,6 +110,8 @@ async def evaluate_async(inputs: Inputs, config: EvalPlan | EvalSpec, progress: 
            "merged_from": []}
     if kernels is not None:  # the embedded judge's llama.cpp kernels (judge.llm.embedded.kernels)
         run["kernels"] = kernels
+    if config.panel:  # the agreement among the judges, per decision (judge.metrics.panel_agreement)
+        run["panel"] = panel_summary(judgments)
     if rounds is not None:  # what the batch jobs did; `cost` of the usage is at the batch price
         run["batch"] = rounds.stats.as_dict()
     return Evaluation(judgments, scores, usage, signature, score_signature, diagnostics,
@@ -140,11 +144,16 @@ async def _judge_all(inputs: Inputs, config: EvalPlan, signature: JudgeSignature
     """Judge the reports left to judge with `executor` (judge.run.executors: this process by default), taking
     each judgment as it completes: with a stream it goes to disk at once, and the judgments returned are read back
     from the final file one at a time (StoredJudgments), so memory stays bounded."""
-    client = DecisionClient(config.model, cache, concurrency=config.in_flight, retry=config.retry,
-                            max_cost=config.max_cost, price_per_1k=config.price_per_1k,
-                            on_decision=progress.decision_done,
-                            completions=rounds.acompletion if rounds is not None else None)
-    walker = ReportWalker(client, inputs.documents, config.judge, on_sentence=progress.sentence_done)
+    panel = None
+    if config.panel:  # a panel of judges (judge.judging.panel): it stands where the client stands
+        panel = open_panel(config.panel, config.vote, config.asked_judge or config.judge, cache,
+                           concurrency=config.in_flight, retry=config.retry, max_cost=config.max_cost,
+                           price_per_1k=config.price_per_1k, on_decision=progress.decision_done)
+    client = panel or DecisionClient(config.model, cache, concurrency=config.in_flight, retry=config.retry,
+                                     max_cost=config.max_cost, price_per_1k=config.price_per_1k,
+                                     on_decision=progress.decision_done,
+                                     completions=rounds.acompletion if rounds is not None else None)
+    walker = ReportWalker(client, inputs.documents, config.judge, on_sentence=progress.sentence_done, decider=panel)
     ordered = sorted(inputs.reports.entries, key=lambda e: e.key)
     todo: list[ReportEntry] = []
     sentences = 0
@@ -166,7 +175,8 @@ async def _judge_all(inputs: Inputs, config: EvalPlan, signature: JudgeSignature
             cached_flags[judgment.key] = bytes(d.cached for s in judgment.sentences for d in s.decisions)
 
     done = await (executor or executor_for(None, None)).judge(
-        Judging(inputs, config, signature.short(), todo, walker, client, cache, progress), deliver)
+        Judging(inputs, config, signature.short(), todo, walker, client, cache, progress, panel),  # type: ignore[arg-type]
+        deliver)
     embedded = (done.kernels, done.events or [])
     if stream is None:
         return [judged[e.key] for e in ordered], done.usage, 0, embedded

@@ -24,6 +24,7 @@ from judge.formats.judgments import ReportJudgment, write_judgments
 from judge.formats.scores import leaderboard, write_leaderboard, write_scores
 from judge.judging.signature import JudgeSignature, ScoreSignature
 from judge.metrics import Scores
+from judge.metrics.panel_agreement import panel_agreement
 from judge.metrics.table import ScoreTable
 from judge.run.streaming import StoredJudgments
 
@@ -98,6 +99,14 @@ def run_summary(judge_signature: dict[str, Any], score_signature: ScoreSignature
     }
 
 
+def panel_summary(judgments: Iterable[ReportJudgment]) -> dict[str, Any] | None:
+    """run-summary.json's `run.panel` for judgments decided by a panel of judges (judge.judging.panel): the panel,
+    its judges, and per decision the agreement among them (judge.metrics.panel_agreement); None for a single
+    judge, whose summary has no such key. Read from the judgments alone, like the scores."""
+    summary = panel_agreement(judgments)
+    return None if summary is None else summary.model_dump(mode="json")
+
+
 def write_outputs(evaluation: Evaluation, out_dir: Path) -> dict[str, Path]:
     """All five files of an evaluation, in the working folder `out_dir/.argue-run`, moved into place together only
     when every one is complete; on an output error the finished files stay as they were. The caller holds the
@@ -124,6 +133,10 @@ def write_outputs(evaluation: Evaluation, out_dir: Path) -> dict[str, Path]:
 def _write_evaluation(work: WorkingFolder, evaluation: Evaluation, streamed: bool) -> None:
     """The run's outputs, in the working folder (the finalised judgments log is there already when `streamed`)."""
     paths = {name: work.file(name) for name in OUTPUT_NAMES}
+    if "panel" not in evaluation.run:
+        panel = panel_summary(evaluation.judgments)
+        if panel is not None:
+            evaluation.run["panel"] = panel
     summary = run_summary(evaluation.judge_signature.as_dict(), evaluation.signature, asdict(evaluation.usage),
                           evaluation.seconds, evaluation.failure, evaluation.diagnostics, evaluation.run)
     try:

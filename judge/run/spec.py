@@ -22,16 +22,17 @@ in flight. The run executes the resulting `EvalPlan` and never decides these aga
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BeforeValidator, SkipValidation
 
-from judge.errors import SettingError
+from judge.errors import ConfigurationError, SettingError
 from judge.formats.loader import DocumentInputs, JudgmentInputs, NuggetInputs, ReportInputs, RequestInputs
-from judge.labels import SampleDesign
+from judge.labels import SampleDesign, Vote
 from judge.llm.cache.backends import DEFAULT_CACHE_DIR
+from judge.llm.panel import PanelMember, check_panel
 from judge.run.shards import Shard
 from judge.settings import (
     DEFAULT_THRESHOLDS,
@@ -122,17 +123,34 @@ class Outputs:
 
 
 @settings_class
+class Judges:
+    """A panel of judges (judge.judging.panel) instead of one: every judge answers every decision, and `vote` decides
+    (majority when not given). Empty: the model alone judges."""
+
+    panel: tuple[PanelMember, ...] = ()
+    vote: Vote | None = None
+
+    def __post_init__(self) -> None:
+        if self.panel:
+            check_panel(self.panel)
+        elif self.vote is not None:
+            raise SettingError("vote (--vote) applies to a panel of judges: give two judges or more (--model given "
+                               "more than once, --panel-judge; panel= or a list of models in the API), or drop it")
+
+
+@settings_class
 class EvalSpec(Sectioned):
     """One evaluation, every choice declared and checked (see the module's docstring)."""
 
     SECTIONS: ClassVar[dict[str, type]] = {
         "inputs": InputSources, "model": ModelSettings, "judge": JudgeSettings, "retry": RetryPolicy,
-        "execution": Execution, "outputs": Outputs}
+        "judges": Judges, "execution": Execution, "outputs": Outputs}
 
     model: ModelSettings
     inputs: InputSources = InputSources()
     judge: JudgeSettings = JudgeSettings()
     retry: RetryPolicy = RetryPolicy()
+    judges: Judges = Judges()
     execution: Execution = Execution()
     outputs: Outputs = Outputs()
 
@@ -144,6 +162,9 @@ class EvalSpec(Sectioned):
             raise SettingError("gold (--gold): only the baselines read it; give baselines=True too "
                                "(--with-baselines), or leave it out")
         execution = self.execution
+        if self.judges.panel and (execution.batch or execution.ray is not None):
+            raise ConfigurationError("a panel of judges asks its judges from this process: drop --batch and --ray "
+                                     "(each judge's answers are cached: a panel rerun after a batch run is free)")
         if execution.batch:
             from judge.llm.batch import check_batch
 
@@ -163,15 +184,20 @@ class EvalSpec(Sectioned):
         from judge.llm.batch import MAX_REQUESTS
         from judge.run.executors import unapplied_ray_options
 
-        model, notes = applied_settings(self.model)
+        panel = self.judges.panel
+        model, notes = applied_settings(panel[0].model if panel else self.model)  # a panel signs as its first judge
         workers = self.execution.workers
         ray_notes = unapplied_ray_options(self.execution.ray, workers, model)
         if ray_notes:  # said to be ignored, so ignored: the local runtime would size llama.cpp's threads by it
             workers = None
-        judge, notice = default_thresholds(model, self.judge)   # the one place a run's default thresholds are decided
+        # The one place a run's default thresholds are decided: the judge's, or the first judge's of a panel (each
+        # judge of a panel gets its own, as it would alone: judge.judging.panel.member_thresholds).
+        judge, notice = default_thresholds(model, replace(self.judge, prompts_dir=panel[0].prompts_dir)
+                                           if panel else self.judge)
         check_confidence_for(model, judge)              # on the model as applied: a provider may drop logprobs
         return EvalPlan(model=model, judge=judge, retry=self.retry, execution=self.execution, outputs=self.outputs,
                         unapplied=tuple(dict.fromkeys([*notes, *ray_notes])), thresholds_notice=notice, workers=workers,
+                        panel=panel, vote=self.judges.vote or "majority", asked_judge=self.judge,
                         in_flight=MAX_REQUESTS if self.execution.batch else self.execution.concurrency)
 
 
@@ -189,6 +215,9 @@ class EvalPlan:
     thresholds_notice: str          # which default thresholds the judge got, or why none ("" when given or none)
     workers: int | None             # Ray workers, once the embedded judge's are said to be ignored
     in_flight: int                  # decisions let wait at once: a whole batch job's worth with batch jobs
+    panel: tuple[PanelMember, ...] = ()   # a panel of judges, each asked with its own settings and prompts
+    vote: Vote = "majority"
+    asked_judge: JudgeSettings | None = None   # the judging asked for, each judge of a panel resolving its own
 
     def __post_init__(self) -> None:
         if self.judge.thresholds is DEFAULT_THRESHOLDS:  # pragma: no cover - a contract of resolve()

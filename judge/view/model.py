@@ -59,6 +59,18 @@ class MatchView:
 
 
 @dataclass(frozen=True)
+class JudgeVote:
+    """One judge's own answer to a decision a panel of judges voted on."""
+
+    judge: str
+    verdict: str                         # "yes" | "no" | "undecided" | "failed"
+    rationale: str
+    matches: tuple[MatchView, ...]
+    error: str | None
+    confidence: float | None = None
+
+
+@dataclass(frozen=True)
 class DecisionView:
     decision: str
     question: str
@@ -73,6 +85,13 @@ class DecisionView:
     confidence: float | None = None      # the model's probability for its verdict, where it was recorded
     threshold: float | None = None       # the threshold the verdict was held to (eval --thresholds)
     model_verdict: str | None = None     # the model's own verdict where the threshold flipped it
+    panel: tuple[JudgeVote, ...] = ()    # each judge's answer where a panel of judges voted
+
+    @property
+    def split(self) -> bool:
+        """Whether the panel's judges disagree: their verdicts, or the answers they matched, are not all the same."""
+        given = [(v.verdict, v.matches) for v in self.panel if v.verdict in ("yes", "no")]
+        return len(set(given)) > 1
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -101,6 +120,11 @@ class SentenceView:
     @property
     def number(self) -> int:
         return self.index + 1
+
+    @property
+    def split(self) -> bool:
+        """Whether the judges of a panel disagree on one of its decisions."""
+        return any(d.split for d in self.decisions)
 
     @property
     def scored(self) -> bool:
@@ -269,11 +293,14 @@ def _sentence_view(sentence: SentenceJudgment, docs: _DocumentCache, questions: 
     )
 
 
-def _decision_view(record: DecisionRecord, docs: _DocumentCache, questions: Mapping[str, str]) -> DecisionView:
+def _verdict(record: DecisionRecord) -> str:
     if record.verdict is None:
-        verdict = "failed" if record.error else "undecided"
-    else:
-        verdict = "yes" if record.verdict else "no"
+        return "failed" if record.error else "undecided"
+    return "yes" if record.verdict else "no"
+
+
+def _decision_view(record: DecisionRecord, docs: _DocumentCache, questions: Mapping[str, str]) -> DecisionView:
+    verdict = _verdict(record)
     # Only the support decision quotes a document; the nugget decisions list the documents they were shown.
     quoting = record.decision == SUPPORTS_CITATION
     cited = []
@@ -292,6 +319,8 @@ def _decision_view(record: DecisionRecord, docs: _DocumentCache, questions: Mapp
         error=record.error, matches=_matches(record.matches, questions), documents=tuple(cited),
         confidence=record.confidence, threshold=record.threshold,
         model_verdict=None if record.model_verdict is None else ("yes" if record.model_verdict else "no"),
+        panel=tuple(JudgeVote(r.judge, _verdict(r), r.rationale, _matches(r.matches, questions), r.error,
+                              r.confidence) for r in record.panel or ()),
     )
 
 

@@ -15,8 +15,9 @@ give (no items, one run, a constant side, every run tied, every item in one clas
 - `confidence_calibration`: reliability table and expected calibration error (`reliability`, `confidence_result`), and a
   decision threshold on confidence fitted with seeded k-fold cross-validation (`cross_validated_threshold`).
 
-May import numpy, scipy, pydantic and `judge.calibration.items`; nothing here calls a model. The names below are
-re-exported so `from judge.calibration.stats import X` keeps working for every public name.
+May import numpy, scipy, pydantic, `judge.calibration.items` and `judge.metrics.undefined` (the undefined rule,
+re-exported by `undefined`); nothing here calls a model. The names below are re-exported so
+`from judge.calibration.stats import X` keeps working for every public name.
 """
 
 from judge.calibration.stats.agreement import (

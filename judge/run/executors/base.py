@@ -33,6 +33,7 @@ class Judging:
     client: DecisionClient
     cache: DecisionCache | None
     progress: Any          # judge.run.evaluate.JudgingProgress: start, sentence_done, decision_done
+    decider: Any = None    # a panel of judges (judge.judging.panel.PanelDecider; then `client` is it too)
 
 
 @dataclass

@@ -30,7 +30,8 @@ class OneProcess:
         inputs = work.inputs
         # The run's walker, over a client that counts its decisions in flight (see judge_by_request).
         asking = Asking(work.client)
-        walker = ReportWalker(asking, inputs.documents, work.config.judge, on_sentence=work.progress.sentence_done)
+        walker = ReportWalker(asking, inputs.documents, work.config.judge, on_sentence=work.progress.sentence_done,
+                              decider=work.decider)
         try:
             await judge_by_request(walker, work.todo, inputs.reports.read, inputs.requests, inputs.banks,
                                    work.signature, work.config.in_flight, deliver, asking)

@@ -400,3 +400,31 @@ def test_eval_prints_the_agreement_among_the_judges_and_nothing_for_a_single_jud
     assert f"{fleiss_kappa(rows):.3f}" in text and "a / b" in text
     assert panel_summary([ReportJudgment(run_id="r", request_id="q", sentences=[
         SentenceJudgment(index=0, text="s", decisions=[record("supports_citation", True)])])]) is None
+
+
+def test_eval_with_two_models_judges_with_the_panel_and_prints_their_agreement(tmp_path):
+    """`argue-judge eval --model A --model B --vote unanimous`: both judges answer, every decision record keeps
+    both, run-summary.json has the agreement, the signature the panel and the vote, and the table is printed."""
+    from typer.testing import CliRunner
+
+    from judge.cli.app import app
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    out = tmp_path / "out"
+    with FakeEndpoint(smart_responder) as ep:
+        result = CliRunner().invoke(app, [
+            "eval", str(examples / "reports"), "--requests", str(examples / "requests.jsonl"), "--docs",
+            str(examples / "docs.jsonl"), "--nuggets", str(examples / "nuggets"), "--model", "openai/a", "--model",
+            "openai/b", "--vote", "unanimous", "--api-base", ep.api_base, "--api-key", "x", "--no-cache",
+            "--out", str(out)])
+        asked = {r["model"] for r in ep.requests}
+    assert result.exit_code == 0, result.output
+    assert asked == {"a", "b"}
+    assert "a panel of 2 judges (openai/a, openai/b; vote unanimous)" in " ".join(result.output.split())
+    assert "agreement among the judges of panel:unanimous:openai/a+openai/b" in " ".join(result.output.split())
+    summary = json.loads((out / "run-summary.json").read_text(encoding="utf-8"))
+    assert summary["run"]["panel"]["judges"] == ["openai/a", "openai/b"]
+    assert "|panel:openai/a+openai/b|vote:unanimous|" in summary["score_signature"]
+    records = [d for line in (out / "judgments.jsonl").read_text(encoding="utf-8").splitlines()
+               for s in json.loads(line)["sentences"] for d in s["decisions"] if d["judge"].startswith("panel:")]
+    assert records and all([p["judge"] for p in d["panel"]] == ["openai/a", "openai/b"] for d in records)

@@ -26,7 +26,7 @@ RESULT_CHANGING: dict[str, dict[str, str]] = {
              "citation_policy": "citation_policy", "truncate": "truncate", "max_doc_chars": "passages",
              "prompts": "prompts", "on_injection": "on_injection", "logprobs": "logprobs",
              "thresholds": "thresholds", "injection_detector": "injection_detector",
-             "reasoning_effort": "reasoning_effort"},
+             "reasoning_effort": "reasoning_effort", "panel_judge": "panel", "vote": "vote"},
     "score": {"citation_policy": "citation_policy", "human": "human", "sample": "sample", "confidence": "confidence"},
     "merge": {},   # its numbers are those the shards' judgments give; every shard must carry one judge signature
     "calibrate": {"wice_partial": "wice_partial", "sample": "sample", "exclude": "exclude", "seed": "resample_seed",

@@ -422,7 +422,7 @@ ALWAYS = {"reports", "--requests", "--docs", "--nuggets", "--model", "--api-base
           "--max-doc-bytes", "--concurrency", "--max-cost", "--price-per-1k", "--max-failed-fraction",
           "--give-up-after", "--cache", "--no-cache", "--shard", "--prompts", "--on-injection",
           "--injection-detector", "--view", "--with-baselines", "--human", "--out", "--debug", "--ray", "--batch",
-          "--batch-poll", "--dry-run"}
+          "--batch-poll", "--dry-run", "--panel-judge", "--vote"}
 
 
 def test_every_eval_option_is_classified():

@@ -240,7 +240,9 @@ def confidence_missing(judgments: Iterable[ReportJudgment], model: ModelSettings
             for record in sentence.decisions:
                 if record.error is None and record.verdict is not None:
                     answered += 1
-                    with_confidence += record.confidence is not None
+                    # a panel's record carries its judges' confidences, not one of its own
+                    with_confidence += record.confidence is not None or any(
+                        member.confidence is not None for member in record.panel or ())
     if answered and not with_confidence:
         return [f"log-probabilities were asked for, but {model.model} returned none for any of {answered} "
                 "decisions: no decision carries a confidence, so no decision threshold applied (the signature's lp "

@@ -184,8 +184,12 @@ class EvalSpec(Sectioned):
         from judge.llm.batch import MAX_REQUESTS
         from judge.run.executors import unapplied_ray_options
 
-        panel = self.judges.panel
-        model, notes = applied_settings(panel[0].model if panel else self.model)  # a panel signs as its first judge
+        # Each judge of a panel applies what its model can, as it would alone; the panel signs as its first judge.
+        applied = [(replace(member, model=applied_settings(member.model)[0]), applied_settings(member.model)[1])
+                   for member in self.judges.panel]
+        panel = tuple(member for member, _ in applied)
+        model, notes = applied_settings(panel[0].model if panel else self.model)
+        notes = list(dict.fromkeys([*notes, *(note for _, said in applied for note in said)]))
         workers = self.execution.workers
         ray_notes = unapplied_ray_options(self.execution.ray, workers, model)
         if ray_notes:  # said to be ignored, so ignored: the local runtime would size llama.cpp's threads by it

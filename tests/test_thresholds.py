@@ -529,7 +529,7 @@ def test_eval_calibrate_and_the_python_api_build_the_same_embedded_judge(tmp_pat
     assert isinstance(evaluated.exception, _Captured) and isinstance(calibrated.exception, _Captured)
     shipped = read_thresholds(judge.judging.thresholds.SHIPPED_THRESHOLDS)[0]
     api = EvalSpec.of(model=ModelSettings(EMBEDDED_MODEL)).resolve().judge
-    calibration_api = CalibrationConfig(model=ModelSettings(EMBEDDED_MODEL)).judge
+    calibration_api = CalibrationConfig.resolved(model=ModelSettings(EMBEDDED_MODEL)).judge
     for built in (configs["eval"].judge, configs["calibrate"].judge, api, calibration_api):
         assert built.thresholds == shipped, "every entry point applies the shipped rules to the embedded judge"
         assert (built.prompts_dir, built.on_injection) == (None, "quarantine")
@@ -546,6 +546,6 @@ def test_fitting_thresholds_and_thresholds_none_use_the_models_own_verdicts():
     from judge.run.spec import EvalSpec
 
     embedded = ModelSettings(EMBEDDED_MODEL)
-    assert CalibrationConfig(model=embedded, fit_metric="kappa").judge.thresholds is None
+    assert CalibrationConfig.resolved(model=embedded, fit_metric="kappa").judge.thresholds is None
     assert EvalSpec.of(model=embedded, judge=JudgeSettings(thresholds=None)).resolve().judge.thresholds is None
     assert EvalSpec.of(model=ModelSettings("openai/gpt-4o-mini")).resolve().judge.thresholds is None  # not fitted

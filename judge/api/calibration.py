@@ -49,7 +49,7 @@ def calibration_config(model: ModelSettings, judge: JudgeSettings | None, source
     _check_judge(judge)
     decision_cache = open_decision_cache(cache) if cache is not None else None
     try:
-        yield CalibrationConfig(model=model, judge=judge or JudgeSettings(), concurrency=concurrency,
+        yield CalibrationConfig.resolved(model=model, judge=judge or JudgeSettings(), concurrency=concurrency,
                                 cache=decision_cache, n_boot=n_boot, seed=seed, sample=sample,
                                 wice_partial=sources.wice_partial if sources.wice else None, **run_options)
     finally:

@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any
 
 from judge.calibration.confidence_by_decision import confidence_by_decision, fit_thresholds, thresholds_file
 from judge.calibration.items import CalibrationItem, label_for
@@ -30,9 +31,10 @@ from judge.formats.atomic import write_text_atomic
 from judge.formats.judgments import DecisionRecord, ReportJudgment
 from judge.judging.decisions.asker import Decider
 from judge.judging.fingerprints import prompt_hashes
-from judge.judging.panel import PanelDecider, check_vote, open_panel
+from judge.judging.panel import PanelDecider, open_panel
 from judge.judging.signature import CalibrationSignature, JudgeSignature
 from judge.judging.thresholds import check_confidence_for, resolve_thresholds, thresholds_json
+from judge.labels import Vote
 from judge.llm.batch import MAX_REQUESTS, BatchJobs, BatchRounds
 from judge.llm.cache.store import DecisionCache
 from judge.llm.client import DecisionClient
@@ -68,19 +70,23 @@ class CalibrationConfig:
     batch: BatchJobs | None = None         # --batch: ask through the provider's batch jobs (judge.llm.batch)
     # A panel of judges (judge.judging.panel) asked instead of `model` alone, and its vote; empty: one judge.
     panel: tuple[PanelMember, ...] = ()
-    vote: str = "majority"
+    vote: Vote = "majority"
+
+    @classmethod
+    def resolved(cls, **fields: Any) -> CalibrationConfig:
+        """The configuration, decided once: a panel's first judge stands for the model, and the judge calibrated
+        gets the default thresholds eval would give it (none when fitting: thresholds are fitted on the model's own
+        verdicts). What it asks for is checked first, as asked."""
+        config = cls(**fields)
+        model = config.panel[0].model if config.panel else config.model
+        judge = replace(config.judge, thresholds=None) if config.fit_metric is not None else config.judge
+        return replace(config, model=model, judge=resolve_thresholds(model, judge))
 
     def __post_init__(self) -> None:
-        check_vote(self.vote)
         if self.panel:
-            object.__setattr__(self, "panel", check_panel(self.panel))
-            object.__setattr__(self, "model", self.panel[0].model)
+            check_panel(self.panel)
             check_panel_calibration(self.against is not None, self.fit_metric)
         check_calibrated_judge(self.model, self.judge, self.fit_metric)
-        # The judge calibrated is the judge eval runs: its default thresholds come from the same function.
-        # Thresholds are fitted on the model's own verdicts, so fitting applies none.
-        judge = replace(self.judge, thresholds=None) if self.fit_metric is not None else self.judge
-        object.__setattr__(self, "judge", resolve_thresholds(self.model, judge))
 
     def signature(self, items: int, judged: Sequence[ReportJudgment] = ()) -> CalibrationSignature:
         """What the calibration's numbers depend on. It names the judges that were used: this configuration's

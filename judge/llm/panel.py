@@ -8,26 +8,21 @@ refuses a panel that cannot be one (fewer than two members, a member listed twic
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import InstanceOf
+
 from judge.errors import SettingError
-from judge.settings import ModelSettings
+from judge.settings import ModelSettings, settings_class
 
 
-@dataclass(frozen=True)
+@settings_class
 class PanelMember:
     """One judge of a panel: `model` (its settings, with its own `api_base`) asked with the prompts of
     `prompts_dir` (None: the shipped prompts)."""
 
-    model: ModelSettings
-    prompts_dir: Path | None = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.model, ModelSettings):
-            raise TypeError(f"PanelMember.model takes a judge.settings.ModelSettings, not {self.model!r}")
-        if self.prompts_dir is not None:
-            object.__setattr__(self, "prompts_dir", Path(self.prompts_dir))
+    model: InstanceOf[ModelSettings]
+    prompts_dir: Path | None = None     # a path given as text is a Path
 
     @property
     def name(self) -> str:

@@ -226,7 +226,8 @@ def test_the_judgments_record_how_much_of_each_document_was_shown(tmp_path):
     report = Report(run_id="run", request_id="r1", sentences=(
         Sentence(index=0, text="The barrier cost 40 million euros.", citations=("d0", "d1", "d2")),))
     with DocumentStore.open(store_lines, tmp_path / "index") as store:
-        walker = ReportWalker(client, store, JudgeSettings(policy="joint", passages=PassagePolicy(max_chars=1500)))
+        walker = ReportWalker(client, store, JudgeSettings(policy="joint", passages=PassagePolicy(max_chars=1500),
+                                                           thresholds=None))
         walker.refuse_unshowable(report, request)  # 500 characters each: enough
         judged = asyncio.run(walker.judge_report(report, request, None))
         [record] = [d for d in judged.sentences[0].decisions if d.decision == "supports_citation"]
@@ -238,6 +239,7 @@ def test_the_judgments_record_how_much_of_each_document_was_shown(tmp_path):
         old = DecisionRecord(decision="supports_citation", verdict=True, doc_ids=["d0"])
         assert old.shown is None and "shown" not in old.model_dump()
 
-        tight = ReportWalker(client, store, JudgeSettings(policy="joint", passages=PassagePolicy(max_chars=500)))
+        tight = ReportWalker(client, store, JudgeSettings(policy="joint", passages=PassagePolicy(max_chars=500),
+                                                          thresholds=None))
         with pytest.raises(InputError, match=r"run 'run', request 'r1', sentence 0: a sentence cites 3 documents"):
             tight.refuse_unshowable(report, request)

@@ -55,7 +55,7 @@ def store(tmp_path):
 
 def judge_report(client, store, sentences, bank=BANK, **settings):
     report = Report(run_id="run", request_id="r1", sentences=tuple(sentences))
-    walker = ReportWalker(client, store, JudgeSettings(**settings))
+    walker = ReportWalker(client, store, JudgeSettings(**{"thresholds": None, **settings}))
     return asyncio.run(walker.judge_report(report, REQUEST, bank))
 
 
@@ -245,7 +245,7 @@ def judge_all(tmp_path, document_major: bool, policy="all"):
 
     client = RecordingClient()
     with DocumentStore.open(MANY_DOCS, tmp_path / f"index-{document_major}-{policy}") as store:
-        walker = ReportWalker(client, store, JudgeSettings(policy=policy))
+        walker = ReportWalker(client, store, JudgeSettings(policy=policy, thresholds=None))
 
         async def run():
             if document_major:
@@ -292,7 +292,7 @@ def test_document_major_order_groups_by_request_first_as_the_prompt_shows_the_re
         Sentence(index=1, text=f"{q} second.", citations=("a",)))) for q in ("q2", "q1")]
     client = RecordingClient()
     with DocumentStore.open(MANY_DOCS, tmp_path / "index") as store:
-        walker = ReportWalker(client, store, JudgeSettings())
+        walker = ReportWalker(client, store, JudgeSettings(thresholds=None))
         asyncio.run(walker.ask_supports_document_major((r, requests[r.request_id]) for r in reports))
     asked = [(re.search(r"Problem statement: Report (q\d)", p).group(1), shown_document(p))
              for _, p in client.calls]

@@ -36,8 +36,7 @@ from judge.judging.decisions.asker import AsksModels, Decider
 from judge.judging.decisions.spec import SentenceCase
 from judge.judging.flowchart import Question, flow, sentence_penalty, walk
 from judge.judging.passages import share_of
-from judge.judging.thresholds import resolve_thresholds
-from judge.settings import InjectionDetector, JudgeSettings
+from judge.settings import DefaultThresholds, InjectionDetector, JudgeSettings
 from judge.types import Document, NuggetBank, Report, Request, Sentence
 
 # (run_id, request_id, sentence index, question): one first question of one sentence.
@@ -67,9 +66,11 @@ def within_limit(report: Report, limit: Request | int | None, truncate: bool
 class ReportWalker:
     """Judges whole reports with one client: the flowchart per sentence, the length limit, missing documents."""
 
-    def __init__(self, client: AsksModels, documents: DocumentStore, settings: JudgeSettings = JudgeSettings(),
+    def __init__(self, client: AsksModels, documents: DocumentStore, settings: JudgeSettings,
                  on_sentence: Callable[[], None] | None = None, decider: Any = None):
-        settings = resolve_thresholds(client.settings, settings)
+        if isinstance(settings.thresholds, DefaultThresholds):  # decided once, by the run's spec (judge.run.spec)
+            raise TypeError("ReportWalker takes resolved thresholds (EvalSpec.resolve(), or "
+                            "judge.judging.thresholds.resolve_thresholds), not DEFAULT_THRESHOLDS")
         # `decider`: who answers instead of one Decider over `client` (a judge.judging.panel.PanelDecider).
         self.decider = decider or Decider(client, settings.prompts_dir, settings.thresholds)
         self.documents = documents

@@ -47,6 +47,11 @@ def read_requests(sources: Sources) -> dict[str, Request]:
     return requests
 
 
+def one_request(record: dict[str, Any], name: str, line: int | None) -> list[Request]:
+    """A request line as the registry's parsers return it: the one request it holds (every request format's parser)."""
+    return [_parse_request(record, name, line)]
+
+
 def _parse_request(record: dict[str, Any], name: str, line: int | None) -> Request:
     request_id = _request_id(record, name, line)
     title = _optional_str(record, "title", name, line)

@@ -6,16 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from judge.formats.registry import Format, refuse_with, register
-from judge.formats.requests import _ID_KEYS, _parse_request
+from judge.formats.requests import _ID_KEYS, one_request
 from judge.types import Request
 
 
 def _detect(record: dict[str, Any]) -> bool:
     return any(k in record for k in _ID_KEYS) and ("problem_statement" in record or "background" in record)
 
-
-def _parse(record: dict[str, Any], name: str, line: int | None) -> list[Request]:
-    return [_parse_request(record, name, line)]
 
 
 def _write(request: Request) -> dict[str, Any]:
@@ -30,5 +27,5 @@ def _write(request: Request) -> dict[str, Any]:
 FORMAT = register(Format(
     "neuclir-request", "requests", "NeuCLIR / RAGTIME requests: {request_id, title?, background?, "
     "problem_statement, limit? (characters) or word_limit?, collection_ids?}, one per line",
-    _detect, _parse, _write, use="give it to --requests", rank=10))
-refuse_with("requests", _parse)  # its errors name what a request lacks, in any variant
+    _detect, one_request, _write, use="give it to --requests", rank=10))
+refuse_with("requests", one_request)  # its errors name what a request lacks, in any variant

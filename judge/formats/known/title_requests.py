@@ -6,18 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from judge.formats.registry import Format, register
-from judge.formats.requests import _ID_KEYS, _parse_request
-from judge.types import Request
+from judge.formats.requests import _ID_KEYS, one_request
 
 
 def _detect(record: dict[str, Any]) -> bool:
     return any(k in record for k in _ID_KEYS) and "title" in record
 
 
-def _parse(record: dict[str, Any], name: str, line: int | None) -> list[Request]:
-    return [_parse_request(record, name, line)]
-
 
 FORMAT = register(Format(
     "title-request", "requests", "AutoJudge / TREC RAG 2024 requests: {request_id, title}, the title stating the "
-    "information need, one per line", _detect, _parse, use="give it to --requests", rank=30))
+    "information need, one per line", _detect, one_request, use="give it to --requests", rank=30))

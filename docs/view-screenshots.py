@@ -15,7 +15,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from conftest import smart_responder  # noqa: E402
 
 from judge.llm.client import ModelSettings  # noqa: E402
-from judge.run.evaluate import EvalConfig, evaluate  # noqa: E402
+from judge.run.evaluate import evaluate  # noqa: E402
+from judge.run.spec import EvalSpec  # noqa: E402
 from judge.run.inputs import Inputs  # noqa: E402
 from judge.testing import FakeEndpoint  # noqa: E402
 from judge.view import write_view  # noqa: E402
@@ -36,8 +37,8 @@ def main() -> None:
         inputs = Inputs.load([EXAMPLES / "reports"], EXAMPLES / "requests.jsonl", [EXAMPLES / "nuggets"],
                              [EXAMPLES / "docs.jsonl"], index_dir=work / "docstore")
         with FakeEndpoint(smart_responder) as ep:
-            evaluation = evaluate(inputs, EvalConfig(model=ModelSettings("openai/fake", ep.api_base, "x"),
-                                                     cache_dir=work / "cache"))
+            evaluation = evaluate(inputs, EvalSpec.of(model=ModelSettings("openai/fake", ep.api_base, "x"),
+                                                      cache=work / "cache"))
         files = write_view(evaluation.judgments, work / "view", requests=inputs.requests, banks=inputs.banks,
                            documents=inputs.documents)
         print(f"{len(files.all)} files, {files.total_bytes} bytes")

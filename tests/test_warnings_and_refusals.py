@@ -636,7 +636,7 @@ def _rules():
 
 
 def test_thresholds_on_a_judge_without_log_probabilities_are_refused_by_the_api_as_by_eval(tmp_path):
-    """The rule is judge.judging.thresholds.check_confidence_for, which EvalConfig, CalibrationConfig and the
+    """The rule is judge.judging.thresholds.check_confidence_for, which EvalSpec, CalibrationConfig and the
     CLI's --thresholds all apply: the API no longer judges with rules that can flip nothing."""
     import judge
     from judge.errors import SettingError

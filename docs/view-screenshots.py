@@ -16,8 +16,8 @@ from conftest import smart_responder  # noqa: E402
 
 from judge.llm.client import ModelSettings  # noqa: E402
 from judge.run.evaluate import evaluate  # noqa: E402
-from judge.run.spec import EvalSpec  # noqa: E402
 from judge.run.inputs import Inputs  # noqa: E402
+from judge.run.spec import EvalSpec  # noqa: E402
 from judge.testing import FakeEndpoint  # noqa: E402
 from judge.view import write_view  # noqa: E402
 

@@ -2,7 +2,9 @@
 takes. Files are read by the reader of their kind (judge.formats.reports, requests, nuggets, documents), which reads
 each record with the registered format that detects it (judge.formats.registry); objects are taken as they are,
 never written to disk, and refused as a file's reader refuses records (an id given twice), named `name[index]`.
-A dict given in place of an object (`read_record`) is read as a line of its file would be.
+A dict given in place of an object (`read_record`) is read as a line of its file would be. `records` and `given` are
+the one check of an input argument (paths, or objects of its kind or dicts), shared by the API's calls (judge.api)
+and the nugget calls (judge.nuggets.api), so each refuses a wrong input with the same words.
 """
 
 from __future__ import annotations

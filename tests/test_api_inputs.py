@@ -95,9 +95,19 @@ CASES = {
         lambda: judge.read_judgments(["a.jsonl"]), TypeError, "path must be a path"),
     "import_cache: a Report where a file is wanted": (
         lambda: judge.import_cache(REPORTS[0], cache="never-written"), TypeError, "file must be a path"),
-    "create_nuggets: Requests where the requests file is wanted": (
-        lambda: judge.create_nuggets(requests=REQUESTS, docs=str(EXAMPLES / "docs.jsonl"), **OFFLINE), TypeError,
-        "requests must be a path (str or Path) or a list of paths, not list"),
+    "create_nuggets: a Report among the requests": (
+        lambda: judge.create_nuggets(requests=[REQUESTS[0], REPORTS[0]], docs=str(EXAMPLES / "docs.jsonl"),
+                                     **OFFLINE), TypeError, "requests[1]: a Report where a Request"),
+    "create_nuggets: a number where the doc lists file is wanted": (
+        lambda: judge.create_nuggets(requests=REQUESTS, docs=str(EXAMPLES / "docs.jsonl"), doc_lists=3, **OFFLINE),
+        TypeError, "doc_lists must be a path (str or Path) or a list of paths, not int"),
+    "pool_nuggets: a Request among the banks": (
+        lambda: judge.pool_nuggets(nuggets=REQUESTS, reports=REPORTS, requests=REQUESTS,
+                                   docs=str(EXAMPLES / "docs.jsonl"), **OFFLINE), TypeError,
+        "nuggets[0]: a Request where a NuggetBank"),
+    "accept_candidates: a bank dict missing its nuggets": (
+        lambda: judge.accept_candidates(nuggets=[{"query_id": "ex-101"}], candidates="c.jsonl", out="never-written"),
+        ValueError, "nuggets[0]: "),
     "pool_nuggets: an empty list of reports": (
         lambda: judge.pool_nuggets(nuggets=str(EXAMPLES / "nuggets"), reports=[], requests=str(EXAMPLES /
                                    "requests.jsonl"), docs=str(EXAMPLES / "docs.jsonl"), **OFFLINE), ValueError,

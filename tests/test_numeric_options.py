@@ -304,13 +304,21 @@ def _base_calls(tmp_path):
         "import_cache": (api.import_cache, (tmp_path / "x.jsonl",), {}),
         "read_judgments": (api.read_judgments, (judgments,), {}),
         "write_judgments": (api.write_judgments, (tmp_path / "w.jsonl", []), {}),
+        "create_nuggets": (api.create_nuggets, (), dict(requests=INPUTS["requests"], docs=INPUTS["docs"],
+                                                        model="openai/fake", cache=None)),
+        "pool_nuggets": (api.pool_nuggets, (), dict(nuggets=INPUTS["nuggets"], reports=INPUTS["reports"],
+                                                    requests=INPUTS["requests"], docs=INPUTS["docs"],
+                                                    model="openai/fake", cache=None)),
+        "accept_candidates": (api.accept_candidates, (), dict(nuggets=INPUTS["nuggets"], candidates=judgments,
+                                                              out=tmp_path / "banks")),
     }
 
 
 WRONG_TYPE_CASES = [(name, parameter) for name in ("evaluate", "score", "calibrate", "html_view", "run_baselines",
                                                    "baseline",
                                                    "merge", "cache_stats", "clear_cache", "export_cache",
-                                                   "import_cache", "read_judgments", "write_judgments")
+                                                   "import_cache", "read_judgments", "write_judgments",
+                                                   "create_nuggets", "pool_nuggets", "accept_candidates")
                     for parameter in inspect.signature(getattr(api, name)).parameters
                     if parameter in INPUT_ARGUMENTS | {"judgments", "path", "shards", "file"}
                     and parameter not in ("sample",)]

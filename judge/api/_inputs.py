@@ -10,13 +10,12 @@ line refuse the same records with the same words."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import InstanceOf
 
-from judge.errors import InputError
 from judge.formats.judgments import ReportJudgment
 from judge.formats.loader import (  # noqa: F401  (the API's input types, declared with the loader)
     DocumentInputs,
@@ -37,7 +36,6 @@ if TYPE_CHECKING:
     from judge.run.prediction_powered import HumanJudgments
 
 DEFAULT_CACHE = str(DEFAULT_CACHE_DIR)   # eval's and calibrate's --cache-dir default
-_KINDS = (Report, Request, Document, NuggetBank, ReportJudgment)
 
 
 def _paths(value: PathLike | Sequence[PathLike] | None) -> list[Path]:
@@ -64,50 +62,22 @@ def _check_input(argument: str, value: Any, kind: type, *, optional: bool = True
 
 def _records(argument: str, value: Any, kind: type, *, optional: bool = False, consume: bool = True
              ) -> list[Any] | None:
-    """The records of argument `argument` (see the module's docstring): None for paths (or an optional None),
+    """The records of argument `argument` (judge.formats.loader.records): None for paths (or an optional None),
     else the `kind` objects, the dicts read into them. `consume`: False checks only what needs no iteration."""
-    if value is None:
-        if optional:
-            return None
-        raise TypeError(f"{argument} is required: a path or {kind.__name__} objects (or dicts)")
-    if _is_paths(value):
-        return None
-    if isinstance(value, kind | Mapping):
-        value = [value]
-    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
-        raise TypeError(f"{argument} must be a path, paths, or {kind.__name__} objects (or dicts), "
-                        f"not {type(value).__name__} {value!r:.60}")
-    if not consume:
-        return None
-    items = list(value)
-    if not items:
-        raise ValueError(f"{argument} is empty: give a path or at least one {kind.__name__} (or dict)")
-    records: list[Any] = []
-    for index, item in enumerate(items):
-        if isinstance(item, _KINDS) and not isinstance(item, kind):
-            raise TypeError(f"{argument}[{index}]: a {type(item).__name__} where a {kind.__name__} (or dict) is wanted")
-        if not isinstance(item, kind | Mapping):
-            raise TypeError(f"{argument}[{index}]: {type(item).__name__} {item!r:.60} is neither a path nor a "
-                            f"{kind.__name__} (or dict)")
-        try:
-            records += _read_dict(kind, item, f"{argument}[{index}]") if isinstance(item, Mapping) else [item]
-        except InputError as exc:
-            raise ValueError(f"{argument}[{index}]: {exc.message}") from None
-    return records
-
-
-def _read_dict(kind: type, item: Mapping[str, Any], where: str) -> list[Any]:
-    """A dict given in place of a `kind` record, read by the loader as its file's line would be."""
     from judge.formats import loader
-    from judge.judging.decisions import REGISTRY  # the decision names a judgments record may have
 
-    return loader.read_record(kind, item, where, decisions=REGISTRY.names)
+    decisions: tuple[str, ...] = ()
+    if kind is ReportJudgment and consume:
+        from judge.judging.decisions import REGISTRY  # the decision names a judgments record may have
+
+        decisions = tuple(REGISTRY.names)
+    return loader.records(argument, value, kind, optional=optional, consume=consume, decisions=decisions)
 
 
 def _is_paths(value: Any) -> bool:
-    if isinstance(value, str | Path):
-        return True
-    return isinstance(value, Sequence) and bool(value) and all(isinstance(v, str | Path) for v in value)
+    from judge.formats import loader
+
+    return loader.is_paths(value)
 
 
 def _given(argument: str, value: Any, kind: type, *, optional: bool = False) -> list[Any]:

@@ -12,11 +12,14 @@ from pydantic import InstanceOf
 
 from judge.api._inputs import (
     DEFAULT_CACHE,
+    DocumentInputs,
     JudgmentInputs,
+    NuggetInputs,
     PathLike,
     _check_input,
     _check_judge,
     _check_path,
+    _given,
     _humans,
     _is_paths,
     _paths,
@@ -28,6 +31,7 @@ from judge.llm.cache.backends import docstore_dir
 from judge.llm.embedded.weights import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
 from judge.llm.panel import PanelMember, check_panel  # imports no model client
 from judge.settings import Flag, JudgeSettings, ModelSettings, Seconds, Text, Thresholds, check, check_field
+from judge.types import Document, NuggetBank
 
 if TYPE_CHECKING:  # the model client loads only when a call judges something
     from judge.calibration.report import CalibrationResults
@@ -95,7 +99,7 @@ def choose_attacks(names: str | Sequence[Any] | None, attacks_file: PathLike | N
 
 
 def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None = None, wice_partial: str = "strict",
-              nuggets: PathLike | Sequence[PathLike] | None = None, docs: PathLike | Sequence[PathLike] | None = None,
+              nuggets: NuggetInputs | None = None, docs: DocumentInputs | None = None,
               human: JudgmentInputs | None = None, judged: JudgmentInputs | None = None, sample: str | None = None,
               exclude: PathLike | None = None,
               seed: int = 0, model: str = EMBEDDED_MODEL, api_base: str | None = None, api_key: str | None = None,
@@ -107,7 +111,8 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
               panel: Sequence[PanelMember] | None = None, vote: str | None = None,
               **model_options: Any) -> CalibrationResults:
     """How far each judge decision agrees with human labels, as `argue-judge calibrate` does: AttributionBench and
-    WiCE (supports_citation) and nugget banks with their documents (answers_nugget); `human` with `judged` (the
+    WiCE (supports_citation) and nugget banks with their documents (answers_nugget: `nuggets` and `docs` as paths, or
+    NuggetBank and Document objects or dicts in their file format, read as they are); `human` with `judged` (the
     judge's judgments of the same reports) compares them decision by decision and report by report.
     `wice_partial`: what WiCE's partially_supported is ('strict': not supported, 'exclude', 'separate'). `sample`:
     "40" or "attributionbench=200,wice=150". `exclude`: items to leave out (an items.jsonl or ids). `against`: an
@@ -151,8 +156,8 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     for name, value in (("attributionbench", attributionbench), ("wice", wice), ("exclude", exclude),
                         ("against", against), ("attacks_file", attacks_file), ("cache", cache), ("out", out)):
         _check_path(name, value)
-    _check_path("nuggets", nuggets, many=True)
-    _check_path("docs", docs, many=True)
+    _check_input("nuggets", nuggets, NuggetBank)
+    _check_input("docs", docs, Document)
     check("sample", sample, Text | None)
     check("attacks", attacks, InstanceOf[str] | InstanceOf[list] | InstanceOf[tuple] | None)
     check("progress", progress, InstanceOf[CalibrationProgress] | None)
@@ -188,7 +193,8 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
     diagnostics = Diagnostics()
     sources = ItemSources(Path(attributionbench) if attributionbench else None, Path(wice) if wice else None,
                           wice_partial,  # type: ignore[arg-type]
-                          nuggets=tuple(_paths(nuggets)), docs=tuple(_paths(docs)), index_dir=docstore_dir(cache))
+                          nuggets=tuple(_given("nuggets", nuggets, NuggetBank, optional=True)),
+                          docs=tuple(_given("docs", docs, Document, optional=True)), index_dir=docstore_dir(cache))
     chosen_attacks = choose_attacks(attacks, attacks_file)
     sample_size = SampleSize.parse(sample) if sample is not None else None
     exclusion = Exclusion.read(Path(exclude)) if exclude is not None else None

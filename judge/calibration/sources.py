@@ -1,6 +1,7 @@
 """Where calibration items come from: the labelled data sets named on the command line, each read, optionally
 stripped of items held back for another purpose (`--exclude`), sampled (stratified, seeded) and described in one
-note. The CLI only passes paths in."""
+note. The CLI passes paths in; the API passes nugget banks and documents as paths or as objects (judge.formats.loader
+reads both, writing nothing)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from judge.calibration.importers import (
 from judge.calibration.items import CalibrationItem
 from judge.diagnostics import Diagnostics
 from judge.errors import InputError
-from judge.formats import DocumentStore, read_nugget_banks
+from judge.formats import loader
+from judge.types import Document, NuggetBank
 
 WICE_PARTIAL_POLICIES: tuple[PartialPolicy, ...] = ("strict", "exclude", "separate")
 # The names `--sample` accepts per data set, and the data set each one means.
@@ -116,8 +118,8 @@ class ItemSources:
     attributionbench: Path | None = None
     wice: Path | None = None
     wice_partial: PartialPolicy = "strict"
-    nuggets: tuple[Path, ...] = ()
-    docs: tuple[Path, ...] = ()
+    nuggets: tuple[Path, ...] | tuple[NuggetBank, ...] = ()   # files, or banks as given to the API
+    docs: tuple[Path, ...] | tuple[Document, ...] = ()        # files (indexed in index_dir), or documents
     index_dir: Path = Path("caches/docstore")
 
 
@@ -136,9 +138,8 @@ def load_items(sources: ItemSources, sample: SampleSize | None, seed: int, diagn
         if not sources.docs:
             raise InputError("--nuggets needs --docs: the documents the nugget answers are bound to")
         with diagnostics.capture_logging("judge.formats.documents", "documents"), \
-                DocumentStore.open(list(sources.docs), sources.index_dir) as store:
-            loaded.append(("nugget banks", items_from_nugget_banks(read_nugget_banks(list(sources.nuggets)),
-                                                                   store.get)))
+                loader.documents(list(sources.docs), sources.index_dir) as store:
+            loaded.append(("nugget banks", items_from_nugget_banks(loader.banks(list(sources.nuggets)), store.get)))
     items: list[CalibrationItem] = []
     for name, imported in loaded:
         available = [i for i in imported.items if exclude is None or i.item_id not in exclude.item_ids]

@@ -2,13 +2,15 @@
 takes. Files are read by the reader of their kind (judge.formats.reports, requests, nuggets, documents), which reads
 each record with the registered format that detects it (judge.formats.registry); objects are taken as they are,
 never written to disk, and refused as a file's reader refuses records (an id given twice), named `name[index]`.
-A dict given in place of an object (`read_record`) is read as a line of its file would be.
+A dict given in place of an object (`read_record`) is read as a line of its file would be. `records` and `given` are
+the one check of an input argument (paths, or objects of its kind or dicts), shared by the API's calls (judge.api)
+and the nugget calls (judge.nuggets.api), so each refuses a wrong input with the same words.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -113,3 +115,68 @@ def read_record(kind: type, item: Mapping[str, Any], where: str, *, decisions: C
     if kind is NuggetBank:
         return banks_in(data, Where(where))
     return [read_one(registry.parse(_KIND_OF[kind], data, where, None), kind, where, None)]
+
+
+def is_paths(value: Any) -> bool:
+    """Whether `value` names files: a path (str or Path), or a non-empty sequence of them."""
+    if isinstance(value, str | Path):
+        return True
+    return isinstance(value, Sequence) and bool(value) and all(isinstance(v, str | Path) for v in value)
+
+
+def path_list(value: Any) -> list[Path]:
+    """The paths `value` names ([] for None, or for objects: they have no file)."""
+    if value is None or not is_paths(value):
+        return []
+    return [Path(value)] if isinstance(value, str | Path) else [Path(v) for v in value]
+
+
+def records(argument: str, value: Any, kind: type, *, optional: bool = False, consume: bool = True,
+            decisions: Collection[str] = ()) -> list[Any] | None:
+    """The records of argument `argument`: None for paths (their reader checks the files) or an optional None, else
+    the `kind` objects, each dict read into them (`read_record`). An empty list, a string where records are
+    wanted, an object of another kind, or a dict its format refuses is a one-line TypeError or ValueError naming
+    the argument and the record's index. `consume`: False checks only what needs no iteration (a generator is
+    left whole to be read later)."""
+    if value is None:
+        if optional:
+            return None
+        raise TypeError(f"{argument} is required: a path or {kind.__name__} objects (or dicts)")
+    if is_paths(value):
+        return None
+    if isinstance(value, kind | Mapping):
+        value = [value]
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise TypeError(f"{argument} must be a path, paths, or {kind.__name__} objects (or dicts), "
+                        f"not {type(value).__name__} {value!r:.60}")
+    if not consume:
+        return None
+    items = list(value)
+    if not items:
+        raise ValueError(f"{argument} is empty: give a path or at least one {kind.__name__} (or dict)")
+    found: list[Any] = []
+    for index, item in enumerate(items):
+        if isinstance(item, tuple(_KIND_OF)) and not isinstance(item, kind):
+            raise TypeError(f"{argument}[{index}]: a {type(item).__name__} where a {kind.__name__} (or dict) is wanted")
+        if not isinstance(item, kind | Mapping):
+            raise TypeError(f"{argument}[{index}]: {type(item).__name__} {item!r:.60} is neither a path nor a "
+                            f"{kind.__name__} (or dict)")
+        try:
+            found += read_record(kind, item, f"{argument}[{index}]", decisions=decisions) \
+                if isinstance(item, Mapping) else [item]
+        except InputError as exc:
+            raise ValueError(f"{argument}[{index}]: {exc.message}") from None
+    return found
+
+
+def check(argument: str, value: Any, kind: type, *, optional: bool = True) -> None:
+    """`records`' check, before any work so that a wrong input never waits behind a slow one; a one-pass iterable
+    (a generator) is left whole for the call to read, and checked then."""
+    records(argument, value, kind, optional=optional, consume=not isinstance(value, Iterator))
+
+
+def given(argument: str, value: Any, kind: type, *, optional: bool = False, decisions: Collection[str] = ()
+          ) -> list[Any]:
+    """What the core takes for `argument`: its objects (dicts read into them), or its paths; [] for a None."""
+    found = records(argument, value, kind, optional=optional, decisions=decisions)
+    return found if found is not None else path_list(value)

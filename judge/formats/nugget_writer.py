@@ -82,24 +82,31 @@ def write_nuggetizer_banks(outputs: Outputs, out_dir: Path, banks: Mapping[str, 
 
 def read_provenance(sources: Any) -> dict[AnswerKey, str]:
     """Each v3 answer's recorded provenance (answers without one are absent: a person's)."""
-    found: dict[AnswerKey, str] = {}
+    docs: list[Any] = []
     for source in expand_paths(sources, patterns=NUGGET_PATTERNS):
         name = source_name(source)
-        docs = ([obj for _, obj in iter_jsonl(source)] if name.endswith((".jsonl", ".jsonl.gz"))
-                else [read_json_document(source)])
-        for doc in docs:
-            for bank in doc if isinstance(doc, list) else [doc]:
-                if not isinstance(bank, dict) or not isinstance(bank.get("nugget_bank"), dict):
+        docs += ([obj for _, obj in iter_jsonl(source)] if name.endswith((".jsonl", ".jsonl.gz"))
+                 else [read_json_document(source)])
+    return provenance_in(docs)
+
+
+def provenance_in(docs: list[Any]) -> dict[AnswerKey, str]:
+    """Each v3 answer's recorded provenance in `docs`, the JSON values of bank files (or the dicts given in their
+    place): a bank, or a list of banks, each."""
+    found: dict[AnswerKey, str] = {}
+    for doc in docs:
+        for bank in doc if isinstance(doc, list) else [doc]:
+            if not isinstance(bank, Mapping) or not isinstance(bank.get("nugget_bank"), Mapping):
+                continue
+            request_id = str(bank.get("query_id"))
+            for nugget in bank["nugget_bank"].values():
+                answers = nugget.get("answers") if isinstance(nugget, Mapping) else None
+                if not isinstance(answers, Mapping):
                     continue
-                request_id = str(bank.get("query_id"))
-                for nugget in bank["nugget_bank"].values():
-                    answers = nugget.get("answers") if isinstance(nugget, dict) else None
-                    if not isinstance(answers, dict):
-                        continue
-                    question = nugget.get("question")
-                    derived = derived_id(question) if isinstance(question, str) else None
-                    nugget_id = nugget.get("question_id") or derived
-                    for text, answer in answers.items():
-                        if isinstance(answer, dict) and answer.get("provenance") in PROVENANCES and nugget_id:
-                            found[(request_id, str(nugget_id), str(answer.get("answer", text)))] = answer["provenance"]
+                question = nugget.get("question")
+                derived = derived_id(question) if isinstance(question, str) else None
+                nugget_id = nugget.get("question_id") or derived
+                for text, answer in answers.items():
+                    if isinstance(answer, Mapping) and answer.get("provenance") in PROVENANCES and nugget_id:
+                        found[(request_id, str(nugget_id), str(answer.get("answer", text)))] = answer["provenance"]
     return found

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,12 +31,19 @@ from typing import Any, TypeVar
 from judge._version import __version__
 from judge.errors import InputError
 from judge.event_loop import run_sync
-from judge.formats import DocumentStore, read_nugget_banks, read_reports, read_requests
+from judge.formats import loader
 from judge.formats._jsonl import expand_paths, iter_jsonl
 from judge.formats.atomic import WorkingFolder
 from judge.formats.doc_lists import read_doc_lists
+from judge.formats.loader import DocumentInputs, NuggetInputs, ReportInputs, RequestInputs
 from judge.formats.lock import output_lock
-from judge.formats.nugget_writer import AnswerKey, read_provenance, write_nuggetizer_banks, write_v3_banks
+from judge.formats.nugget_writer import (
+    AnswerKey,
+    provenance_in,
+    read_provenance,
+    write_nuggetizer_banks,
+    write_v3_banks,
+)
 from judge.formats.paths import Outputs, beside, check_apart
 from judge.llm.cache.backends import docstore_dir
 from judge.llm.cache.store import DEFAULT_CACHE_DIR, open_decision_cache
@@ -44,7 +51,7 @@ from judge.llm.embedded.weights import EMBEDDED_MODEL
 from judge.nuggets.settings import BankFormat
 from judge.nuggets.spec import AcceptSpec, CreateInputs, CreateSpec, NuggetPlan, PathLike, PoolInputs, PoolSpec, paths
 from judge.settings import DEFAULT_THRESHOLDS, DefaultThresholds, ModelSettings, PassagePolicy, Thresholds
-from judge.types import NuggetBank
+from judge.types import Document, NuggetBank, Report, Request
 
 S = TypeVar("S")
 
@@ -90,10 +97,25 @@ class PooledNuggets:
 
 
 def _spec(kind: type[S], arguments: dict[str, Any]) -> S:
-    """The specification a call's keywords ask for, every setting checked by the spec's own rules."""
+    """The specification a call's keywords ask for, every setting checked by the spec's own rules. A one-pass
+    iterable of records (a generator) is read into a list first, so that the spec's check and the run see it
+    whole."""
     if arguments.get("passages") is None:
         arguments.pop("passages", None)  # the spec's default passages
+    for name, value in arguments.items():
+        if isinstance(value, Iterator):
+            arguments[name] = list(value)
     return kind.of(**arguments)  # type: ignore[attr-defined, no-any-return]
+
+
+def _given(name: str, value: Any, kind: type, optional: bool = False) -> list[Any]:
+    """What the loader takes for input `name`: its objects (dicts read into them), or its paths."""
+    return loader.given(name, value, kind, optional=optional)
+
+
+def _named(value: Any, name: str) -> str:
+    """An input as messages name it: its paths as given, or the argument's name for objects."""
+    return ", ".join(map(str, paths(value))) if loader.is_paths(value) else name
 
 
 def _client(plan: NuggetPlan, cache: Any, home: Path | None) -> tuple[Any, Any]:
@@ -120,8 +142,9 @@ def _signature(command: str, settings: ModelSettings, decisions: tuple[str, ...]
 
 
 def _create_inputs(inputs: CreateInputs) -> dict[str, list[Path]]:
-    return {"requests": paths(inputs.requests), "documents": paths(inputs.docs), "doc-lists": paths(inputs.doc_lists),
-            "reports": paths(inputs.gold_report)}
+    """The input files an output may not be (objects have no file to collide with)."""
+    return {"requests": loader.path_list(inputs.requests), "documents": loader.path_list(inputs.docs),
+            "doc-lists": paths(inputs.doc_lists), "reports": loader.path_list(inputs.gold_report)}
 
 
 def _created_outputs(out: Path, inputs: dict[str, list[Path]], bank_format: BankFormat, banks: dict[str, NuggetBank],
@@ -139,9 +162,9 @@ def _created_outputs(out: Path, inputs: dict[str, list[Path]], bank_format: Bank
     return outputs, written
 
 
-async def create_nuggets_async(*, requests: PathLike, docs: PathLike | Sequence[PathLike],
+async def create_nuggets_async(*, requests: RequestInputs, docs: DocumentInputs,
                                out: PathLike | None = None, doc_lists: PathLike | None = None,
-                               gold_report: PathLike | Sequence[PathLike] | None = None, max_nuggets: int = 10,
+                               gold_report: ReportInputs | None = None, max_nuggets: int = 10,
                                max_docs: int | None = None, per_document: int = 5, format: BankFormat = "v3",
                                model: str = EMBEDDED_MODEL, api_base: str | None = None, api_key: str | None = None,
                                cache: PathLike | None = str(DEFAULT_CACHE_DIR), concurrency: int = 4,
@@ -151,10 +174,11 @@ async def create_nuggets_async(*, requests: PathLike, docs: PathLike | Sequence[
                                **model_options: Any) -> CreatedNuggets:
     """Create a nugget bank per request from its documents (see judge.nuggets.create for the steps).
 
-    `requests`: the requests file; `docs`: the documents; `doc_lists`: which documents belong to which request
-    (a TREC run, qrels or JSONL; without it every document is every request's); `gold_report`: reports whose
-    sentences are drafted from too (they attest nothing); `max_nuggets` (K), `max_docs` (M: the top documents by
-    the relevance decision); `format`: the banks' layout when `out` is given; `thresholds`: eval's decision
+    `requests`: the requests; `docs`: the documents; `gold_report`: reports whose sentences are drafted from too
+    (they attest nothing). Each as paths, or as objects of judge.types or dicts in their file format, taken as they
+    are (no file is written for them). `doc_lists`: which documents belong to which request (a TREC run, qrels or
+    JSONL file; without it every document is every request's); `max_nuggets` (K), `max_docs` (M: the top documents
+    by the relevance decision); `format`: the banks' layout when `out` is given; `thresholds`: eval's decision
     thresholds for the bindings (default: the judge's own, as eval applies them; None: the model's verdicts);
     `batch`: ask through the provider's batch jobs, polled every `batch_poll` seconds, journalled under `out` so
     that a call killed and made again polls its jobs instead of paying twice (docs/batch.md). `model_options`: the
@@ -163,6 +187,14 @@ async def create_nuggets_async(*, requests: PathLike, docs: PathLike | Sequence[
     max_extra_bindings)."""
     arguments = {name: value for name, value in locals().items() if name != "model_options"}
     return await _create(_spec(CreateSpec, {**arguments, **model_options}))
+
+
+def _doc_ids(docs: list[Any]) -> list[str]:
+    """Every document's id, in order: the objects', or each line's of the files (as the index reads them)."""
+    found = loader.objects(docs, Document)
+    if found is not None:
+        return [d.doc_id for d in found]
+    return [str(row["doc_id"]) for path in expand_paths(docs) for _, row in iter_jsonl(path) if "doc_id" in row]
 
 
 async def _create(spec: CreateSpec) -> CreatedNuggets:
@@ -185,7 +217,7 @@ async def _created(spec: CreateSpec, plan: NuggetPlan, out_path: Path | None) ->
     from judge.nuggets.create import CREATION_DECISIONS, create_request, documents_of
 
     sources = spec.inputs
-    reqs = read_requests(sources.requests)
+    reqs = loader.requests(_given("requests", sources.requests, Request), "requests")
     lists = read_doc_lists(sources.doc_lists) if sources.doc_lists is not None else None
     if lists is not None:
         unknown = sorted(set(lists) - set(reqs))
@@ -200,15 +232,17 @@ async def _created(spec: CreateSpec, plan: NuggetPlan, out_path: Path | None) ->
         empty = {rid: NuggetBank(request_id=rid, nuggets=()) for rid in reqs}
         _created_outputs(out_path, inputs, bank_format, empty, queries, {}, {}, {}, "", "")[0].check()
     gold: dict[str, list[Any]] = {}
-    for report in read_reports(paths(sources.gold_report)) if sources.gold_report is not None else []:
+    for report in (loader.report_list(_given("gold_report", sources.gold_report, Report), "gold_report")
+                   if sources.gold_report is not None else []):
         gold.setdefault(report.request_id, []).append(report)
     cache = plan.execution.cache
     decision_cache = open_decision_cache(cache) if cache is not None else None
     try:
-        with DocumentStore.open(paths(sources.docs), docstore_dir(cache)) as store:
-            all_ids = [str(row["doc_id"]) for path in expand_paths(paths(sources.docs)) for _, row in iter_jsonl(path)
-                       if "doc_id" in row] if lists is None else []
-            documents = documents_of(list(reqs), lists, all_ids, store, str(sources.doc_lists or sources.docs))
+        docs = _given("docs", sources.docs, Document)
+        with loader.documents(docs, docstore_dir(cache), "docs") as store:
+            documents = documents_of(list(reqs), lists, _doc_ids(docs) if lists is None else [], store,
+                                     str(sources.doc_lists) if sources.doc_lists is not None
+                                     else _named(sources.docs, "docs"))
             client, rounds = _client(plan, decision_cache, out_path)
             decider = Decider(client, plan.prompts_dir, plan.thresholds)
 
@@ -258,8 +292,8 @@ def create_nuggets(**kwargs: Any) -> CreatedNuggets:
 create_nuggets.__signature__ = inspect.signature(create_nuggets_async)  # type: ignore[attr-defined]
 
 
-async def pool_nuggets_async(*, nuggets: PathLike | Sequence[PathLike], reports: PathLike | Sequence[PathLike],
-                             requests: PathLike, docs: PathLike | Sequence[PathLike], out: PathLike | None = None,
+async def pool_nuggets_async(*, nuggets: NuggetInputs, reports: ReportInputs, requests: RequestInputs,
+                             docs: DocumentInputs, out: PathLike | None = None,
                              model: str = EMBEDDED_MODEL, api_base: str | None = None, api_key: str | None = None,
                              cache: PathLike | None = str(DEFAULT_CACHE_DIR), concurrency: int = 4,
                              prompts_dir: PathLike | None = None, passages: PassagePolicy | None = None,
@@ -267,7 +301,8 @@ async def pool_nuggets_async(*, nuggets: PathLike | Sequence[PathLike], reports:
                              batch: bool = False, batch_poll: float = 30.0,
                              **model_options: Any) -> PooledNuggets:
     """Candidate new answers to the banks' questions from the reports' cited sentences (judge.nuggets.pool).
-    Nothing changes a bank: `out` gets the candidates (each `"accept": null`) for a person to review, then
+    `nuggets`, `reports`, `requests`, `docs`: paths, or objects of judge.types or dicts in their file format (read
+    as they are). Nothing changes a bank: `out` gets the candidates (each `"accept": null`) for a person to review, then
     `accept_candidates`. `thresholds`, `batch` and `batch_poll`: as in `create_nuggets` (the batch journal is kept
     in the folder of `out`). `model_options`: the other fields of the call's specification
     (judge.nuggets.spec.PoolSpec) by name: the model's, and `page`, a function that renders the candidates' review
@@ -283,8 +318,8 @@ def _pooled_outputs(out: Path, inputs: PoolInputs, files: Sequence[str]) -> Outp
     """The files pooling writes (judge.formats.paths), each with an empty text for the caller to replace: the
     candidates file `out` and beside it `.refused.jsonl`, `.summary.json` and the `.html` page. Built once to be
     checked before any model call, and again to be written."""
-    sources = {"nuggets": paths(inputs.nuggets), "reports": paths(inputs.reports), "requests": paths(inputs.requests),
-               "documents": paths(inputs.docs)}
+    sources = {"nuggets": loader.path_list(inputs.nuggets), "reports": loader.path_list(inputs.reports),
+               "requests": loader.path_list(inputs.requests), "documents": loader.path_list(inputs.docs)}
     outputs = Outputs(home=out.parent, command="nuggets pool", out=out, inputs=sources)
     for name in files:
         outputs.add(beside(out, POOL_FILES[name]) if POOL_FILES[name] else out, "")
@@ -311,14 +346,14 @@ async def _pooled(spec: PoolSpec, plan: NuggetPlan, out_path: Path | None) -> Po
     from judge.nuggets.pool import POOL_DECISIONS, check_banks, pool
 
     sources = spec.inputs
-    banks = read_nugget_banks(paths(sources.nuggets))
-    reqs = read_requests(sources.requests)
-    check_banks(banks, reqs, ", ".join(map(str, paths(sources.nuggets))))
-    runs = read_reports(paths(sources.reports))
+    banks = loader.banks(_given("nuggets", sources.nuggets, NuggetBank), "nuggets")
+    reqs = loader.requests(_given("requests", sources.requests, Request), "requests")
+    check_banks(banks, reqs, _named(sources.nuggets, "nuggets"))
+    runs = loader.report_list(_given("reports", sources.reports, Report), "reports")
     cache = plan.execution.cache
     decision_cache = open_decision_cache(cache) if cache is not None else None
     try:
-        with DocumentStore.open(paths(sources.docs), docstore_dir(cache)) as store:
+        with loader.documents(_given("docs", sources.docs, Document), docstore_dir(cache), "docs") as store:
             client, rounds = _client(plan, decision_cache, out_path.parent if out_path is not None else None)
             pooled = await pool(runs, banks, reqs, store, Decider(client, plan.prompts_dir, plan.thresholds),
                                 passages=plan.passages)
@@ -359,19 +394,22 @@ def pool_nuggets(**kwargs: Any) -> PooledNuggets:
 pool_nuggets.__signature__ = inspect.signature(pool_nuggets_async)  # type: ignore[attr-defined]
 
 
-def accept_candidates(*, nuggets: PathLike | Sequence[PathLike], candidates: PathLike, out: PathLike
+def accept_candidates(*, nuggets: NuggetInputs, candidates: PathLike, out: PathLike
                       ) -> dict[str, NuggetBank]:
     """The banks extended by the candidates a person marked `"accept": true` (each one needs true or false),
     written to `out` as v3 banks: the added answers `pooled`, the others keep their provenance (`person` when the
-    bank recorded none). `out` must hold no bank (nor other file a bank reader would take) that this call did not
-    write itself, and lie apart from the inputs (judge.formats.paths)."""
-    return _accept(AcceptSpec.of(nuggets=nuggets, candidates=candidates, out=out))
+    bank recorded none: a NuggetBank object records none, a dict in the v3 format does as its file would).
+    `nuggets`: paths, or banks as objects or dicts (taken as they are); `candidates`: the reviewed file. `out`
+    must hold no bank (nor other file a bank reader would take) that this call did not write itself, and lie apart
+    from the input files (judge.formats.paths)."""
+    return _accept(_spec(AcceptSpec, {"nuggets": nuggets, "candidates": candidates, "out": out}))
 
 
 def _accept(spec: AcceptSpec) -> dict[str, NuggetBank]:
     from judge.nuggets.pool import accept
 
-    sources = paths(spec.inputs.nuggets)
+    given = spec.inputs.nuggets
+    sources = loader.path_list(given)
     out_path = Path(spec.outputs.out)
     inputs = {"nuggets": sources, "candidates": paths(spec.inputs.candidates)}
     check_apart([out_path], inputs, folders=True)
@@ -379,10 +417,11 @@ def _accept(spec: AcceptSpec) -> dict[str, NuggetBank]:
     preflight.bank_folder(out_path)
     preflight.check()  # before the lock file is made in it
     with output_lock(out_path, "nuggets pool --accept"):
-        banks = read_nugget_banks(sources)
+        banks = loader.banks(_given("nuggets", given, NuggetBank), "nuggets")
         reviewed = [(line, row) for line, row in iter_jsonl(Path(spec.inputs.candidates))]
         extended, added = accept(banks, reviewed, str(spec.inputs.candidates))
-        provenance: dict[AnswerKey, str] = dict(read_provenance(sources))
+        provenance: dict[AnswerKey, str] = dict(read_provenance(sources) if sources else provenance_in(
+            [item for item in ([given] if isinstance(given, dict) else given) if isinstance(item, dict)]))
         provenance.update(dict.fromkeys(added, "pooled"))
         outputs = Outputs(home=out_path, command="nuggets pool --accept", out=out_path, inputs=inputs)
         write_v3_banks(outputs, out_path, extended, provenance)

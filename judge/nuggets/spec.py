@@ -33,6 +33,8 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BeforeValidator, SkipValidation
 
 from judge.errors import SettingError
+from judge.formats import loader
+from judge.formats.loader import DocumentInputs, NuggetInputs, ReportInputs, RequestInputs
 from judge.llm.cache.backends import DEFAULT_CACHE_DIR
 from judge.nuggets.settings import BankFormat, NuggetSettings
 from judge.settings import (
@@ -48,7 +50,7 @@ from judge.settings import (
     Thresholds,
     settings_class,
 )
-from judge.types import NuggetBank
+from judge.types import Document, NuggetBank, Report, Request
 
 __all__ = ["AcceptSpec", "CreateSpec", "NuggetExecution", "NuggetJudging", "NuggetPlan", "PoolSpec"]
 
@@ -61,10 +63,10 @@ CREATE_MAX_TOKENS = 1024
 PageRenderer = Callable[[dict[str, NuggetBank], list[dict[str, Any]], str], str]
 
 
-def check_paths(section: object, optional: tuple[str, ...] = ()) -> None:
-    """The nugget calls read files: a TypeError naming the argument unless it is a path (str or Path) or a list of
+def check_paths(files: dict[str, Any], optional: tuple[str, ...] = ()) -> None:
+    """The file arguments (by name): a TypeError naming the argument unless it is a path (str or Path) or a list of
     paths (None only where `optional`), a ValueError for an empty list."""
-    for name, value in vars(section).items():
+    for name, value in files.items():
         if (value is None and name in optional) or isinstance(value, str | Path):
             continue
         if isinstance(value, list | tuple) and all(isinstance(v, str | Path) for v in value):
@@ -75,6 +77,14 @@ def check_paths(section: object, optional: tuple[str, ...] = ()) -> None:
                         f"{value!r:.60}")
 
 
+def check_records(section: object, kinds: dict[str, type], optional: tuple[str, ...] = ()) -> None:
+    """The record arguments of a section (`kinds`: each one's domain type): paths, or objects of that type or dicts
+    in its file format (judge.formats.loader.records: a wrong kind is a TypeError naming the argument and its
+    index, an empty list a ValueError)."""
+    for name, kind in kinds.items():
+        loader.check(name, getattr(section, name), kind, optional=name in optional)
+
+
 def paths(value: Paths | None) -> list[Path]:
     """A path argument as the list of paths it names."""
     if value is None:
@@ -82,43 +92,53 @@ def paths(value: Paths | None) -> list[Path]:
     return [Path(value)] if isinstance(value, str | Path) else [Path(v) for v in value]
 
 
-# The inputs are kept as given (a path or a list of paths), so that a message naming them names them as given.
+# The inputs are kept as given (paths, or the objects or dicts given in place of a file), so that a message naming
+# them names them as given. judge.formats.loader reads them when the call runs.
 
 @settings_class
 class CreateInputs:
     """What banks are created from."""
 
-    requests: SkipValidation[PathLike]
-    docs: SkipValidation[Paths]
+    KINDS: ClassVar[dict[str, type]] = {"requests": Request, "docs": Document, "gold_report": Report}
+
+    requests: SkipValidation[RequestInputs]
+    docs: SkipValidation[DocumentInputs]
     doc_lists: SkipValidation[PathLike | None] = None        # which documents are which request's (None: all)
-    gold_report: SkipValidation[Paths | None] = None         # reports drafted from too; they attest nothing
+    gold_report: SkipValidation[ReportInputs | None] = None  # reports drafted from too; they attest nothing
 
     def __post_init__(self) -> None:
-        check_paths(self, optional=("doc_lists", "gold_report"))
+        check_records(self, self.KINDS, optional=("gold_report",))
+        check_paths({"doc_lists": self.doc_lists}, optional=("doc_lists",))
 
 
 @settings_class
 class PoolInputs:
     """What candidate answers are pooled from."""
 
-    nuggets: SkipValidation[Paths]
-    reports: SkipValidation[Paths]
-    requests: SkipValidation[PathLike]
-    docs: SkipValidation[Paths]
+    KINDS: ClassVar[dict[str, type]] = {"nuggets": NuggetBank, "reports": Report, "requests": Request,
+                                        "docs": Document}
+
+    nuggets: SkipValidation[NuggetInputs]
+    reports: SkipValidation[ReportInputs]
+    requests: SkipValidation[RequestInputs]
+    docs: SkipValidation[DocumentInputs]
 
     def __post_init__(self) -> None:
-        check_paths(self)
+        check_records(self, self.KINDS)
 
 
 @settings_class
 class AcceptInputs:
     """The banks, and the candidates a person reviewed."""
 
-    nuggets: SkipValidation[Paths]
+    KINDS: ClassVar[dict[str, type]] = {"nuggets": NuggetBank}
+
+    nuggets: SkipValidation[NuggetInputs]
     candidates: SkipValidation[PathLike]
 
     def __post_init__(self) -> None:
-        check_paths(self)
+        check_records(self, self.KINDS)
+        check_paths({"candidates": self.candidates})
 
 
 @settings_class

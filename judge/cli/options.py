@@ -86,7 +86,7 @@ Temperature = Annotated[float, setting(ModelSettings, "temperature", "--temperat
 Seed = Annotated[int, setting(ModelSettings, "seed", "--seed",
                               help="Sampling seed passed to the model (recorded in the signature).")]
 MaxTokens = Annotated[int, setting(ModelSettings, "max_tokens", "--max-tokens", help="Maximum tokens per judgment.")]
-Concurrency = Annotated[int, number("--concurrency", "-j", bounds=settings.CONCURRENCY,  # the spec's Execution.concurrency
+Concurrency = Annotated[int, number("--concurrency", "-j", bounds=settings.CONCURRENCY,  # Execution.concurrency
                                     help="Decisions in flight at once.")]
 Threads = Annotated[int | None, setting(
     ModelSettings, "threads", "--threads", help="CPU threads of the embedded judge. Default: the cores other processes "

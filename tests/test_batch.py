@@ -52,17 +52,28 @@ def test_batch_judgments_are_byte_identical_to_online(servers, tmp_path):
     assert not (tmp_path / "batch" / ".argue-run").exists()  # the journal goes with the finished run's folder
 
 
-def test_failed_and_expired_lines_are_asked_again_in_the_next_round(servers, tmp_path):
-    run_cli(batch_args(servers, tmp_path / "c-online", tmp_path / "online"))
-    failed_once: set[str] = set()
+class FailOnce:
+    """A fake batch server's failure rule: the lines whose id hashes to a multiple of `every` fail, each once; its
+    length is how many failed."""
 
-    def fail_first_time(request_id: str) -> bool:  # every fifth line fails, once
-        if request_id in failed_once or int(request_id[-4:], 16) % 5:
+    def __init__(self, every: int):
+        self.every = every
+        self.failed: set[str] = set()
+
+    def __call__(self, request_id: str) -> bool:
+        if request_id in self.failed or int(request_id[-4:], 16) % self.every:
             return False
-        failed_once.add(request_id)
+        self.failed.add(request_id)
         return True
 
-    servers.fail_ids(fail_first_time)
+    def __len__(self) -> int:
+        return len(self.failed)
+
+
+def test_failed_and_expired_lines_are_asked_again_in_the_next_round(servers, tmp_path):
+    run_cli(batch_args(servers, tmp_path / "c-online", tmp_path / "online"))
+    failed_once = FailOnce(every=5)
+    servers.fail_ids(failed_once)
     servers.expire_next(1)
     run_cli(batch_args(servers, tmp_path / "c-batch", tmp_path / "batch", "--batch", "--batch-poll", "0.05"))
     for name in OUTPUTS:

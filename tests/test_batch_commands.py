@@ -19,6 +19,7 @@ from judge.llm.batch import JOURNAL, BatchJournal
 from judge.testing import FakeEndpoint
 from judge.testing.batch_server import FakeBatchServer
 from judge.testing.nugget_responders import nugget_responder
+from tests.test_batch import FailOnce
 from tests.test_eval_e2e import run_cli
 from tests.test_nuggets import BANKS, DOCS, REQUESTS, _pool_inputs
 
@@ -82,15 +83,8 @@ def test_create_through_batch_jobs_writes_the_online_bytes(servers, tmp_path):
 def test_pool_asks_failed_and_expired_lines_again_and_writes_the_online_bytes(servers, tmp_path):
     (tmp_path / "in").mkdir()
     run_cli(pool_args(servers, tmp_path / "c-online", tmp_path / "in", tmp_path / "online" / "cands.jsonl"))
-    failed_once: set[str] = set()
-
-    def fail_first_time(request_id: str) -> bool:  # every third line fails, once
-        if request_id in failed_once or int(request_id[-4:], 16) % 3:
-            return False
-        failed_once.add(request_id)
-        return True
-
-    servers.fail_ids(fail_first_time)
+    failed_once = FailOnce(every=3)
+    servers.fail_ids(failed_once)
     servers.expire_next(1)
     run_cli(pool_args(servers, tmp_path / "c-batch", tmp_path / "in", tmp_path / "batch" / "cands.jsonl", *POLL))
     online, batch = files(tmp_path / "online"), files(tmp_path / "batch")

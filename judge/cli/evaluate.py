@@ -46,8 +46,8 @@ def eval_command(
         "--nuggets", "-n", help=f"Nugget banks: {options.NUGGET_FORMATS}. Without one, recall is undefined.")] = None,
     model: Annotated[list[str] | None, typer.Option(
         "--model", "-m", metavar="MODEL", help="Any litellm model id (openai/gpt-4o-mini, anthropic/..., ollama/..., "
-        f"hosted_vllm/...). Default: the embedded offline judge {EMBEDDED_MODEL}. Given more than once: a panel of those judges "
-        "(--vote; one --api-base for all, or one per judge in the same order).")] = None,
+        f"hosted_vllm/...). Default: the embedded offline judge {EMBEDDED_MODEL}. Given more than once: a panel of "
+        "those judges (--vote; one --api-base for all, or one per judge in the same order).")] = None,
     api_base: options.ApiBases = None,
     router: options.RouterConfig = None,
     api_key: options.ApiKey = None,

@@ -11,7 +11,8 @@ Layout: `measure.py` (what a measure is, the registry, parsing names without eva
 report says, worked out once), `argue.py` and `autoargue.py` (the measures, each with its per-report
 statistics), `flagged.py` (sentences the injection detector flagged), `scoring.py` (reports and runs; macro and
 micro derived from the statistics), `panel_agreement.py` (how far a panel's judges agree: Fleiss' κ, Krippendorff's
-α, Cohen's κ per pair) and `undefined.py` (the one rule for a statistic the data cannot give). May import
+α, Cohen's κ per pair), `kappa.py` (Cohen's κ of a confusion matrix, which calibration uses too) and `undefined.py`
+(the one rule for a statistic the data cannot give). May import
 judge.formats.judgments, judge.labels, judge.types, judge.errors and judge.formats.scores (and numpy, scipy,
 pydantic); nothing imports back.
 

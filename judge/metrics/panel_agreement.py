@@ -22,6 +22,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from judge.formats.judgments import ReportJudgment
+from judge.metrics.kappa import kappa
 from judge.metrics.undefined import Reasons, Statistics, Undefined, require
 
 # A judge's label of one decision (a unit): any hashable value, None where the judge gave none.
@@ -29,6 +30,7 @@ Unit = Sequence[Hashable | None]
 
 NO_COMPLETE = "no decision every judge gave a verdict on"
 NO_PAIRABLE = "no decision two judges gave a verdict on"
+NO_BOTH = "no decision both judges gave a verdict on"
 ONE_VALUE = "every verdict the same"
 
 
@@ -82,17 +84,13 @@ def krippendorff_alpha_nominal(units: Sequence[Unit]) -> float:
 def cohen_kappa_pair(first: Sequence[Hashable | None], second: Sequence[Hashable | None]) -> tuple[float, int]:
     """Cohen's κ of two raters over the units both labelled, and how many those are."""
     pairs = [(a, b) for a, b in zip(first, second, strict=True) if a is not None and b is not None]
-    require(bool(pairs), "no decision both judges gave a verdict on")
+    require(bool(pairs), NO_BOTH)
     categories = _categories([[a, b] for a, b in pairs])
     index = {c: i for i, c in enumerate(categories)}
     matrix = np.zeros((len(categories), len(categories)))
     for a, b in pairs:
         matrix[index[a], index[b]] += 1
-    n = matrix.sum()
-    observed = np.trace(matrix) / n
-    chance = float((matrix.sum(axis=1) * matrix.sum(axis=0)).sum() / (n * n))
-    require(chance < 1.0, ONE_VALUE)
-    return float((observed - chance) / (1.0 - chance)), len(pairs)
+    return kappa(matrix, empty=NO_BOTH, one_class=ONE_VALUE), len(pairs)
 
 
 class PairAgreement(Statistics):

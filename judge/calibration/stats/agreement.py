@@ -6,7 +6,6 @@ bootstrap CI, optionally broken down by group; `agreement_by_decision` runs it p
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -14,6 +13,7 @@ from pydantic import Field
 
 from judge.calibration.items import CalibrationItem, label_order
 from judge.calibration.stats.undefined import Reasons, Statistics, Undefined, require
+from judge.metrics.kappa import kappa
 
 NO_GROUP = "(none)"
 
@@ -78,18 +78,9 @@ ONE_CLASS = "every item in one class on both sides"
 
 
 def kappa_of(matrix: np.ndarray) -> float:
-    """Cohen's kappa of a confusion matrix: (p_o - p_e) / (1 - p_e).
-
-    p_o = trace / n, p_e = sum_k row_k * col_k / n^2. Undefined when n = 0 or p_e = 1, i.e. both raters put
-    every item in the same single class.
-    """
-    m = np.asarray(matrix, dtype=float)
-    n = m.sum()
-    require(n > 0, NO_ITEMS)
-    po = np.trace(m) / n
-    pe = float((m.sum(axis=1) * m.sum(axis=0)).sum() / (n * n))
-    require(not math.isclose(pe, 1.0, rel_tol=0.0, abs_tol=1e-12), ONE_CLASS)
-    return float((po - pe) / (1.0 - pe))
+    """Cohen's kappa of a confusion matrix of human (rows) and judge (columns) labels (judge.metrics.kappa);
+    undefined without an item or when both sides put every item in one class."""
+    return kappa(matrix, empty=NO_ITEMS, one_class=ONE_CLASS)
 
 
 def cohen_kappa(matrix: np.ndarray) -> float | None:

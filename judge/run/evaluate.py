@@ -146,7 +146,7 @@ async def _judge_all(inputs: Inputs, config: EvalPlan, signature: JudgeSignature
     from the final file one at a time (StoredJudgments), so memory stays bounded."""
     panel = None
     if config.panel:  # a panel of judges (judge.judging.panel): it stands where the client stands
-        panel = open_panel(config.panel, config.vote, config.asked_judge or config.judge, cache,
+        panel = open_panel(config.panel, config.vote, config.asked_judge, cache,
                            concurrency=config.in_flight, retry=config.retry, max_cost=config.max_cost,
                            price_per_1k=config.price_per_1k, on_decision=progress.decision_done)
     client = panel or DecisionClient(config.model, cache, concurrency=config.in_flight, retry=config.retry,

@@ -40,6 +40,7 @@ from judge.settings import (
     Confidence,
     Flag,
     Fraction,
+    HumanSample,
     JudgeSettings,
     ModelSettings,
     RetryPolicy,
@@ -71,10 +72,7 @@ class InputSources:
     gold: SkipValidation[ReportInputs | None] = None   # gold reports, for the reference-based baselines
 
     def __post_init__(self) -> None:
-        for name, default in (("sample", "reports"), ("confidence", 0.95)):
-            if self.human is None and getattr(self, name) != default:
-                raise SettingError(f"{name}={getattr(self, name)!r} (--{name}) describes the human sample: give "
-                                   "human= too (--human FILE), or leave it at its default")
+        HumanSample(self.sample, self.confidence, given=self.human is not None)  # its rule: no sample, no design
 
 
 def _shard(value: Any) -> Any:
@@ -185,11 +183,11 @@ class EvalSpec(Sectioned):
         from judge.run.executors import unapplied_ray_options
 
         # Each judge of a panel applies what its model can, as it would alone; the panel signs as its first judge.
-        applied = [(replace(member, model=applied_settings(member.model)[0]), applied_settings(member.model)[1])
-                   for member in self.judges.panel]
-        panel = tuple(member for member, _ in applied)
-        model, notes = applied_settings(panel[0].model if panel else self.model)
-        notes = list(dict.fromkeys([*notes, *(note for _, said in applied for note in said)]))
+        members = self.judges.panel
+        applied = [applied_settings(model) for model in [member.model for member in members] or [self.model]]
+        panel = tuple(replace(member, model=settings) for member, (settings, _) in zip(members, applied))
+        model = applied[0][0]
+        notes = [note for _, said in applied for note in said]
         workers = self.execution.workers
         ray_notes = unapplied_ray_options(self.execution.ray, workers, model)
         if ray_notes:  # said to be ignored, so ignored: the local runtime would size llama.cpp's threads by it
@@ -219,9 +217,9 @@ class EvalPlan:
     thresholds_notice: str          # which default thresholds the judge got, or why none ("" when given or none)
     workers: int | None             # Ray workers, once the embedded judge's are said to be ignored
     in_flight: int                  # decisions let wait at once: a whole batch job's worth with batch jobs
-    panel: tuple[PanelMember, ...] = ()   # a panel of judges, each asked with its own settings and prompts
-    vote: Vote = "majority"
-    asked_judge: JudgeSettings | None = None   # the judging asked for, each judge of a panel resolving its own
+    panel: tuple[PanelMember, ...]  # a panel of judges, each asked with its own settings and prompts (or none)
+    vote: Vote
+    asked_judge: JudgeSettings      # the judging asked for: each judge of a panel resolves its own thresholds
 
     def __post_init__(self) -> None:
         if self.judge.thresholds is DEFAULT_THRESHOLDS:  # pragma: no cover - a contract of resolve()

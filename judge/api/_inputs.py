@@ -10,7 +10,7 @@ line refuse the same records with the same words."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,8 @@ from judge.formats.loader import (  # noqa: F401  (the API's input types, declar
     ReportInputs,
     RequestInputs,
 )
+from judge.formats.loader import is_paths as _is_paths  # noqa: F401  (the API modules' names for the loader's)
+from judge.formats.loader import path_list as _paths
 from judge.llm.cache.backends import DEFAULT_CACHE_DIR
 from judge.settings import JudgeSettings, check
 from judge.types import Document, NuggetBank, Report, Request
@@ -36,14 +38,6 @@ if TYPE_CHECKING:
     from judge.run.prediction_powered import HumanJudgments
 
 DEFAULT_CACHE = str(DEFAULT_CACHE_DIR)   # eval's and calibrate's --cache-dir default
-
-
-def _paths(value: PathLike | Sequence[PathLike] | None) -> list[Path]:
-    if value is None:
-        return []
-    if isinstance(value, str | Path):
-        return [Path(value)]
-    return [Path(v) for v in value]
 
 
 def _check_path(argument: str, value: Any, *, many: bool = False, optional: bool = True) -> None:
@@ -74,16 +68,11 @@ def _records(argument: str, value: Any, kind: type, *, optional: bool = False, c
     return loader.records(argument, value, kind, optional=optional, consume=consume, decisions=decisions)
 
 
-def _is_paths(value: Any) -> bool:
-    from judge.formats import loader
-
-    return loader.is_paths(value)
-
-
 def _given(argument: str, value: Any, kind: type, *, optional: bool = False) -> list[Any]:
     """What the core takes for `argument`: its objects (dicts read into them), or its paths; [] for a None."""
-    records = _records(argument, value, kind, optional=optional)
-    return records if records is not None else _paths(value)
+    from judge.formats import loader
+
+    return loader.given(argument, value, kind, optional=optional)
 
 
 def _reports(argument: str, value: Any, *, optional: bool = False) -> list[Report] | None:

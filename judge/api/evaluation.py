@@ -124,7 +124,6 @@ def _panel_of(arguments: dict[str, Any]) -> None:
     """`model` given as a list of models: a panel of those judges, each with the other model settings given (and the
     one server and prompts); `panel` given: its first judge stands for the model, and the model settings are the
     judges' own. `arguments` is changed in place; nothing changes for one judge."""
-    from judge.llm.panel import PanelMember
     from judge.settings import ModelSettings
 
     model, panel = arguments.get("model"), arguments.get("panel")
@@ -139,10 +138,11 @@ def _panel_of(arguments: dict[str, Any]) -> None:
         return
     if panel is not None:
         if isinstance(panel, list | tuple) and panel and isinstance(panel[0], PanelMember):
-            given = [name for name in ("api_base", *fields) if arguments.get(name) is not None]
-            if model not in (None, EMBEDDED_MODEL) or given:
-                raise SettingError(f"{', '.join(['model', *given] if model not in (None, EMBEDDED_MODEL) else given)}"
-                                   ": a panel names each judge's model and server (PanelMember.model); give them there")
+            given = ["model"] * (model not in (None, EMBEDDED_MODEL)) + [
+                name for name in ("api_base", *fields) if arguments.get(name) is not None]
+            if given:
+                raise SettingError(f"{', '.join(given)}: a panel names each judge's model and server "
+                                   "(PanelMember.model); give them there")
             for name in ("api_base", *fields):
                 arguments.pop(name, None)
             arguments.update(model=panel[0].model, panel=tuple(panel))

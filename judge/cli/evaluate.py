@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -154,9 +154,8 @@ def eval_command(
         arguments.update(model=settings.model, api_base=settings.api_base, api_bases=settings.api_bases,
                          router_config=settings.router_config, cache=None if no_cache else cache)
         if panel:  # the judges name their own models and servers (judge.llm.panel.PanelMember)
-            for name in ("model", "api_base", "api_bases", "api_key", "timeout", "temperature", "seed", "max_tokens",
-                         "logprobs", "threads", "kernels", "reasoning_effort", "keep_reasoning", "router_config"):
-                del arguments[name]
+            for field in fields(ModelSettings):
+                del arguments[field.name]
             arguments["panel"] = panel
         if thresholds is not None:  # a file (or 'none') read here, at the edge; the default is the spec's to decide
             arguments["thresholds"] = options.judge_thresholds(thresholds, settings, prompts)

@@ -49,7 +49,7 @@ from judge.llm.cache.backends import docstore_dir
 from judge.llm.cache.store import DEFAULT_CACHE_DIR, open_decision_cache
 from judge.llm.embedded.weights import EMBEDDED_MODEL
 from judge.nuggets.settings import BankFormat
-from judge.nuggets.spec import AcceptSpec, CreateInputs, CreateSpec, NuggetPlan, PathLike, PoolInputs, PoolSpec, paths
+from judge.nuggets.spec import AcceptSpec, CreateInputs, CreateSpec, NuggetPlan, PathLike, PoolInputs, PoolSpec
 from judge.settings import DEFAULT_THRESHOLDS, DefaultThresholds, ModelSettings, PassagePolicy, Thresholds
 from judge.types import Document, NuggetBank, Report, Request
 
@@ -115,7 +115,7 @@ def _given(name: str, value: Any, kind: type, optional: bool = False) -> list[An
 
 def _named(value: Any, name: str) -> str:
     """An input as messages name it: its paths as given, or the argument's name for objects."""
-    return ", ".join(map(str, paths(value))) if loader.is_paths(value) else name
+    return ", ".join(map(str, loader.path_list(value))) if loader.is_paths(value) else name
 
 
 def _client(plan: NuggetPlan, cache: Any, home: Path | None) -> tuple[Any, Any]:
@@ -144,7 +144,7 @@ def _signature(command: str, settings: ModelSettings, decisions: tuple[str, ...]
 def _create_inputs(inputs: CreateInputs) -> dict[str, list[Path]]:
     """The input files an output may not be (objects have no file to collide with)."""
     return {"requests": loader.path_list(inputs.requests), "documents": loader.path_list(inputs.docs),
-            "doc-lists": paths(inputs.doc_lists), "reports": loader.path_list(inputs.gold_report)}
+            "doc-lists": loader.path_list(inputs.doc_lists), "reports": loader.path_list(inputs.gold_report)}
 
 
 def _created_outputs(out: Path, inputs: dict[str, list[Path]], bank_format: BankFormat, banks: dict[str, NuggetBank],
@@ -411,7 +411,7 @@ def _accept(spec: AcceptSpec) -> dict[str, NuggetBank]:
     given = spec.inputs.nuggets
     sources = loader.path_list(given)
     out_path = Path(spec.outputs.out)
-    inputs = {"nuggets": sources, "candidates": paths(spec.inputs.candidates)}
+    inputs = {"nuggets": sources, "candidates": loader.path_list(spec.inputs.candidates)}
     check_apart([out_path], inputs, folders=True)
     preflight = Outputs(home=out_path, command="nuggets pool --accept", out=out_path, inputs=inputs)
     preflight.bank_folder(out_path)

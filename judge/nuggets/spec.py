@@ -25,7 +25,7 @@ shipped rules for the embedded judge by default) and the calls in flight; the ca
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
@@ -34,7 +34,7 @@ from pydantic import BeforeValidator, SkipValidation
 
 from judge.errors import SettingError
 from judge.formats import loader
-from judge.formats.loader import DocumentInputs, NuggetInputs, ReportInputs, RequestInputs
+from judge.formats.loader import DocumentInputs, NuggetInputs, PathLike, ReportInputs, RequestInputs
 from judge.llm.cache.backends import DEFAULT_CACHE_DIR
 from judge.nuggets.settings import BankFormat, NuggetSettings
 from judge.settings import (
@@ -54,8 +54,6 @@ from judge.types import Document, NuggetBank, Report, Request
 
 __all__ = ["AcceptSpec", "CreateSpec", "NuggetExecution", "NuggetJudging", "NuggetPlan", "PoolSpec"]
 
-PathLike = str | Path
-Paths = PathLike | Sequence[PathLike]
 # Drafting writes several nuggets per call: eval's 512 tokens cut a five-nugget draft short.
 CREATE_MAX_TOKENS = 1024
 # What writes the review page of the candidates (the command line's judge.view.candidates.candidates_page: the
@@ -83,13 +81,6 @@ def check_records(section: object, kinds: dict[str, type], optional: tuple[str, 
     index, an empty list a ValueError)."""
     for name, kind in kinds.items():
         loader.check(name, getattr(section, name), kind, optional=name in optional)
-
-
-def paths(value: Paths | None) -> list[Path]:
-    """A path argument as the list of paths it names."""
-    if value is None:
-        return []
-    return [Path(value)] if isinstance(value, str | Path) else [Path(v) for v in value]
 
 
 # The inputs are kept as given (paths, or the objects or dicts given in place of a file), so that a message naming

@@ -87,21 +87,27 @@ def test_failed_and_expired_lines_are_asked_again_in_the_next_round(servers, tmp
     assert usage["transport_retries"] == batch["failed_lines"] and usage["failures"] == 0
 
 
+def kill_once_submitted(args: list[str], journal: Path, servers: FakeBatchServer) -> None:
+    """Run `argue-judge ARGS` in a process of its own and kill it (SIGKILL) once `journal` names its first job:
+    submitted, not yet polled to the end."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")])}
+    driver = subprocess.Popen([sys.executable, "-m", "judge.cli.app", *args], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not (journal.exists() and BatchJournal(journal).jobs) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the journal names the job once it is submitted, before the command polls it
+    assert servers.submitted == 1, "the first round was never submitted"
+    driver.send_signal(signal.SIGKILL)
+    driver.wait(timeout=60)
+
+
 def test_a_killed_run_polls_its_jobs_instead_of_submitting_them_again(tmp_path):
     """The driver is killed (SIGKILL) while its first job runs; started again with --resume, it finds the job in
     its journal, polls it, and submits none of its requests again: every line is served once."""
     with FakeEndpoint(smart_responder) as chat, FakeBatchServer(chat, turnaround=4.0) as servers:
         args = batch_args(servers, tmp_path / "cache", tmp_path / "out", "--batch", "--batch-poll", "0.1")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")])}
-        driver = subprocess.Popen([sys.executable, "-m", "judge.cli.app", *args], env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         journal = tmp_path / "out" / ".argue-run" / JOURNAL
-        deadline = time.monotonic() + 120
-        while not (journal.exists() and BatchJournal(journal).jobs) and time.monotonic() < deadline:
-            time.sleep(0.05)  # the journal names the job once it is submitted, before the driver polls it
-        assert servers.submitted == 1, "the first round was never submitted"
-        driver.send_signal(signal.SIGKILL)
-        driver.wait(timeout=60)
+        kill_once_submitted(args, journal, servers)
         first_job = BatchJournal(journal).jobs
         assert len(first_job) == 1
         (first_ids,) = [job["ids"] for job in first_job.values()]

@@ -6,11 +6,6 @@ refusals."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +14,7 @@ from judge.llm.batch import JOURNAL, BatchJournal
 from judge.testing import FakeEndpoint
 from judge.testing.batch_server import FakeBatchServer
 from judge.testing.nugget_responders import nugget_responder
-from tests.test_batch import FailOnce
+from tests.test_batch import FailOnce, kill_once_submitted
 from tests.test_eval_e2e import run_cli
 from tests.test_nuggets import BANKS, DOCS, REQUESTS, _pool_inputs
 
@@ -117,16 +112,8 @@ def test_a_killed_create_polls_its_jobs_instead_of_submitting_them_again(tmp_pat
     with FakeEndpoint(nugget_responder) as chat, FakeBatchServer(chat, turnaround=4.0) as servers:
         out = tmp_path / "banks"
         args = create_args(servers, tmp_path / "cache", out, "--batch", "--batch-poll", "0.1")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")])}
-        driver = subprocess.Popen([sys.executable, "-m", "judge.cli.app", *args], env=env,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         journal = out / ".argue-run" / JOURNAL
-        deadline = time.monotonic() + 120
-        while not (journal.exists() and BatchJournal(journal).jobs) and time.monotonic() < deadline:
-            time.sleep(0.05)  # the journal names the job once it is submitted, before the command polls it
-        assert servers.submitted == 1, "the first round was never submitted"
-        driver.send_signal(signal.SIGKILL)
-        driver.wait(timeout=60)
+        kill_once_submitted(args, journal, servers)
         (first_ids,) = [job["ids"] for job in BatchJournal(journal).jobs.values()]
 
         run_cli(args)

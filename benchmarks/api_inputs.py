@@ -23,7 +23,9 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from benchmarks import ROOT
 
@@ -79,6 +81,25 @@ class _TempWrites:
             self.count += 1
 
 
+def _measured(call: Any, writes: Any, repeat: int) -> tuple[list[float], list[int], list[int]]:
+    """`call` made repeat + 1 times, the first (imports, warm-up) not measured: the seconds, the peak traced memory
+    and the temporary files written of each other call."""
+    seconds, peaks, counts = [], [], []
+    for attempt in range(repeat + 1):
+        writes.count, writes.armed = 0, True
+        tracemalloc.start()
+        start = time.perf_counter()
+        call()
+        elapsed, peak = time.perf_counter() - start, tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        writes.armed = False
+        if attempt:
+            seconds.append(elapsed)
+            peaks.append(peak)
+            counts.append(writes.count)
+    return seconds, peaks, counts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None)
@@ -101,37 +122,16 @@ def main() -> None:
         for name, paths in _examples().items():
             _cli(paths, endpoint.api_base, out / f"cli-{name}")
             objects = _objects(paths)
-            seconds, peaks, counts = [], [], []
             indexes = set(index_dir.glob("*.sqlite")) if index_dir.is_dir() else set()
-            for attempt in range(options.repeat + 1):  # the first call (imports, warm-up) is not measured
-                writes.count, writes.armed = 0, True
-                tracemalloc.start()
-                start = time.perf_counter()
-                judge.evaluate(objects["reports"], requests=objects["requests"], docs=objects["docs"],
-                               nuggets=objects["nuggets"], model="openai/fake", api_base=endpoint.api_base,
-                               api_key="none", cache=None, out=out / f"api-{name}")
-                elapsed, peak = time.perf_counter() - start, tracemalloc.get_traced_memory()[1]
-                tracemalloc.stop()
-                writes.armed = False
-                if attempt:
-                    seconds.append(elapsed)
-                    peaks.append(peak)
-                    counts.append(writes.count)
+            inputs = {"requests": objects["requests"], "docs": objects["docs"], "nuggets": objects["nuggets"]}
+            seconds, peaks, counts = _measured(partial(
+                judge.evaluate, objects["reports"], **inputs, model="openai/fake", api_base=endpoint.api_base,
+                api_key="none", cache=None, out=out / f"api-{name}"), writes, options.repeat)
             left = len(set(index_dir.glob("*.sqlite")) - indexes) if index_dir.is_dir() else 0
-            load_seconds, load_peaks, load_counts = [], [], []
-            for attempt in range(options.repeat + 1):  # the inputs alone: plan_batch loads them, asks no model
-                writes.count, writes.armed = 0, True
-                tracemalloc.start()
-                start = time.perf_counter()
-                judge.plan_batch(objects["reports"], requests=objects["requests"], docs=objects["docs"],
-                                 nuggets=objects["nuggets"], model="openai/gpt-4o-mini", cache=None)
-                elapsed, peak = time.perf_counter() - start, tracemalloc.get_traced_memory()[1]
-                tracemalloc.stop()
-                writes.armed = False
-                if attempt:
-                    load_seconds.append(elapsed)
-                    load_peaks.append(peak)
-                    load_counts.append(writes.count)
+            # the inputs alone: plan_batch loads them and asks no model
+            load_seconds, load_peaks, load_counts = _measured(partial(
+                judge.plan_batch, objects["reports"], **inputs, model="openai/gpt-4o-mini", cache=None), writes,
+                options.repeat)
             same = all(filecmp.cmp(out / f"cli-{name}" / f, out / f"api-{name}" / f, shallow=False) for f in COMPARED)
             print(f"{name}: {len(objects['reports'])} reports, {len(objects['docs'])} documents; API on objects: "
                   f"best {min(seconds):.3f} s of {options.repeat}, peak traced memory {min(peaks) / 1e6:.1f} MB, "

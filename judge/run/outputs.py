@@ -133,10 +133,6 @@ def write_outputs(evaluation: Evaluation, out_dir: Path) -> dict[str, Path]:
 def _write_evaluation(work: WorkingFolder, evaluation: Evaluation, streamed: bool) -> None:
     """The run's outputs, in the working folder (the finalised judgments log is there already when `streamed`)."""
     paths = {name: work.file(name) for name in OUTPUT_NAMES}
-    if "panel" not in evaluation.run:
-        panel = panel_summary(evaluation.judgments)
-        if panel is not None:
-            evaluation.run["panel"] = panel
     summary = run_summary(evaluation.judge_signature.as_dict(), evaluation.signature, asdict(evaluation.usage),
                           evaluation.seconds, evaluation.failure, evaluation.diagnostics, evaluation.run)
     try:

@@ -25,6 +25,7 @@ RATIONALE_POSITIONS: tuple[RationalePosition, ...] = get_args(RationalePosition)
 # or if any judge does.
 Vote = Literal["majority", "unanimous", "any"]
 VOTES: tuple[Vote, ...] = get_args(Vote)
+DEFAULT_VOTE: Vote = "majority"   # a panel given no vote
 
 CitationPolicy = Literal["all", "any", "joint"]
 CITATION_POLICIES: tuple[CitationPolicy, ...] = get_args(CitationPolicy)

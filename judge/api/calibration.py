@@ -27,6 +27,7 @@ from judge.api._inputs import (
 from judge.diagnostics import Diagnostics
 from judge.errors import SettingError
 from judge.formats.judgments import ReportJudgment
+from judge.labels import DEFAULT_VOTE
 from judge.llm.cache.backends import docstore_dir
 from judge.llm.embedded.weights import EMBEDDED_MODEL  # the embedded judge's name; imports no model client
 from judge.llm.panel import PanelMember, check_panel  # imports no model client
@@ -222,7 +223,7 @@ def calibrate(*, attributionbench: PathLike | None = None, wice: PathLike | None
                             against=JudgeSettings(prompts_dir=Path(against)) if against else None,
                             exclude=exclusion, attacks=chosen_attacks, fit_metric=fit_metric,
                             batch=_batch_jobs(batch, batch_poll, out), panel=members,
-                            vote=vote or "majority") as config:
+                            vote=vote or DEFAULT_VOTE) as config:
         progress.start(len(items) * (2 if against else 1) + attacked_count(items, chosen_attacks))
         results = run_calibration(items, config, human=human_records or None, judged=judged_records or None,
                                   score=lambda js: score_records(js, "calibration")[0].rows(),

@@ -34,7 +34,7 @@ from judge.judging.fingerprints import prompt_hashes
 from judge.judging.panel import PanelDecider, open_panel
 from judge.judging.signature import CalibrationSignature, JudgeSignature
 from judge.judging.thresholds import check_confidence_for, resolve_thresholds, thresholds_json
-from judge.labels import Vote
+from judge.labels import DEFAULT_VOTE, Vote
 from judge.llm.batch import MAX_REQUESTS, BatchJobs, BatchRounds
 from judge.llm.cache.store import DecisionCache
 from judge.llm.client import DecisionClient
@@ -70,7 +70,7 @@ class CalibrationConfig:
     batch: BatchJobs | None = None         # --batch: ask through the provider's batch jobs (judge.llm.batch)
     # A panel of judges (judge.judging.panel) asked instead of `model` alone, and its vote; empty: one judge.
     panel: tuple[PanelMember, ...] = ()
-    vote: Vote = "majority"
+    vote: Vote = DEFAULT_VOTE
 
     @classmethod
     def resolved(cls, **fields: Any) -> CalibrationConfig:

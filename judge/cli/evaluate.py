@@ -23,6 +23,7 @@ from judge.cli.render import (
     print_usage,
 )
 from judge.errors import ConfigurationError
+from judge.labels import DEFAULT_VOTE
 from judge.llm.embedded.weights import EMBEDDED_MODEL
 from judge.llm.judges import judge_of
 from judge.llm.panel import PanelMember
@@ -165,7 +166,7 @@ def eval_command(
             return
     part = Shard.parse(shard) if shard else None
     with user_errors(debug), ProgressBar() as bar:
-        who = (f"a panel of {len(panel)} judges ({', '.join(m.name for m in panel)}; vote {vote or 'majority'})"
+        who = (f"a panel of {len(panel)} judges ({', '.join(m.name for m in panel)}; vote {vote or DEFAULT_VOTE})"
                if panel else settings.model)
         evaluation = evaluate(**arguments, progress=bar.callbacks(settings, part, ray, who))
     _render(evaluation, settings, out)

@@ -32,7 +32,7 @@ from judge.judging import decisions
 from judge.judging.decisions.asker import AsksModels, Decider
 from judge.judging.decisions.base import Prepared
 from judge.judging.thresholds import resolve_thresholds
-from judge.labels import VOTES, Vote
+from judge.labels import DEFAULT_VOTE, VOTES, Vote
 from judge.llm.cache.store import DecisionCache
 from judge.llm.client import DecisionClient, Usage
 from judge.llm.panel import PanelMember, check_panel
@@ -113,7 +113,7 @@ class PanelDecider:
     docstring). `clients`: one per member, in the panel's order (judge.llm.client.DecisionClient, or any client
     a Decider takes); `thresholds`: each member's resolved thresholds (None: none)."""
 
-    def __init__(self, members: Sequence[PanelMember], clients: Sequence[AsksModels], vote: str = "majority",
+    def __init__(self, members: Sequence[PanelMember], clients: Sequence[AsksModels], vote: str = DEFAULT_VOTE,
                  thresholds: Sequence[Thresholds | None] | None = None):
         self.members = check_panel(members)
         self.vote = check_vote(vote)

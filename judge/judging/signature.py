@@ -25,6 +25,7 @@ from typing import Any
 from judge._version import __version__
 from judge.judging.fingerprints import detector_hash, prompt_hashes, prompts_tag, schema_hash
 from judge.judging.thresholds import resolve_thresholds
+from judge.labels import DEFAULT_VOTE
 from judge.llm.judges import judge_of
 from judge.llm.panel import PanelMember
 from judge.settings import DEFAULT_INJECTION_DETECTOR, JudgeSettings, ModelSettings, RetryPolicy
@@ -81,7 +82,7 @@ class JudgeSignature(_Forms):
     @classmethod
     def of(cls, model: ModelSettings, retry: RetryPolicy, settings: JudgeSettings,
            requests: Iterable[Request] = (), panel: Sequence[PanelMember] = (),
-           vote: str = "majority") -> JudgeSignature:
+           vote: str = DEFAULT_VOTE) -> JudgeSignature:
         """`requests`: the requests judged, whose length limits (and the unit they count) the walker applies.
         `panel`: the judges of a panel (then `model` and `settings.prompts_dir` are its first judge's), with
         its `vote`."""

@@ -30,7 +30,7 @@ from pydantic import BeforeValidator, SkipValidation
 
 from judge.errors import ConfigurationError, SettingError
 from judge.formats.loader import DocumentInputs, JudgmentInputs, NuggetInputs, ReportInputs, RequestInputs
-from judge.labels import SampleDesign, Vote
+from judge.labels import DEFAULT_VOTE, SampleDesign, Vote
 from judge.llm.cache.backends import DEFAULT_CACHE_DIR
 from judge.llm.panel import PanelMember, check_panel
 from judge.run.shards import Shard
@@ -199,7 +199,7 @@ class EvalSpec(Sectioned):
         check_confidence_for(model, judge)              # on the model as applied: a provider may drop logprobs
         return EvalPlan(model=model, judge=judge, retry=self.retry, execution=self.execution, outputs=self.outputs,
                         unapplied=tuple(dict.fromkeys([*notes, *ray_notes])), thresholds_notice=notice, workers=workers,
-                        panel=panel, vote=self.judges.vote or "majority", asked_judge=self.judge,
+                        panel=panel, vote=self.judges.vote or DEFAULT_VOTE, asked_judge=self.judge,
                         in_flight=MAX_REQUESTS if self.execution.batch else self.execution.concurrency)
 
 
